@@ -1,0 +1,36 @@
+"""Developer tasks: ``nox -s lint tests`` (what CI runs), ``nox -s bench``.
+
+Each session installs the package from this checkout (not editable) into its own
+virtualenv, so the tests see exactly what a wheel ships, package data included.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["lint", "tests"]
+nox.options.error_on_missing_interpreters = False
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Unit and integration tests (no network: servers run on 127.0.0.1)."""
+    session.install(".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (lint + format check) on src and tests, mypy --strict on src."""
+    session.install(".[lint]")
+    session.run("ruff", "check", "src", "tests", "bench", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "bench", "noxfile.py")
+    session.run("mypy", "--strict", "src/cross_judge")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks; each prints a table of ratios and writes bench/results/*.json."""
+    session.install(".")
+    session.run("python", "bench/bench_transport.py", *session.posargs)

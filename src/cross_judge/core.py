@@ -1,0 +1,443 @@
+"""The :class:`Critic`: one LLM, on one vendor, with one prompt, judging one item at a time.
+
+``await critic.judge(query)`` renders the prompt, calls the vendor (pooled connection,
+retries, per-attempt timeout, overall deadline), parses the answer and returns a
+:class:`~cross_judge.verdict.Verdict`. It never raises for anything the vendor does: every
+failure is a verdict with ``kind="ERROR"`` or ``"PARSE_FAIL"`` and a classified
+``error_kind``. It raises only for programming mistakes (unknown vendor, bad template,
+missing context key), and those surface at construction or before any request is sent.
+
+It does not vote or fan out (see :mod:`cross_judge.ensemble`), and keeps no state between
+calls other than the shared connection pool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from . import _sync
+from ._redact import redact
+from ._retry import call_with_retries
+from ._template import Template
+from .errors import ConfigError, ErrorKind, MissingAPIKeyError, PromptError
+from .parsing import extract_json, normalize_label, parse_answer
+from .transport import CallFailure, Completion, aclose_sessions, shared_session
+from .transport._http import HTTPSession, HttpxSession, SyncDuckSession
+from .transport.openai_compat import chat_completion
+from .vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
+from .verdict import Verdict
+
+__all__ = ["DEFAULT_PROMPT_TEMPLATE", "DEFAULT_SYSTEM_PROMPT", "Critic", "_extract_json"]
+
+logger = logging.getLogger("cross_judge")
+
+DEFAULT_PROMPT_TEMPLATE = (
+    "Judge the following query:\n{query}\n\n"
+    "Output JSON with kind (KEEP/REJECT/SPLIT/MERGE), confidence (0-1), reasoning."
+)
+"""cross-judge 0.1's default user template, unchanged."""
+
+DEFAULT_SYSTEM_PROMPT = "You are a careful judge. Output strict JSON only."
+"""cross-judge 0.1's default system prompt, unchanged."""
+
+_extract_json = extract_json  # cross-judge 0.1 test suites import core._extract_json
+
+JsonMode = bool | Literal["auto"]
+
+
+@dataclass(eq=False)
+class Critic:
+    """One LLM critic: a model on a vendor with a prompt.
+
+    The first eleven parameters are cross-judge 0.1's, in its order and with its defaults.
+
+    Args:
+        name: unique id of the critic; becomes ``Verdict.critic_id``.
+        model: the vendor's model id (``"deepseek-chat"``, ``"gpt-4o-mini"``, ...).
+        prompt_template: user message with ``{query}`` and any other ``{name}`` fields,
+            filled from ``context`` at judge time. Only plain named fields; write literal
+            braces doubled. Checked at construction.
+        vendor: a registered vendor name, case-insensitive (``deepseek``, ``openai``,
+            ``openrouter``, ``custom``, ``ollama``, ``llamacpp``, ``vllm``, ``lmstudio`` or
+            one added with :func:`~cross_judge.vendors.register_vendor`).
+        system_prompt: system message; ``""`` sends none.
+        temperature: sampling temperature (0 for reproducible judging).
+        max_tokens: output cap per answer.
+        api_key: the key; else the vendor's env var, read at call time. Never shown in a
+            repr, a dump, a log line or an error.
+        base_url: endpoint override (required for ``custom``).
+        http_client: an ``httpx.AsyncClient`` to use instead of the shared pool (e.g. one
+            mocked by respx), or a cross-judge 0.1 style sync object with
+            ``post(url, json=..., headers=...)``. It is the caller's to close.
+        timeout: seconds allowed for each attempt.
+        weight: this critic's vote weight for weighted strategies (>= 0).
+        labels: the allowed verdict vocabulary; other labels become ``PARSE_FAIL``.
+        max_retries: retries after the first attempt on 408/409/429/5xx, timeouts and
+            connection errors.
+        deadline: seconds allowed for the whole call including retries and waits
+            (``None``: only ``timeout`` per attempt bounds it).
+        json_mode: ask for ``response_format={"type": "json_object"}``. ``"auto"`` does
+            when the vendor accepts it and the prompt mentions JSON.
+
+    Raises:
+        ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``.
+        PromptError: the template cannot be rendered safely or lacks ``{query}``.
+    """
+
+    name: str
+    model: str
+    prompt_template: str = DEFAULT_PROMPT_TEMPLATE
+    vendor: str = "deepseek"
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    temperature: float = 0.0
+    max_tokens: int = 2000
+    api_key: str | None = field(default=None, repr=False)
+    base_url: str | None = field(default=None, repr=False)
+    http_client: Any = field(default=None, repr=False)
+    timeout: float = 60.0
+    weight: float = 1.0
+    labels: Sequence[str] | None = None
+    max_retries: int = 2
+    deadline: float | None = None
+    json_mode: JsonMode = "auto"
+
+    _template: Template = field(init=False, repr=False)
+    _injected: HTTPSession | None = field(init=False, repr=False, default=None)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ConfigError("Critic name must be a non-empty string, e.g. name='strict-gpt'")
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ConfigError(f"Critic {self.name!r}: model must be a non-empty model id")
+        _check_number(self.name, "temperature", self.temperature, low=0.0, high=2.0)
+        _check_number(self.name, "timeout", self.timeout, low=0.0, low_open=True)
+        _check_number(self.name, "weight", self.weight, low=0.0)
+        if self.deadline is not None:
+            _check_number(self.name, "deadline", self.deadline, low=0.0, low_open=True)
+        for attr, minimum in (("max_tokens", 1), ("max_retries", 0)):
+            value = getattr(self, attr)
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise ConfigError(
+                    f"Critic {self.name!r}: {attr} must be an integer >= {minimum}, got {value!r}"
+                )
+        if self.json_mode not in (True, False, "auto"):
+            raise ConfigError(
+                f"Critic {self.name!r}: json_mode must be True, False or 'auto', "
+                f"got {self.json_mode!r}"
+            )
+        if self.labels is not None:
+            self.labels = _normalise_labels(self.name, self.labels)
+        self._endpoint()  # unknown vendor / custom without base_url: fail now
+        self._template = self._compile()
+        if self.json_mode is True and not self._mentions_json():
+            raise ConfigError(
+                f"Critic {self.name!r}: json_mode=True, but neither the system prompt nor the "
+                "template mentions JSON, and vendors reject json_object requests then; "
+                "mention JSON in the prompt or set json_mode='auto'"
+            )
+        if self.http_client is not None:
+            self._injected = _wrap_client(self.name, self.http_client)
+
+    # -- configuration ------------------------------------------------------------------
+
+    def _compile(self) -> Template:
+        template = Template.compile(self.prompt_template, what=f"Critic {self.name!r} template")
+        if "query" not in template.fields:
+            raise PromptError(
+                f"Critic {self.name!r} template has no {{query}} placeholder, so the item would "
+                "never reach the model; add {query} where the item belongs"
+            )
+        return template
+
+    def _endpoint(self) -> VendorConfig:
+        return with_base_url(get_vendor(self.vendor), self.base_url)
+
+    def _mentions_json(self) -> bool:
+        return "json" in (self.system_prompt + self.prompt_template).lower()
+
+    def _json_mode_on(self, config: VendorConfig) -> bool:
+        if self.json_mode == "auto":
+            return config.json_object and self._mentions_json()
+        return bool(self.json_mode)
+
+    @property
+    def prompt_sha256(self) -> str:
+        """sha256 of the system prompt and template: which exact prompt judged."""
+        blob = json.dumps([self.system_prompt, self.prompt_template], ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def check(self, context: Mapping[str, Any] | None = None) -> None:
+        """Raise now for what would otherwise only show up at call time.
+
+        Checks the vendor and endpoint, that an API key is available when the vendor needs
+        one, and (given ``context``) that the template can be rendered with it.
+
+        Raises:
+            MissingAPIKeyError: no key; the message names the environment variable.
+            ConfigError / PromptError: as at construction, or a context key is missing.
+        """
+        config = self._endpoint()
+        resolve_api_key(config, self.api_key)
+        if context is not None:
+            self.render_prompt("", context)
+
+    def render_prompt(self, query: str, context: Mapping[str, Any] | None = None) -> str:
+        """The user message for ``query``: every field filled literally, nothing evaluated.
+
+        Raises:
+            PromptError: a field has no value, or ``context`` tries to override ``query``.
+        """
+        if self._template.source != self.prompt_template:  # the attribute was reassigned
+            self._template = self._compile()
+        values: dict[str, Any] = dict(context) if context else {}
+        if "query" in values and values["query"] != query:
+            raise PromptError(
+                f"Critic {self.name!r}: context['query'] would replace the query argument; "
+                "pass the item as the query argument only"
+            )
+        values["query"] = query
+        return self._template.render(values, what=f"Critic {self.name!r} template")
+
+    def build_messages(
+        self, query: str, context: Mapping[str, Any] | None = None
+    ) -> list[dict[str, str]]:
+        """The chat messages sent for ``query`` (system message only if non-empty)."""
+        user = self.render_prompt(query, context)
+        if self.system_prompt:
+            return [
+                {"role": "system", "content": self.system_prompt},
+                {"role": "user", "content": user},
+            ]
+        return [{"role": "user", "content": user}]
+
+    # -- calling --------------------------------------------------------------------------
+
+    async def judge(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
+        """Judge ``query`` and return a :class:`Verdict`; vendor failures never raise.
+
+        Args:
+            query: the item to judge, inserted literally into the template.
+            context: values for the template's other fields.
+
+        Returns:
+            A valid verdict, or ``kind="ERROR"`` (call failed: timeout, 429/5xx after
+            retries, 4xx, auth, missing key, invalid body, empty or refused answer) or
+            ``kind="PARSE_FAIL"`` (text without a usable verdict), each with ``error`` and
+            ``error_kind`` set and ``attempts`` counting the requests made.
+
+        Raises:
+            PromptError: the template needs a context key that was not given. Raised
+                before any request, so nothing is billed.
+        """
+        messages = self.build_messages(query, context)
+        config = self._endpoint()
+        started = time.perf_counter()
+        try:
+            api_key = resolve_api_key(config, self.api_key)
+        except MissingAPIKeyError as exc:
+            return self._failed(ErrorKind.MISSING_KEY, str(exc), started, attempts=0)
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            config.max_tokens_field: self.max_tokens,
+        }
+        if self._json_mode_on(config):
+            payload["response_format"] = {"type": "json_object"}
+        session = self._injected or shared_session(config.base_url)
+
+        async def attempt() -> Completion:
+            return await chat_completion(
+                session,
+                base_url=config.base_url,
+                api_key=api_key,
+                payload=payload,
+                timeout=self.timeout,
+            )
+
+        try:
+            completion, attempts = await call_with_retries(
+                attempt, max_retries=self.max_retries, timeout=self.timeout, deadline=self.deadline
+            )
+        except CallFailure as failure:
+            message = str(failure)
+            if failure.attempts > 1:
+                message += f" (after {failure.attempts} attempts)"
+            logger.debug("critic %s: %s", self.name, redact(message, api_key))
+            return self._failed(
+                failure.kind, redact(message, api_key), started, attempts=failure.attempts
+            )
+        return self._verdict_from(completion, attempts, started)
+
+    def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
+        """:meth:`judge` for synchronous code; also works inside a running event loop."""
+        return _sync.run_sync(self.judge, query, context)
+
+    def _verdict_from(self, completion: Completion, attempts: int, started: float) -> Verdict:
+        common = self._common(started, attempts)
+        if completion.refusal:
+            return Verdict(
+                kind="ERROR",
+                reasoning=completion.refusal[:1000],
+                error=f"refusal: {completion.refusal[:300]}",
+                error_kind=ErrorKind.REFUSAL,
+                usage=completion.usage,
+                **common,
+            )
+        text = (completion.text or "").strip()
+        if not text:
+            filtered = completion.finish_reason == "content_filter"
+            return Verdict(
+                kind="ERROR",
+                reasoning="empty response from LLM",
+                error="refusal: content filter" if filtered else "empty_response",
+                error_kind=ErrorKind.REFUSAL if filtered else ErrorKind.EMPTY,
+                usage=completion.usage,
+                **common,
+            )
+        parsed = parse_answer(text, labels=self.labels)
+        if not parsed.ok:
+            error = parsed.error or "parse_fail"
+            if completion.finish_reason == "length":
+                error += f" (the answer was cut off at max_tokens={self.max_tokens})"
+            return Verdict(
+                kind="PARSE_FAIL",
+                reasoning=parsed.reasoning,
+                raw_response=text,
+                error=error,
+                error_kind=ErrorKind.PARSE,
+                usage=completion.usage,
+                **common,
+            )
+        return Verdict(
+            kind=parsed.kind,
+            confidence=parsed.confidence,
+            reasoning=parsed.reasoning,
+            score=parsed.score,
+            raw_response=text,
+            usage=completion.usage,
+            **common,
+        )
+
+    def _failed(self, kind: ErrorKind, message: str, started: float, *, attempts: int) -> Verdict:
+        return Verdict(
+            kind="ERROR",
+            reasoning=message,
+            error=message,
+            error_kind=kind,
+            **self._common(started, attempts),
+        )
+
+    def _common(self, started: float, attempts: int) -> dict[str, Any]:
+        return {
+            "critic_id": self.name,
+            "elapsed_s": round(time.perf_counter() - started, 3),
+            "model": self.model,
+            "vendor": get_vendor(self.vendor).name,
+            "prompt_sha256": self.prompt_sha256,
+            "attempts": attempts,
+        }
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close this critic's pooled connections on the running loop (shared with other
+        critics on the same endpoint, which reopen on their next call). An injected
+        ``http_client`` is left open: it belongs to the caller."""
+        if self._injected is None:
+            await aclose_sessions([self._endpoint().base_url])
+
+    async def __aenter__(self) -> Critic:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    # -- export ---------------------------------------------------------------------------
+
+    def model_dump(self) -> dict[str, Any]:
+        """The critic's configuration as plain data, without secrets or the client.
+
+        ``api_key`` and ``http_client`` are left out; a ``base_url`` loses any
+        ``user:password@`` part. The result is safe to log or write to a manifest.
+        """
+        skip = {"api_key", "http_client", "_template", "_injected"}
+        data: dict[str, Any] = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip
+        }
+        data["labels"] = list(self.labels) if self.labels is not None else None
+        data["base_url"] = _strip_userinfo(self._endpoint().base_url)
+        data["vendor"] = get_vendor(self.vendor).name
+        data["api_key_env"] = get_vendor(self.vendor).api_key_env
+        data["prompt_sha256"] = self.prompt_sha256
+        return data
+
+    def model_dump_json(self, *, indent: int | None = None) -> str:
+        """:meth:`model_dump` as JSON."""
+        return json.dumps(self.model_dump(), indent=indent, ensure_ascii=False)
+
+
+def _check_number(
+    critic: str,
+    name: str,
+    value: object,
+    *,
+    low: float,
+    high: float | None = None,
+    low_open: bool = False,
+) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if ok:
+        number = float(value)  # type: ignore[arg-type]  # checked just above
+        ok = math.isfinite(number) and (number > low if low_open else number >= low)
+        ok = ok and (high is None or number <= high)
+    if not ok:
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
+        if high is not None:
+            bound += f" and <= {high:g}"
+        raise ConfigError(f"Critic {critic!r}: {name} must be a number {bound}, got {value!r}")
+
+
+def _normalise_labels(critic: str, labels: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(labels, str):
+        raise ConfigError(
+            f"Critic {critic!r}: labels must be a list of strings, e.g. ['KEEP', 'REJECT']"
+        )
+    out: list[str] = []
+    for label in labels:
+        norm = normalize_label(label)
+        if norm is None:
+            raise ConfigError(f"Critic {critic!r}: label {label!r} is not a usable label")
+        if norm not in out:
+            out.append(norm)
+    if not out:
+        raise ConfigError(f"Critic {critic!r}: labels is empty; pass None to allow any label")
+    return tuple(out)
+
+
+def _wrap_client(critic: str, client: Any) -> HTTPSession:
+    import httpx
+
+    if isinstance(client, httpx.AsyncClient):
+        return HttpxSession(client)
+    if callable(getattr(client, "post", None)):
+        return SyncDuckSession(client)
+    raise ConfigError(
+        f"Critic {critic!r}: http_client must be an httpx.AsyncClient or an object with "
+        f"post(url, json=..., headers=...); got {type(client).__name__}"
+    )
+
+
+def _strip_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

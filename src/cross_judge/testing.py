@@ -1,0 +1,1048 @@
+"""A local, scriptable, simulated LLM vendor for offline tests, demos and benchmarks.
+
+:class:`VendorServer` speaks the OpenAI chat-completions protocol over real HTTP on a
+loopback address, so any OpenAI-compatible client (cross-judge's own, ``openai``,
+``httpx``) can be pointed at :attr:`VendorServer.url` and exercised end to end: connection
+pooling, timeouts, retries, error classification, parsing.
+
+What it **is**:
+
+* a fake vendor whose critics are :class:`Persona` objects: each answers a verdict drawn
+  from a seeded RNG, right with probability ``accuracy``, in one of several text styles
+  (strict JSON, fenced, ``<think>`` preamble, messy JSON), after a chosen latency;
+* scriptable: :meth:`VendorServer.script` queues one-shot :class:`Reply` objects (a 429
+  with ``Retry-After``, an HTML error page, a malformed body, a dropped connection, a
+  request that never answers...) and :meth:`VendorServer.always` sets a persistent one;
+* observable: :meth:`VendorServer.stats` and :attr:`VendorServer.recent_requests`.
+
+What it is **not**: a model. Critics are fake; answers come from ``random.Random`` seeded
+with the persona and the item text, so they are reproducible but say nothing about any
+real model. It is not a security boundary either: it refuses to listen on anything but a
+loopback address, and its optional API-key check exists only to test auth handling.
+
+The server runs in a daemon thread with its own asyncio event loop, so it works the same
+from sync code, from tests on any event loop (asyncio or trio) and from notebooks::
+
+    with VendorServer([Persona("critic-a", accuracy=0.8)]) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="unused")
+        ...
+
+``python -m cross_judge.testing --port 0`` runs one in the foreground (see :func:`main`).
+
+Nothing happens at import time: no thread, no socket, no event loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import hashlib
+import ipaddress
+import itertools
+import json
+import math
+import random
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+import types
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any, Literal
+
+import anyio.to_thread
+from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
+
+__all__ = ["Persona", "Reply", "VendorServer"]
+
+Style = Literal["json", "fenced", "think", "messy"]
+_STYLES: frozenset[str] = frozenset({"json", "fenced", "think", "messy"})
+
+_START_TIMEOUT_S = 10.0
+_JOIN_TIMEOUT_S = 5.0
+# Handlers are cancelled before the runner shuts down, so this is only a backstop.
+_SHUTDOWN_TIMEOUT_S = 1.0
+_RECENT_MAX = 100
+_GOLD_SUBSTRING_MAX = 256
+_CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+_MODELS_PATHS = frozenset({"/v1/models", "/models"})
+_SECRET_HEADERS = frozenset({"x-api-key", "api-key"})
+
+_REASONS = (
+    "The item is consistent with {kind}.",
+    "On balance the evidence points to {kind}.",
+    "Compared with the alternatives, {kind} fits best.",
+    "The wording of the item supports {kind}.",
+)
+
+
+def _check_latency(name: str, value: float) -> None:
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+
+
+@dataclass(frozen=True)
+class Persona:
+    """A simulated critic, selected by the request's ``model`` field.
+
+    * ``accuracy``: probability that the answer equals the item's truth.
+    * ``labels``: the vocabulary it answers in. A gold label outside it is still answered
+      when the persona is right.
+    * ``bias``: when wrong, relative weights for picking the wrong label (keys must be in
+      ``labels``; missing keys weigh 0). ``None``, or all-zero weights over the candidates,
+      means uniform among the labels other than the truth.
+    * ``confidence``: ``(low, high)``; right answers draw uniformly from it, wrong answers
+      from its lower half, so confidence carries some signal as with real models.
+    * ``latency`` + uniform ``[0, jitter]`` seconds pass before each answer (faults too).
+    * ``style``, the shape of the answer text: ``"json"`` is strict JSON
+      ``{"kind", "confidence", "reasoning"}``; ``"fenced"`` a sentence, a ```json fence
+      holding that object, a closing sentence; ``"think"`` a ``<think>...</think>`` block
+      whose text contains braces, then the JSON; ``"messy"`` the object with a trailing
+      comma before ``}`` and the confidence as a percent string (``"87%"``).
+    * ``fault_rate``: probability that a request gets a random fault instead of an
+      answer: a 429 with ``Retry-After: 0``, a 500, a 503, or a 200 with truncated JSON.
+
+    Invalid values raise ``ValueError`` at construction. ``labels`` and ``confidence`` are
+    stored as tuples and ``bias`` as a read-only copy, so a persona never changes after
+    it is built.
+    """
+
+    model: str
+    accuracy: float = 0.9
+    labels: tuple[str, ...] = ("KEEP", "REJECT", "SPLIT", "MERGE")
+    # Excluded from the hash: a mapping is not hashable, and the other fields suffice.
+    bias: Mapping[str, float] | None = field(default=None, hash=False)
+    confidence: tuple[float, float] = (0.6, 0.95)
+    latency: float = 0.0
+    jitter: float = 0.0
+    style: Style = "json"
+    seed: int = 0
+    fault_rate: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, str) or not self.model:
+            raise ValueError("Persona.model must be a non-empty string (the model name to serve)")
+        for name in ("accuracy", "fault_rate"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"Persona.{name} must be a probability in [0, 1], got {value!r}")
+        _check_latency("Persona.latency", self.latency)
+        _check_latency("Persona.jitter", self.jitter)
+        labels = tuple(self.labels)
+        if not labels or not all(isinstance(x, str) and x for x in labels):
+            raise ValueError("Persona.labels must be a non-empty sequence of non-empty strings")
+        if len(set(labels)) != len(labels):
+            raise ValueError(f"Persona.labels has duplicates: {labels!r}; list each label once")
+        object.__setattr__(self, "labels", labels)
+        conf = tuple(self.confidence)
+        if len(conf) != 2 or not 0.0 <= conf[0] <= conf[1] <= 1.0:
+            raise ValueError(
+                "Persona.confidence must be (low, high) with 0 <= low <= high <= 1, "
+                f"got {self.confidence!r}"
+            )
+        object.__setattr__(self, "confidence", (float(conf[0]), float(conf[1])))
+        if self.bias is not None:
+            unknown = sorted(set(self.bias) - set(labels))
+            if unknown:
+                raise ValueError(
+                    f"Persona.bias has labels not in Persona.labels: {unknown}; "
+                    "add them to labels or remove them from bias"
+                )
+            if not all(math.isfinite(w) and w >= 0 for w in self.bias.values()):
+                raise ValueError("Persona.bias weights must be finite numbers >= 0")
+            object.__setattr__(self, "bias", types.MappingProxyType(dict(self.bias)))
+        if self.style not in _STYLES:
+            raise ValueError(f"Persona.style must be one of {sorted(_STYLES)}, got {self.style!r}")
+
+
+_ERROR_TYPES: dict[int, tuple[str, str | None]] = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "not_found"),
+    408: ("timeout", None),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+    529: ("overloaded_error", None),
+}
+
+
+def _error_body(status: int, message: str | None = None, code: str | None = None) -> bytes:
+    """An OpenAI-style error body; the type and code follow the status when not given."""
+    default_type = "invalid_request_error" if status < 500 else "server_error"
+    err_type, default_code = _ERROR_TYPES.get(status, (default_type, None))
+    if message is None:
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "Overloaded" if status == 529 else "Error"
+        message = f"{phrase} (simulated {status} from cross_judge.testing)"
+    error = {"message": message, "type": err_type, "param": None, "code": code or default_code}
+    return json.dumps({"error": error}).encode()
+
+
+def _format_seconds(value: float) -> str:
+    # Written as given: 0 -> "0", 1.5 -> "1.5" (never "1.5e+00" or "0.0").
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A scripted response. Build one with the static factories, not the constructor.
+
+    Replies are immutable, so one object can be queued many times. Latencies are
+    seconds slept before answering.
+    """
+
+    action: Literal["content", "status", "hang", "html", "raw", "reset"]
+    status_code: int = 200
+    text: str | None = None
+    finish_reason: str = "stop"
+    reasoning_content: str | None = None
+    refusal: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    content_type: str = "application/json"
+    latency: float = 0.0
+
+    @staticmethod
+    def content(
+        text: str | None,
+        *,
+        finish_reason: str = "stop",
+        reasoning_content: str | None = None,
+        refusal: str | None = None,
+        latency: float = 0.0,
+    ) -> Reply:
+        """A 200 ``chat.completion`` whose message content is ``text`` (``None`` -> null).
+
+        ``reasoning_content`` and ``refusal`` are added to the message only when given.
+        """
+        _check_latency("latency", latency)
+        return Reply(
+            "content",
+            text=text,
+            finish_reason=finish_reason,
+            reasoning_content=reasoning_content,
+            refusal=refusal,
+            latency=latency,
+        )
+
+    @staticmethod
+    def status(
+        code: int,
+        *,
+        message: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        retry_after: float | None = None,
+        body: str | None = None,
+        latency: float = 0.0,
+    ) -> Reply:
+        """An error response with status ``code`` (200-599).
+
+        The body is ``body`` verbatim when given, else an OpenAI-style
+        ``{"error": {"message", "type", "param", "code"}}`` whose message defaults to the
+        status phrase. ``retry_after`` sets ``Retry-After`` in seconds, written as given
+        (``0`` -> ``"0"``, ``1.5`` -> ``"1.5"``) and overriding one in ``headers``.
+        """
+        if not 200 <= code <= 599:
+            raise ValueError(f"status code must be in 200..599, got {code!r}")
+        _check_latency("latency", latency)
+        hdrs = dict(headers or {})
+        if retry_after is not None:
+            _check_latency("retry_after", retry_after)
+            hdrs = {k: v for k, v in hdrs.items() if k.lower() != "retry-after"}
+            hdrs["Retry-After"] = _format_seconds(retry_after)
+        payload = body.encode() if body is not None else _error_body(code, message)
+        return Reply(
+            "status", status_code=code, headers=tuple(hdrs.items()), body=payload, latency=latency
+        )
+
+    @staticmethod
+    def hang() -> Reply:
+        """Accept the request and never answer.
+
+        The handler ends when the client disconnects or :meth:`VendorServer.stop` runs;
+        either way the client sees the connection close without a response.
+        """
+        return Reply("hang")
+
+    @staticmethod
+    def html(status: int = 200) -> Reply:
+        """A ``text/html`` error page (what a proxy or CDN returns), with that status."""
+        if not 200 <= status <= 599:
+            raise ValueError(f"status must be in 200..599, got {status!r}")
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "Error"
+        page = (
+            "<!DOCTYPE html>\n<html><head><title>"
+            f"{status} {phrase}</title></head>\n<body><h1>{status} {phrase}</h1>\n"
+            "<p>The upstream server returned an unexpected response.</p></body></html>\n"
+        )
+        return Reply("html", status_code=status, body=page.encode(), content_type="text/html")
+
+    @staticmethod
+    def raw(
+        body: bytes,
+        *,
+        status: int = 200,
+        content_type: str = "application/json",
+        latency: float = 0.0,
+    ) -> Reply:
+        """Send ``body`` verbatim (for malformed or unexpected payloads)."""
+        if not isinstance(body, bytes):
+            raise TypeError(f"body must be bytes, got {type(body).__name__}; encode it first")
+        if not 200 <= status <= 599:
+            raise ValueError(f"status must be in 200..599, got {status!r}")
+        _check_latency("latency", latency)
+        return Reply(
+            "raw", status_code=status, body=body, content_type=content_type, latency=latency
+        )
+
+    @staticmethod
+    def reset() -> Reply:
+        """Send a status line, headers and part of the body, then reset the connection.
+
+        The client sees a connection error (a read error or an incomplete response).
+        """
+        return Reply("reset")
+
+
+class _DroppedResponse(web.StreamResponse):
+    """Returned after the transport was aborted on purpose.
+
+    aiohttp treats a ``ConnectionError`` from ``prepare`` as a client disconnect and
+    ends the connection quietly, instead of logging and trying to send a 500.
+    """
+
+    async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
+        raise ConnectionResetError("connection dropped on purpose by cross_judge.testing")
+
+
+class _CountingServer(web.Server):
+    """aiohttp's low-level server, counting the TCP connections it accepts."""
+
+    def __init__(self, *args: Any, on_connection: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._on_connection = on_connection
+
+    def connection_made(self, handler: web.RequestHandler, transport: asyncio.Transport) -> None:
+        self._on_connection()
+        super().connection_made(handler, transport)
+
+
+class _Run:
+    """State of one start()..stop() cycle, so a restart never sees stale objects."""
+
+    def __init__(self) -> None:
+        self.ready = threading.Event()
+        self.stop_requested = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stop_event: asyncio.Event | None = None
+        self.error: BaseException | None = None
+        self.port = 0
+        self.thread: threading.Thread | None = None
+        # Handler tasks, touched only on the server loop; cancelled by stop().
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+
+def _message_text(content: Any) -> str:
+    """The text of a message ``content``: a string, or a list of ``{"type": "text"}`` parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p["text"]
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def _last_user_text(messages: list[Any]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _message_text(message.get("content"))
+    return ""
+
+
+def _item_text(user_text: str) -> str:
+    """The text inside the last ``<item>...</item>`` fence, else the whole message; stripped."""
+    end = user_text.rfind("</item>")
+    if end != -1:
+        start = user_text.rfind("<item>", 0, end)
+        if start != -1:
+            return user_text[start + len("<item>") : end].strip()
+    return user_text.strip()
+
+
+def _render(style: str, kind: str, confidence: float, reasoning: str, labels: Iterable[str]) -> str:
+    obj = json.dumps({"kind": kind, "confidence": confidence, "reasoning": reasoning})
+    if style == "fenced":
+        return (
+            "I reviewed the item against the criteria.\n\n"
+            f"```json\n{obj}\n```\n\nThat is my final assessment."
+        )
+    if style == "think":
+        # Braces inside the think block trip parsers that grab the first "{...}".
+        options = ", ".join(labels)
+        return (
+            f"<think>\nThe options are {{{options}}}; the answer is an object like "
+            f'{{"kind": ...}}. Weighing the item, {kind} fits.\n</think>\n{obj}'
+        )
+    if style == "messy":
+        percent = f"{round(confidence * 100)}%"
+        return (
+            f'{{"kind": {json.dumps(kind)}, "confidence": "{percent}", '
+            f'"reasoning": {json.dumps(reasoning)},}}'
+        )
+    return obj
+
+
+def _json_response(
+    payload: Any, status: int = 200, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    hdrs = {"Content-Type": "application/json"}
+    hdrs.update(headers or {})
+    return web.Response(body=json.dumps(payload).encode(), status=status, headers=hdrs)
+
+
+def _error_response(
+    status: int, message: str | None = None, code: str | None = None
+) -> web.Response:
+    return web.Response(
+        body=_error_body(status, message, code),
+        status=status,
+        headers={"Content-Type": "application/json"},
+    )
+
+
+class VendorServer:
+    """A simulated OpenAI-compatible vendor on a loopback address, served from a thread.
+
+    Endpoints: ``POST /v1/chat/completions`` (and ``/chat/completions``),
+    ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``. With ``api_key`` set, the
+    first two require ``Authorization: Bearer <api_key>`` (else 401); the stats
+    endpoints never do.
+
+    How a chat request is answered, first match wins:
+
+    1. a reply queued by :meth:`script` for its model, then one queued for ``"*"``;
+    2. the :meth:`always` reply for its model, then the one for ``"*"``;
+    3. the persona with that model name, else ``default_persona`` (which then seeds its
+       RNG with the *requested* model name, so each unknown model is an independent
+       critic);
+    4. else 404 ``model_not_found``.
+
+    A body that is not a JSON object, or lacks ``model``, gets 400 (before step 1), and
+    so does a persona request without a ``messages`` list.
+
+    The item is the text in the last ``<item>...</item>`` fence of the last user message,
+    else that whole message (both stripped). Its truth is its gold label (an exact key,
+    or, while the gold map has at most 256 entries, the first key in insertion order
+    that occurs in the user message), else a label picked from the persona's labels by
+    sha256 of the item text, so personas sharing a vocabulary agree on a latent truth.
+
+    Determinism: a persona's answer, confidence, reasoning and jitter come from
+    ``random.Random`` seeded with ``(seed, model, sha256(item))``: the same request gets
+    the same answer every time. The fault decision of ``fault_rate`` uses a separate
+    stream seeded with ``(seed, model, sha256(item), n)`` where ``n`` counts that model's
+    requests for that item (never reset), so a retry of a faulted request may succeed and
+    a rerun against a fresh server faults on the same attempts.
+
+    Every mutator is thread-safe. The server is started by :meth:`start`, ``with`` or
+    ``async with``, and must be stopped (the context managers do it).
+    """
+
+    def __init__(
+        self,
+        personas: Iterable[Persona] = (),
+        *,
+        gold: Mapping[str, str] | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api_key: str | None = None,
+        default_persona: Persona | None = None,
+    ) -> None:
+        """Configure the server; nothing listens until :meth:`start`.
+
+        ``host`` must be a loopback address (``127.x.x.x``, ``::1`` or ``"localhost"``,
+        which binds ``127.0.0.1``); ``port=0`` picks a free port. Duplicate persona
+        model names raise ``ValueError``. Gold keys are stripped, like item text.
+        """
+        if host == "localhost":
+            host = "127.0.0.1"
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise ValueError(
+                f"VendorServer only listens on a loopback address, got host={host!r}; "
+                "use '127.0.0.1', '::1' or 'localhost'"
+            )
+        if not 0 <= port <= 65535:
+            raise ValueError(f"port must be in 0..65535 (0 picks a free port), got {port!r}")
+        self._host = host
+        self._requested_port = port
+        self._api_key = api_key
+        self._default_persona = default_persona
+        self._lock = threading.Lock()  # guards all state shared with the server thread
+        self._lifecycle = threading.Lock()  # serialises start() / stop()
+        self._personas: dict[str, Persona] = {}
+        for persona in personas:
+            if persona.model in self._personas:
+                raise ValueError(
+                    f"two personas share model {persona.model!r}; give each a distinct model"
+                )
+            self._personas[persona.model] = persona
+        self._gold: dict[str, str] = {}
+        for item, label in (gold or {}).items():
+            self._gold[item.strip()] = label
+        self._scripts: dict[str, deque[Reply]] = {}
+        self._always: dict[str, Reply] = {}
+        self._attempts: dict[tuple[str, str], int] = {}
+        self._recent: deque[dict[str, Any]] = deque(maxlen=_RECENT_MAX)
+        self._requests = 0
+        self._by_model: dict[str, int] = {}
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._connections = 0
+        self._faults = 0
+        self._run: _Run | None = None
+        self._port: int | None = None
+        # Completion ids: a counter (cheaper than uuid4 per request); next() is atomic.
+        self._ids = itertools.count(1)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> VendorServer:
+        """Start serving in a daemon thread and return once listening; returns ``self``.
+
+        Idempotent while running; a stopped server can be started again (with
+        ``port=0`` it may get a different port). Raises ``RuntimeError`` if it is not
+        listening within 10 s or cannot bind (the cause is chained).
+        """
+        with self._lifecycle:
+            if self._run is not None and self._run.thread and self._run.thread.is_alive():
+                return self
+            run = _Run()
+            thread = threading.Thread(
+                target=self._thread_main,
+                args=(run,),
+                name=f"cross-judge-vendor-server-{id(self):x}",
+                daemon=True,
+            )
+            run.thread = thread
+            thread.start()
+            if not run.ready.wait(_START_TIMEOUT_S):
+                self._request_stop(run)
+                thread.join(_JOIN_TIMEOUT_S)
+                raise RuntimeError(
+                    f"VendorServer did not start listening within {_START_TIMEOUT_S:g} s"
+                )
+            if run.error is not None:
+                thread.join(_JOIN_TIMEOUT_S)
+                raise RuntimeError(
+                    f"VendorServer could not listen on {self._host}:{self._requested_port}: "
+                    f"{run.error}"
+                ) from run.error
+            self._run = run
+            self._port = run.port
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; idempotent.
+
+        Open requests (hanging or sleeping) are cancelled at once and their clients see
+        the connection close; then the socket is closed and the thread joined (at most
+        5 s; the thread is a daemon either way).
+        """
+        with self._lifecycle:
+            run, self._run = self._run, None
+            if run is None or run.thread is None:
+                return
+            self._request_stop(run)
+            if run.thread is not threading.current_thread():
+                run.thread.join(_JOIN_TIMEOUT_S)
+
+    def _request_stop(self, run: _Run) -> None:
+        # Under self._lock, like the publication in _serve, so a stop that races the
+        # startup is never lost.
+        with self._lock:
+            run.stop_requested = True
+            loop, event = run.loop, run.stop_event
+        if loop is not None and event is not None:
+            # RuntimeError: the loop already closed, so there is nothing left to stop.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(event.set)
+
+    def _thread_main(self, run: _Run) -> None:
+        try:
+            asyncio.run(self._serve(run))
+        except BaseException as exc:  # reported to start(); a thread must not raise
+            run.error = exc
+        finally:
+            run.ready.set()
+
+    async def _serve(self, run: _Run) -> None:
+        loop = asyncio.get_running_loop()
+        stop_event = asyncio.Event()
+        server = _CountingServer(
+            functools.partial(self._handle, run),
+            on_connection=self._count_connection,
+            # Cancel a handler when its client goes away, so hangs and sleeps do not
+            # pile up and in_flight stays true.
+            handler_cancellation=True,
+            access_log=None,  # logging every request would dominate benchmark overhead
+        )
+        runner = web.ServerRunner(server, shutdown_timeout=_SHUTDOWN_TIMEOUT_S)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, self._host, self._requested_port, backlog=2048)
+            await site.start()
+            run.port = int(runner.addresses[0][1])
+            with self._lock:
+                run.loop, run.stop_event = loop, stop_event
+                if run.stop_requested:
+                    stop_event.set()
+            run.ready.set()
+            await stop_event.wait()
+            for task in list(run.tasks):
+                task.cancel()
+        finally:
+            await runner.cleanup()
+
+    def __enter__(self) -> VendorServer:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> VendorServer:
+        # In a worker thread: start() blocks until the server thread is listening.
+        await anyio.to_thread.run_sync(self.start)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await anyio.to_thread.run_sync(self.stop)
+
+    @property
+    def port(self) -> int:
+        """The port it is (or was last) listening on; ``RuntimeError`` before start()."""
+        if self._port is None:
+            raise RuntimeError("VendorServer has not been started; call start() or use `with`")
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """The base URL for an OpenAI-compatible client, e.g. ``http://127.0.0.1:PORT/v1``."""
+        host = f"[{self._host}]" if ":" in self._host else self._host
+        return f"http://{host}:{self.port}/v1"
+
+    # -- configuration -----------------------------------------------------------------
+
+    def add_persona(self, persona: Persona) -> None:
+        """Serve ``persona`` under its model name, replacing any persona with that name."""
+        with self._lock:
+            self._personas[persona.model] = persona
+
+    def set_gold(self, item_text: str, label: str) -> None:
+        """Set the truth of an item (its text is stripped, like extracted item text)."""
+        with self._lock:
+            self._gold[item_text.strip()] = label
+
+    def script(self, model: str, *replies: Reply) -> None:
+        """Queue one-shot replies for ``model`` (``"*"``: any model), consumed FIFO.
+
+        Queued replies come before :meth:`always` and before the persona; a model's own
+        queue is consumed before the ``"*"`` queue. The model needs no persona.
+        """
+        with self._lock:
+            self._scripts.setdefault(model, deque()).extend(replies)
+
+    def always(self, model: str, reply: Reply | None) -> None:
+        """Answer every request for ``model`` (``"*"``: any) with ``reply``; ``None`` clears."""
+        with self._lock:
+            if reply is None:
+                self._always.pop(model, None)
+            else:
+                self._always[model] = reply
+
+    # -- observation -------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Counters since start or :meth:`reset_stats` (a snapshot copy).
+
+        ``requests`` and ``by_model`` count chat-completion requests (including rejected
+        ones), ``connections`` the TCP connections accepted, ``faults`` the random faults
+        injected by ``Persona.fault_rate`` (not scripted errors).
+        """
+        with self._lock:
+            return {
+                "requests": self._requests,
+                "by_model": dict(self._by_model),
+                "in_flight": self._in_flight,
+                "max_in_flight": self._max_in_flight,
+                "connections": self._connections,
+                "faults": self._faults,
+            }
+
+    def reset_stats(self) -> None:
+        """Zero the counters and forget :attr:`recent_requests`.
+
+        ``in_flight`` is live and kept; ``max_in_flight`` restarts from it. Scripts,
+        ``always`` replies and the fault attempt counters are untouched.
+        """
+        with self._lock:
+            self._requests = 0
+            self._by_model.clear()
+            self._max_in_flight = self._in_flight
+            self._connections = 0
+            self._faults = 0
+            self._recent.clear()
+
+    @property
+    def recent_requests(self) -> list[dict[str, Any]]:
+        """The last 100 chat-completion requests, oldest first.
+
+        Each is ``{"model", "body", "headers", "path"}``: ``body`` is the parsed JSON
+        (``None`` if it was not JSON), ``model`` its ``model`` field (or ``None``);
+        ``Authorization`` reads ``"Bearer ***"`` and ``x-api-key``/``api-key`` ``"***"``.
+        """
+        with self._lock:
+            return [dict(entry) for entry in self._recent]
+
+    def _count_connection(self) -> None:
+        with self._lock:
+            self._connections += 1
+
+    # -- request handling (server thread) ----------------------------------------------
+
+    async def _handle(self, run: _Run, request: web.BaseRequest) -> web.StreamResponse:
+        path, method = request.path, request.method
+        if path in _CHAT_PATHS:
+            if method != "POST":
+                return _error_response(405, f"Use POST for {path}")
+            return await self._chat(run, request)
+        if path in _MODELS_PATHS:
+            if method != "GET":
+                return _error_response(405, f"Use GET for {path}")
+            if not self._authorized(request):
+                return self._unauthorized()
+            with self._lock:
+                models = list(self._personas)
+            data = [
+                {"id": m, "object": "model", "created": 0, "owned_by": "cross-judge-testing"}
+                for m in models
+            ]
+            return _json_response({"object": "list", "data": data})
+        if path == "/stats" and method == "GET":
+            return _json_response(self.stats())
+        if path == "/stats/reset" and method == "POST":
+            self.reset_stats()
+            return _json_response(self.stats())
+        return _error_response(404, f"Unknown endpoint: {method} {path}")
+
+    def _authorized(self, request: web.BaseRequest) -> bool:
+        if self._api_key is None:
+            return True
+        return request.headers.get("Authorization") == f"Bearer {self._api_key}"
+
+    @staticmethod
+    def _unauthorized() -> web.Response:
+        return _error_response(401, "Incorrect API key provided (cross_judge.testing).")
+
+    async def _chat(self, run: _Run, request: web.BaseRequest) -> web.StreamResponse:
+        task = asyncio.current_task()
+        if task is not None:
+            run.tasks.add(task)
+        with self._lock:
+            self._requests += 1
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            return await self._answer_chat(request)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+            if task is not None:
+                run.tasks.discard(task)
+
+    async def _answer_chat(self, request: web.BaseRequest) -> web.StreamResponse:
+        # request.content has no size cap (request.read() stops at 1 MiB).
+        raw = await request.content.read()
+        try:
+            body: Any = json.loads(raw)
+        except ValueError:  # includes UnicodeDecodeError
+            body = None
+        model = body.get("model") if isinstance(body, dict) else None
+        headers: dict[str, str] = {}
+        for key, value in request.headers.items():
+            lower = key.lower()
+            if lower == "authorization":
+                value = "Bearer ***"
+            elif lower in _SECRET_HEADERS:
+                value = "***"
+            headers[key] = value
+        with self._lock:
+            self._recent.append(
+                {
+                    "model": model if isinstance(model, str) else None,
+                    "body": body,
+                    "headers": headers,
+                    "path": request.path,
+                }
+            )
+            if isinstance(model, str):
+                self._by_model[model] = self._by_model.get(model, 0) + 1
+
+        if not self._authorized(request):
+            return self._unauthorized()
+        if not isinstance(body, dict):
+            return _error_response(400, "The request body is not a JSON object.")
+        if not isinstance(model, str) or not model:
+            return _error_response(400, "You must provide a model parameter.")
+
+        with self._lock:
+            reply = self._take_reply(model)
+            persona = self._personas.get(model, self._default_persona)
+        if reply is not None:
+            return await self._send_reply(request, reply, model, body)
+        if persona is None:
+            return _error_response(
+                404, f"The model '{model}' does not exist", code="model_not_found"
+            )
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return _error_response(400, "'messages' must be a list of chat messages.")
+        return await self._persona_answer(persona, model, messages)
+
+    def _take_reply(self, model: str) -> Reply | None:
+        """Pop a scripted reply, else the ``always`` one; caller holds ``self._lock``."""
+        for key in (model, "*"):
+            queue = self._scripts.get(key)
+            if queue:
+                reply = queue.popleft()
+                if not queue:
+                    del self._scripts[key]
+                return reply
+        return self._always.get(model) or self._always.get("*")
+
+    async def _send_reply(
+        self, request: web.BaseRequest, reply: Reply, model: str, body: dict[str, Any]
+    ) -> web.StreamResponse:
+        if reply.latency:
+            await asyncio.sleep(reply.latency)
+        action = reply.action
+        if action == "content":
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text}
+            if reply.reasoning_content is not None:
+                message["reasoning_content"] = reply.reasoning_content
+            if reply.refusal is not None:
+                message["refusal"] = reply.refusal
+            messages = body.get("messages")
+            return _json_response(
+                self._completion(
+                    model,
+                    message,
+                    reply.finish_reason,
+                    messages if isinstance(messages, list) else [],
+                )
+            )
+        if action == "hang":
+            # Never resolved: ends by cancellation (client gone or stop()).
+            await asyncio.get_running_loop().create_future()
+        if action == "reset":
+            return self._drop_connection(request)
+        headers = dict(reply.headers)
+        # A Content-Type given in Reply.status(headers=...) wins over the default.
+        if not any(k.lower() == "content-type" for k in headers):
+            headers["Content-Type"] = reply.content_type
+        return web.Response(body=reply.body, status=reply.status_code, headers=headers)
+
+    @staticmethod
+    def _drop_connection(request: web.BaseRequest) -> web.StreamResponse:
+        transport = request.transport
+        if transport is not None:
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                # SO_LINGER 0: close() sends a TCP RST instead of an orderly FIN. If the
+                # platform refuses, the FIN mid-body still fails the client's read.
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            transport.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 4096\r\n\r\n{"id": "chatcmpl-'
+            )
+            transport.abort()
+        return _DroppedResponse()
+
+    async def _persona_answer(
+        self, persona: Persona, model: str, messages: list[Any]
+    ) -> web.StreamResponse:
+        user_text = _last_user_text(messages)
+        item = _item_text(user_text)
+        digest = hashlib.sha256(item.encode()).hexdigest()
+        with self._lock:
+            truth = self._gold.get(item)
+            if truth is None and len(self._gold) <= _GOLD_SUBSTRING_MAX:
+                truth = next((v for k, v in self._gold.items() if k and k in user_text), None)
+            fault: str | None = None
+            if persona.fault_rate > 0:
+                attempt = self._attempts.get((model, digest), 0)
+                self._attempts[(model, digest)] = attempt + 1
+                frng = random.Random(f"fault|{persona.seed}|{model}|{digest}|{attempt}")
+                if frng.random() < persona.fault_rate:
+                    fault = frng.choice(("429", "500", "503", "malformed"))
+                    self._faults += 1
+        labels = persona.labels
+        if truth is None:
+            truth = labels[int(digest[:16], 16) % len(labels)]
+
+        rng = random.Random(f"{persona.seed}|{model}|{digest}")
+        lo, hi = persona.confidence
+        if rng.random() < persona.accuracy:
+            kind, confidence = truth, rng.uniform(lo, hi)
+        else:
+            wrong = [x for x in labels if x != truth]
+            weights = [persona.bias.get(x, 0.0) for x in wrong] if persona.bias else []
+            if not wrong:  # a one-label vocabulary cannot be wrong
+                kind = truth
+            elif sum(weights) > 0:
+                kind = rng.choices(wrong, weights=weights)[0]
+            else:
+                kind = rng.choice(wrong)
+            confidence = rng.uniform(lo, (lo + hi) / 2)
+        reasoning = rng.choice(_REASONS).format(kind=kind)
+        delay = persona.latency + (rng.uniform(0, persona.jitter) if persona.jitter else 0.0)
+        if delay:
+            await asyncio.sleep(delay)
+
+        if fault == "429":
+            return web.Response(
+                body=_error_body(429),
+                status=429,
+                headers={"Content-Type": "application/json", "Retry-After": "0"},
+            )
+        if fault in ("500", "503"):
+            return _error_response(int(fault))
+        if fault == "malformed":
+            return web.Response(
+                body=b'{"id": "chatcmpl-fault", "object": "chat.completion", "choices": [{"in',
+                headers={"Content-Type": "application/json"},
+            )
+        text = _render(persona.style, kind, round(confidence, 2), reasoning, labels)
+        message = {"role": "assistant", "content": text}
+        return _json_response(self._completion(model, message, "stop", messages))
+
+    def _completion(
+        self, model: str, message: dict[str, Any], finish_reason: str, messages: list[Any]
+    ) -> dict[str, Any]:
+        prompt_chars = sum(
+            len(_message_text(m.get("content"))) for m in messages if isinstance(m, dict)
+        )
+        content = message.get("content")
+        prompt_tokens = max(1, prompt_chars // 4)
+        completion_tokens = len(content) // 4 if isinstance(content, str) else 0
+        return {
+            "id": f"chatcmpl-sim{next(self._ids):012d}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run a :class:`VendorServer` in the foreground until SIGINT/SIGTERM or a time limit.
+
+    Prints ``READY <port>`` on stdout (flushed) once listening, for a parent process to
+    wait on. Without ``--persona`` every model name is answered (by a default persona
+    seeded with that name); with it, only the listed models are, others get 404.
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m cross_judge.testing",
+        description="Run a simulated OpenAI-compatible LLM vendor on a loopback address.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
+    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per answer")
+    parser.add_argument("--jitter", type=float, default=0.0, help="extra random seconds")
+    parser.add_argument("--accuracy", type=float, default=0.9)
+    parser.add_argument("--style", choices=sorted(_STYLES), default="json")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument(
+        "--persona",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="MODEL",
+        help="serve only these model names (repeatable)",
+    )
+    parser.add_argument("--api-key", default=None, help="require this bearer token")
+    parser.add_argument(
+        "--max-seconds", type=float, default=900.0, help="stop after this long (0: no limit)"
+    )
+    args = parser.parse_args(argv)
+
+    def persona(model: str) -> Persona:
+        return Persona(
+            model,
+            accuracy=args.accuracy,
+            latency=args.latency,
+            jitter=args.jitter,
+            style=args.style,
+            seed=args.seed,
+            fault_rate=args.fault_rate,
+        )
+
+    try:
+        server = VendorServer(
+            [persona(m) for m in dict.fromkeys(args.persona)],
+            host=args.host,
+            port=args.port,
+            api_key=args.api_key,
+            default_persona=None if args.persona else persona("default"),
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+
+    stop = threading.Event()
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, lambda *_: stop.set())
+    try:
+        with server:
+            print(f"READY {server.port}", flush=True)
+            print(f"serving {server.url}", file=sys.stderr, flush=True)
+            deadline = time.monotonic() + args.max_seconds if args.max_seconds > 0 else math.inf
+            # Short waits keep the main thread responsive to signals on every platform.
+            while not stop.is_set() and time.monotonic() < deadline:
+                stop.wait(min(0.5, max(0.0, deadline - time.monotonic())))
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,198 @@
+"""The OpenAI chat-completions wire protocol (deepseek, openai, openrouter, local servers).
+
+One request in, a :class:`Completion` (text + usage) or a :class:`CallFailure` out. This
+module classifies; it does not retry, parse verdicts or decide what an empty answer means
+for a vote (that is :mod:`cross_judge.core`'s job).
+
+Classification of a response:
+
+* 2xx with a chat.completion body -> :class:`Completion`. DeepSeek's
+  ``reasoning_content`` is kept apart from ``content`` (it is never parsed as the verdict).
+* 2xx that is not JSON, not an object, or has no ``choices`` -> ``INVALID_RESPONSE``.
+* 401/403 -> ``AUTH``; 429 -> ``RATE_LIMIT``; 5xx -> ``SERVER``; 408/409 are retryable;
+  other 4xx -> ``BAD_REQUEST``. The vendor's own error message is kept, and
+  ``Retry-After`` / ``retry-after-ms`` are read into ``retry_after``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from ..errors import ErrorKind
+from ..verdict import Usage
+from ._failure import CallFailure
+from ._http import HTTPSession, RawResponse
+
+__all__ = ["Completion", "chat_completion", "parse_chat_response", "retry_after_seconds"]
+
+_MAX_MESSAGE_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one successful call returned."""
+
+    text: str | None
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    refusal: str | None = None
+    reasoning: str | None = None
+
+
+async def chat_completion(
+    session: HTTPSession,
+    *,
+    base_url: str,
+    api_key: str | None,
+    payload: Mapping[str, Any],
+    timeout: float,
+) -> Completion:
+    """POST ``payload`` to ``{base_url}/chat/completions`` and classify the answer.
+
+    Raises:
+        CallFailure: for every outcome that is not a usable completion.
+    """
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    body = json.dumps(payload, ensure_ascii=False).encode()
+    raw = await session.post(
+        base_url.rstrip("/") + "/chat/completions", headers=headers, body=body, timeout=timeout
+    )
+    return parse_chat_response(raw)
+
+
+def parse_chat_response(raw: RawResponse) -> Completion:
+    """Turn an HTTP response into a :class:`Completion` or raise a classified failure."""
+    if raw.status >= 300:
+        raise _status_failure(raw)
+    data = _json_object(raw)
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise CallFailure(ErrorKind.INVALID_RESPONSE, "response has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise CallFailure(ErrorKind.INVALID_RESPONSE, "response choice has no message")
+    return Completion(
+        text=_text_of(message.get("content")),
+        usage=_usage_of(data.get("usage")),
+        finish_reason=_str_or_none(choice.get("finish_reason")),
+        model=_str_or_none(data.get("model")),
+        refusal=_str_or_none(message.get("refusal")),
+        reasoning=_str_or_none(message.get("reasoning_content") or message.get("reasoning")),
+    )
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _status_failure(raw: RawResponse) -> CallFailure:
+    status = raw.status
+    if status in (401, 403):
+        kind = ErrorKind.AUTH
+    elif status == 429:
+        kind = ErrorKind.RATE_LIMIT
+    elif status >= 500:
+        kind = ErrorKind.SERVER
+    elif status in (408,):
+        kind = ErrorKind.TIMEOUT
+    else:
+        kind = ErrorKind.BAD_REQUEST
+    detail = _vendor_message(raw.body)
+    message = f"HTTP {status}" + (f": {detail}" if detail else "")
+    return CallFailure(kind, message, status=status, retry_after=retry_after_seconds(raw.headers))
+
+
+def _vendor_message(body: bytes) -> str:
+    """The vendor's error text: ``{"error": {"message": ...}}`` and common variants."""
+    if not body:
+        return ""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        text = body[:_MAX_MESSAGE_CHARS].decode("utf-8", "replace").strip()
+        return "non-JSON error body" if text.lstrip().startswith("<") else text
+    if isinstance(data, dict):
+        error = data.get("error", data)
+        if isinstance(error, dict):
+            for key in ("message", "detail", "error"):
+                value = error.get(key)
+                if isinstance(value, str) and value.strip():
+                    return value.strip()[:_MAX_MESSAGE_CHARS]
+        elif isinstance(error, str):
+            return error.strip()[:_MAX_MESSAGE_CHARS]
+    return json.dumps(data)[:_MAX_MESSAGE_CHARS]
+
+
+def _json_object(raw: RawResponse) -> dict[str, Any]:
+    content_type = raw.headers.get("content-type", "")
+    try:
+        data = json.loads(raw.body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        what = "HTML" if "html" in content_type or raw.body.lstrip()[:1] == b"<" else "not JSON"
+        if not raw.body.strip():
+            what = "empty"
+        raise CallFailure(
+            ErrorKind.INVALID_RESPONSE,
+            f"HTTP {raw.status} body is {what} (content-type {content_type or 'unset'})",
+        ) from exc
+    if not isinstance(data, dict):
+        raise CallFailure(ErrorKind.INVALID_RESPONSE, "response body is not a JSON object")
+    if "error" in data and "choices" not in data:
+        # Some gateways answer 200 with an error object.
+        raise CallFailure(ErrorKind.SERVER, f"HTTP {raw.status}: {_vendor_message(raw.body)}")
+    return data
+
+
+def _text_of(content: Any) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        texts = [p.get("text", "") for p in content if isinstance(p, dict)]
+        return "".join(t for t in texts if isinstance(t, str))
+    return None
+
+
+def _usage_of(usage: Any) -> Usage | None:
+    if not isinstance(usage, dict):
+        return None
+
+    def count(key: str) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    return Usage(
+        prompt_tokens=count("prompt_tokens"),
+        completion_tokens=count("completion_tokens"),
+        total_tokens=count("total_tokens"),
+    )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,251 @@
+"""Vendor registry: where each vendor lives, which key it needs, and what it accepts.
+
+A :class:`VendorConfig` names an OpenAI-compatible (or, later, Anthropic) endpoint, the
+environment variable its API key is read from, and its capabilities, so a
+:class:`~cross_judge.core.Critic` only needs ``vendor="deepseek"``. Lookups are
+case-insensitive. This module makes no network calls; ``make_client`` builds an
+``openai.OpenAI`` client for cross-judge 0.1 code (imported lazily).
+
+Built in:
+
+=============  ==============================  ======================  ===========
+name           base URL                        key env var             json_object
+=============  ==============================  ======================  ===========
+deepseek       https://api.deepseek.com/v1     DEEPSEEK_API_KEY        yes
+openai         https://api.openai.com/v1       OPENAI_API_KEY          yes
+openrouter     https://openrouter.ai/api/v1    OPENROUTER_API_KEY      no (per model)
+custom         (``base_url=`` required)        none (key optional)     no
+ollama         http://localhost:11434/v1       none                    yes
+llamacpp       http://localhost:8080/v1        none                    yes
+vllm           http://localhost:8000/v1        none                    yes
+lmstudio       http://localhost:1234/v1        none                    no
+=============  ==============================  ======================  ===========
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from .errors import ConfigError, MissingAPIKeyError, UnknownVendorError
+
+if TYPE_CHECKING:
+    import openai
+
+__all__ = [
+    "VENDORS",
+    "VENDOR_DEFAULTS",
+    "VendorConfig",
+    "get_vendor",
+    "make_client",
+    "register_vendor",
+    "resolve_api_key",
+]
+
+WireProtocol = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class VendorConfig:
+    """Connection settings and capabilities of one vendor.
+
+    The first three fields are cross-judge 0.1's (positional order kept). ``base_url`` may
+    be ``""`` only for ``custom``-like vendors, whose critics must pass ``base_url=``.
+    ``api_key_env`` is ``None`` for vendors that need no key (local servers); for them a key
+    is still sent if one is given explicitly.
+
+    Attributes:
+        json_object: accepts ``response_format={"type": "json_object"}``.
+        json_schema: accepts ``response_format={"type": "json_schema", ...}``.
+        requires_api_key: a call without a key is refused before it is sent.
+        protocol: the wire protocol, ``"openai"`` (chat completions) or ``"anthropic"``.
+        max_concurrency: calls in flight to this vendor at once, shared by its critics
+            (``None`` = no vendor-level cap).
+        rpm: requests per minute allowed to this vendor (``None`` = unlimited).
+        max_tokens_field: the request field that caps output tokens (OpenAI's current
+            models want ``max_completion_tokens``; most others ``max_tokens``).
+    """
+
+    name: str
+    base_url: str
+    api_key_env: str | None
+    json_object: bool = False
+    json_schema: bool = False
+    requires_api_key: bool = True
+    protocol: WireProtocol = "openai"
+    max_concurrency: int | None = None
+    rpm: float | None = None
+    max_tokens_field: str = "max_tokens"
+
+    def __post_init__(self) -> None:
+        if not self.name or self.name != self.name.strip():
+            raise ConfigError(f"VendorConfig.name must be a non-empty word, got {self.name!r}")
+        if self.base_url and not self.base_url.startswith(("http://", "https://")):
+            raise ConfigError(
+                f"VendorConfig.base_url for {self.name!r} must start with http:// or https://, "
+                f"got {self.base_url!r}"
+            )
+        if self.requires_api_key and not self.api_key_env:
+            raise ConfigError(
+                f"vendor {self.name!r} requires an API key but names no api_key_env; "
+                "set api_key_env='...' or requires_api_key=False"
+            )
+        if self.max_concurrency is not None and self.max_concurrency < 1:
+            raise ConfigError(f"max_concurrency must be >= 1 or None, got {self.max_concurrency}")
+        if self.rpm is not None and self.rpm <= 0:
+            raise ConfigError(f"rpm must be > 0 or None, got {self.rpm}")
+
+
+_BUILTIN: tuple[VendorConfig, ...] = (
+    VendorConfig("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", json_object=True),
+    VendorConfig(
+        "openai",
+        "https://api.openai.com/v1",
+        "OPENAI_API_KEY",
+        json_object=True,
+        json_schema=True,
+        max_tokens_field="max_completion_tokens",
+    ),
+    # OpenRouter forwards response_format only to models that support it; off by default.
+    VendorConfig("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    VendorConfig("custom", "", None, requires_api_key=False),
+    VendorConfig(
+        "ollama", "http://localhost:11434/v1", None, json_object=True, requires_api_key=False
+    ),
+    VendorConfig(
+        "llamacpp", "http://localhost:8080/v1", None, json_object=True, requires_api_key=False
+    ),
+    VendorConfig(
+        "vllm", "http://localhost:8000/v1", None, json_object=True, requires_api_key=False
+    ),
+    VendorConfig(
+        "lmstudio", "http://localhost:1234/v1", None, json_schema=True, requires_api_key=False
+    ),
+)
+
+VENDORS: dict[str, VendorConfig] = {v.name: v for v in _BUILTIN}
+"""Registered vendors by lower-case name. Add to it with :func:`register_vendor`."""
+
+VENDOR_DEFAULTS: dict[str, tuple[str, str]] = {
+    name: (VENDORS[name].base_url, VENDORS[name].api_key_env or "")
+    for name in ("deepseek", "openai", "openrouter")
+}
+"""cross-judge 0.1's ``{vendor: (base_url, api_key_env)}`` table, kept for old code."""
+
+_registry_lock = threading.Lock()
+
+
+def register_vendor(
+    name: str,
+    base_url: str,
+    api_key_env: str | None = None,
+    *,
+    replace_existing: bool = False,
+    **capabilities: object,
+) -> VendorConfig:
+    """Register (or, with ``replace_existing=True``, replace) a vendor and return its config.
+
+    ``name`` is stored lower-case. ``capabilities`` are the other :class:`VendorConfig`
+    fields (``json_object``, ``requires_api_key``, ...). When ``api_key_env`` is ``None``
+    the vendor needs no key unless ``requires_api_key=True`` is passed.
+
+    Raises:
+        ConfigError: the name is taken (and ``replace_existing`` is false), or a field is
+            invalid.
+    """
+    key = name.strip().lower()
+    capabilities.setdefault("requires_api_key", api_key_env is not None)
+    try:
+        config = VendorConfig(key, base_url, api_key_env, **capabilities)  # type: ignore[arg-type]
+    except TypeError as exc:
+        allowed = sorted(VendorConfig.__dataclass_fields__)
+        raise ConfigError(f"register_vendor: {exc}; VendorConfig fields are {allowed}") from exc
+    with _registry_lock:
+        if key in VENDORS and not replace_existing:
+            raise ConfigError(
+                f"vendor {key!r} is already registered; pass replace_existing=True to replace it"
+            )
+        VENDORS[key] = config
+    return config
+
+
+def get_vendor(name: str) -> VendorConfig:
+    """Look up a vendor by name, case-insensitively.
+
+    Raises:
+        UnknownVendorError: (a ``KeyError`` and a ``ConfigError``) listing the known names.
+    """
+    config = VENDORS.get(str(name).strip().lower())
+    if config is None:
+        raise UnknownVendorError(
+            f"Unknown vendor {name!r}. Known: {sorted(VENDORS)}. For another "
+            "OpenAI-compatible endpoint use vendor='custom' with base_url=..., or "
+            "register it with cross_judge.register_vendor(name, base_url, api_key_env)."
+        )
+    return config
+
+
+def resolve_api_key(config: VendorConfig, api_key: str | None) -> str | None:
+    """The key to send: the explicit one, else the vendor's env var (read now, not at import).
+
+    Returns ``None`` when there is none and the vendor does not require one.
+
+    Raises:
+        MissingAPIKeyError: the vendor requires a key and none is set; the message names the
+            environment variable (never a key).
+    """
+    if api_key:
+        return api_key
+    env_value = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
+    if env_value.strip():
+        return env_value.strip()
+    if config.requires_api_key:
+        raise MissingAPIKeyError(
+            f"Missing API key for vendor {config.name!r}: set the {config.api_key_env} "
+            "environment variable or pass api_key=..."
+        )
+    return None
+
+
+def with_base_url(config: VendorConfig, base_url: str | None) -> VendorConfig:
+    """``config`` with ``base_url`` overridden (validated), or unchanged for ``None``.
+
+    Raises:
+        ConfigError: neither the vendor nor the caller gives a base URL (``custom``).
+    """
+    if base_url:
+        return replace(config, base_url=base_url.rstrip("/"))
+    if not config.base_url:
+        raise ConfigError(
+            f"vendor {config.name!r} has no default base URL: pass base_url='https://host/v1'"
+        )
+    return config
+
+
+def make_client(
+    vendor: str = "deepseek", api_key: str | None = None, base_url: str | None = None
+) -> openai.OpenAI:
+    """Build a synchronous ``openai.OpenAI`` client for a vendor (cross-judge 0.1 API).
+
+    The new core does not use it; it is kept for code that drives the OpenAI SDK itself.
+
+    Raises:
+        UnknownVendorError: unknown vendor.
+        MissingAPIKeyError: (a ``RuntimeError``) no key; the message names the env var.
+        ConfigError: ``custom`` without ``base_url``.
+        ImportError: the ``openai`` package is missing.
+    """
+    try:
+        from openai import OpenAI
+    except ImportError as exc:  # pragma: no cover - openai is a dependency
+        raise ImportError(
+            "The 'openai' package is required for make_client(). "
+            "Install with: pip install 'openai>=1.0'"
+        ) from exc
+
+    config = with_base_url(get_vendor(vendor), base_url)
+    key = resolve_api_key(config, api_key)
+    # The OpenAI client insists on a key; local servers accept any placeholder.
+    return OpenAI(api_key=key or "not-needed", base_url=config.base_url)

@@ -1,0 +1,131 @@
+"""The result models: one critic's :class:`Verdict` and its token :class:`Usage`.
+
+The module name and the field names of ``Verdict`` are those of cross-judge 0.1, so stored
+0.1 JSON loads unchanged and 0.1 code reading ``v.kind`` / ``v.verdict`` keeps working. New
+fields all have defaults. These are plain data: no network, no parsing (see
+:mod:`cross_judge.parsing`), no voting (see :mod:`cross_judge.voting`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+
+from .errors import ErrorKind
+
+__all__ = ["RESERVED_KINDS", "Usage", "Verdict", "VerdictKind"]
+
+VerdictKind = Literal["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR", "ERROR", "PARSE_FAIL"]
+"""The default label vocabulary of cross-judge 0.1 (taxonomy review).
+
+``kind`` itself is a free string: a critic may use ``PASS``/``FAIL`` or any vocabulary.
+``ERROR`` and ``PARSE_FAIL`` are reserved for failed calls (see :data:`RESERVED_KINDS`).
+"""
+
+RESERVED_KINDS: frozenset[str] = frozenset({"ERROR", "PARSE_FAIL", "SKIPPED"})
+"""Kinds that mark a verdict that is not a vote; a model answering one of them is rejected."""
+
+# cross-judge 0.1 (and its legacy ``schema.Verdict``) used these names.
+_LEGACY_ALIASES = {"verdict": "kind", "rationale": "reasoning", "reviewer_id": "critic_id"}
+
+
+class Usage(BaseModel):
+    """Token counts of one call (or, summed, of many).
+
+    ``total_tokens`` defaults to the sum of the other two when a vendor leaves it out.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt_tokens: NonNegativeInt = 0
+    completion_tokens: NonNegativeInt = 0
+    total_tokens: NonNegativeInt = 0
+
+    @model_validator(mode="after")
+    def _fill_total(self) -> Usage:
+        if self.total_tokens == 0 and (self.prompt_tokens or self.completion_tokens):
+            object.__setattr__(self, "total_tokens", self.prompt_tokens + self.completion_tokens)
+        return self
+
+    def __add__(self, other: Usage) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+class Verdict(BaseModel):
+    """One critic's verdict on one item. Never an exception: failures are verdicts too.
+
+    A verdict is *valid* (a vote) iff ``error is None``. A failed call has
+    ``kind="ERROR"``; text that holds no usable verdict has ``kind="PARSE_FAIL"``; both set
+    ``error`` (a human-readable message) and ``error_kind`` (an :class:`ErrorKind`).
+
+    cross-judge 0.1 compatibility:
+
+    * ``verdict``, ``rationale`` and ``reviewer_id`` are read-only aliases of ``kind``,
+      ``reasoning`` and ``critic_id``, and are accepted as constructor keywords (the
+      caller's dict is never modified). When both names are given, the new one wins.
+    * Unknown keywords are kept (``extra="allow"``).
+    * ``confidence`` must be in [0, 1] when constructed directly; the parser clamps what a
+      model writes. A missing confidence is ``0.0``, as in 0.1.
+
+    ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    kind: str
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    reasoning: str = ""
+    critic_id: str = ""
+    raw_response: str | None = None
+    error: str | None = None
+    elapsed_s: float = 0.0
+    error_kind: ErrorKind | None = None
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    usage: Usage | None = None
+    cost_usd: float | None = Field(default=None, ge=0.0)
+    model: str | None = None
+    vendor: str | None = None
+    prompt_id: str | None = None
+    prompt_version: str | None = None
+    prompt_sha256: str | None = None
+    attempts: NonNegativeInt = 0
+    cached: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _accept_legacy_names(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not any(k in data for k in _LEGACY_ALIASES):
+            return data
+        data = dict(data)  # never mutate the caller's dict (0.1 did)
+        for old, new in _LEGACY_ALIASES.items():
+            if old in data:
+                value = data.pop(old)
+                data.setdefault(new, value)
+        return data
+
+    @property
+    def verdict(self) -> str:
+        """Alias of :attr:`kind` (cross-judge 0.1)."""
+        return self.kind
+
+    @property
+    def rationale(self) -> str:
+        """Alias of :attr:`reasoning` (cross-judge 0.1)."""
+        return self.reasoning
+
+    @property
+    def reviewer_id(self) -> str:
+        """Alias of :attr:`critic_id` (cross-judge 0.1)."""
+        return self.critic_id
+
+    @property
+    def is_valid(self) -> bool:
+        """True when this verdict is a vote (``error is None``)."""
+        return self.error is None
