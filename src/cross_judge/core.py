@@ -111,6 +111,11 @@ class Critic:
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
+    # Derived from public fields on the hot path; recomputed if those fields are reassigned.
+    _endpoint_memo: tuple[str, str | None, VendorConfig] | None = field(
+        init=False, repr=False, default=None
+    )
+    _sha_memo: tuple[str, str, str] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -158,7 +163,11 @@ class Critic:
         return template
 
     def _endpoint(self) -> VendorConfig:
-        return with_base_url(get_vendor(self.vendor), self.base_url)
+        memo = self._endpoint_memo
+        if memo is None or memo[0] != self.vendor or memo[1] != self.base_url:
+            config = with_base_url(get_vendor(self.vendor), self.base_url)
+            memo = self._endpoint_memo = (self.vendor, self.base_url, config)
+        return memo[2]
 
     def _mentions_json(self) -> bool:
         return "json" in (self.system_prompt + self.prompt_template).lower()
@@ -171,8 +180,12 @@ class Critic:
     @property
     def prompt_sha256(self) -> str:
         """sha256 of the system prompt and template: which exact prompt judged."""
-        blob = json.dumps([self.system_prompt, self.prompt_template], ensure_ascii=False)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        memo = self._sha_memo
+        if memo is None or memo[0] != self.system_prompt or memo[1] != self.prompt_template:
+            blob = json.dumps([self.system_prompt, self.prompt_template], ensure_ascii=False)
+            digest = hashlib.sha256(blob.encode()).hexdigest()
+            memo = self._sha_memo = (self.system_prompt, self.prompt_template, digest)
+        return memo[2]
 
     def check(self, context: Mapping[str, Any] | None = None) -> None:
         """Raise now for what would otherwise only show up at call time.
@@ -341,7 +354,7 @@ class Critic:
             "critic_id": self.name,
             "elapsed_s": round(time.perf_counter() - started, 3),
             "model": self.model,
-            "vendor": get_vendor(self.vendor).name,
+            "vendor": self._endpoint().name,
             "prompt_sha256": self.prompt_sha256,
             "attempts": attempts,
         }
@@ -369,14 +382,14 @@ class Critic:
         ``api_key`` and ``http_client`` are left out; a ``base_url`` loses any
         ``user:password@`` part. The result is safe to log or write to a manifest.
         """
-        skip = {"api_key", "http_client", "_template", "_injected"}
+        skip = {"api_key", "http_client"}
         data: dict[str, Any] = {
-            f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip
+            f.name: getattr(self, f.name) for f in fields(self) if f.init and f.name not in skip
         }
         data["labels"] = list(self.labels) if self.labels is not None else None
         data["base_url"] = _strip_userinfo(self._endpoint().base_url)
-        data["vendor"] = get_vendor(self.vendor).name
-        data["api_key_env"] = get_vendor(self.vendor).api_key_env
+        data["vendor"] = self._endpoint().name
+        data["api_key_env"] = self._endpoint().api_key_env
         data["prompt_sha256"] = self.prompt_sha256
         return data
 

@@ -393,15 +393,18 @@ def _whole_document(value: object) -> tuple[dict[str, Any] | None, str]:
 
 
 def _json_type(value: object) -> str:
-    if value is None:
-        return "JSON null"
+    return "JSON null" if value is None else f"a JSON {_type_name(value)}"
+
+
+def _type_name(value: object) -> str:
+    """The JSON name of a decoded value's type: boolean, number, string, array, object."""
     if isinstance(value, bool):
-        return "a JSON boolean"
+        return "boolean"
     if isinstance(value, (int, float)):
-        return "a JSON number"
+        return "number"
     if isinstance(value, str):
-        return "a JSON string"
-    return "a JSON array"
+        return "string"
+    return "object" if isinstance(value, dict) else "array"
 
 
 def _unfence(text: str) -> str:
@@ -599,15 +602,8 @@ def _read_label(data: dict[str, Any], vocabulary: tuple[str, ...] | None) -> tup
 def _describe_non_string(value: object) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean, not a string"
-    if isinstance(value, (int, float)):
-        return "a number, not a string"
-    if isinstance(value, list):
-        return "a list, not a string"
-    if isinstance(value, dict):
-        return "an object, not a string"
-    return "not a string"
+    name = {"array": "a list", "object": "an object"}.get(_type_name(value))
+    return f"{name or 'a ' + _type_name(value)}, not a string"
 
 
 def _read_reasoning(data: dict[str, Any]) -> str:
