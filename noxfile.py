@@ -33,4 +33,5 @@ def lint(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks; each prints a table of ratios and writes bench/results/*.json."""
     session.install(".")
-    session.run("python", "bench/bench_transport.py", *session.posargs)
+    session.run("python", "bench/bench_fanout.py")
+    session.run("python", "bench/bench_transport.py")

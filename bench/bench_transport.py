@@ -16,7 +16,6 @@ import asyncio
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -30,6 +29,9 @@ import openai
 import cross_judge
 from cross_judge import Critic
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _server import start_server
+
 RESULTS = Path(__file__).parent / "results"
 BODY = {
     "model": "bench",
@@ -37,28 +39,6 @@ BODY = {
     "temperature": 0.0,
     "max_tokens": 100,
 }
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cross_judge.testing",
-            "--latency",
-            str(latency),
-            "--max-seconds",
-            "600",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("READY "):
-        proc.kill()
-        raise RuntimeError(f"server did not start: {line!r}")
-    return proc, f"http://127.0.0.1:{line.split()[1]}/v1"
 
 
 async def run_bounded(call: Callable[[int], Awaitable[None]], calls: int, limit: int) -> float:
@@ -141,9 +121,8 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=1500)
     args = parser.parse_args()
 
-    proc, url = start_server(args.latency)
     rows: list[dict[str, Any]] = []
-    try:
+    with start_server(args.latency) as url:
         for limit in args.concurrency:
             physical = limit / args.latency
             results = {name: asyncio.run(fn(url, args.calls, limit)) for name, fn in STACKS.items()}
@@ -160,9 +139,6 @@ def main() -> int:
                         "vs_openai_sdk": round(rate / baseline, 3),
                     }
                 )
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
     print(
         f"latency {args.latency * 1000:.0f} ms, {args.calls} calls per stack; python "

@@ -5,7 +5,9 @@ and the heavy HTTP stacks load on the first call, not here.
 """
 
 from ._version import __version__
+from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .core import Critic
+from .ensemble import Ensemble, revote
 from .errors import (
     ConfigError,
     CrossJudgeError,
@@ -22,14 +24,16 @@ from .vendors import (
     make_client,
     register_vendor,
 )
-from .verdict import Usage, Verdict, VerdictKind
+from .verdict import EnsembleVerdict, Usage, Verdict, VerdictKind
 from .voting import (
     VOTING_STRATEGIES,
+    Vote,
     VotingStrategy,
     agreement_pct,
     get_voting_strategy,
     krippendorff_alpha,
     majority_vote,
+    register_voting_strategy,
     unanimous,
 )
 
@@ -40,6 +44,8 @@ __all__ = [
     "ConfigError",
     "Critic",
     "CrossJudgeError",
+    "Ensemble",
+    "EnsembleVerdict",
     "ErrorKind",
     "MissingAPIKeyError",
     "PromptError",
@@ -48,14 +54,21 @@ __all__ = [
     "VendorConfig",
     "Verdict",
     "VerdictKind",
+    "Vote",
     "VotingStrategy",
     "__version__",
     "agreement_pct",
+    "cohen_kappa",
+    "fleiss_kappa",
     "get_vendor",
     "get_voting_strategy",
     "krippendorff_alpha",
     "majority_vote",
     "make_client",
+    "pairwise_agreement",
     "register_vendor",
+    "register_voting_strategy",
+    "reliability_alpha",
+    "revote",
     "unanimous",
 ]

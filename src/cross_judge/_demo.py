@@ -18,9 +18,9 @@ import yaml
 
 from ._resources import prompt_files
 from .core import Critic
+from .ensemble import Ensemble
 from .testing import Persona, Reply, VendorServer
-from .verdict import Verdict
-from .voting import agreement_pct, majority_vote
+from .verdict import EnsembleVerdict, Verdict
 
 __all__ = ["DEMO_ITEMS", "DemoRow", "run_demo"]
 
@@ -91,40 +91,40 @@ async def run_demo(*, latency_scale: float = 1.0) -> tuple[list[DemoRow], dict[s
             )
             for p in personas
         ]
+        ensemble = Ensemble(
+            critics, voting="majority", voting_kwargs={"priority": ["REJECT", "SPLIT", "MERGE"]}
+        )
         started = time.perf_counter()
-        rows: list[DemoRow | None] = [None] * len(DEMO_ITEMS)
-
-        async def judge_item(index: int, item: str, gold: str) -> None:
-            verdicts: list[Verdict | None] = [None] * len(critics)
-
-            async def one(j: int, critic: Critic) -> None:
-                verdicts[j] = await critic.judge(item)
-
-            async with anyio.create_task_group() as tg:
-                for j, critic in enumerate(critics):
-                    tg.start_soon(one, j, critic)
-            done = tuple(v for v in verdicts if v is not None)
-            consensus, _ = majority_vote(done, priority=["REJECT", "SPLIT", "MERGE", "KEEP"])
-            rows[index] = DemoRow(item, gold, done, consensus, agreement_pct(done, consensus))
-
-        try:
-            async with anyio.create_task_group() as tg:
-                for index, (item, gold) in enumerate(DEMO_ITEMS):
-                    tg.start_soon(judge_item, index, item, gold)
-        finally:
-            await critics[0].aclose()
+        async with ensemble:
+            results = await _judge_all(ensemble)
         elapsed = time.perf_counter() - started
         stats = server.stats()
-    finished = [r for r in rows if r is not None]
+    rows = [
+        DemoRow(item, gold, tuple(r.verdicts), r.consensus, r.agreement_pct)
+        for (item, gold), r in zip(DEMO_ITEMS, results, strict=True)
+    ]
     facts = {
         "server_url": server.url,
         "critics": [c.name for c in critics],
         "elapsed_s": elapsed,
         "requests": stats["requests"],
-        "calls": sum(len(r.verdicts) for r in finished),
-        "retried_calls": sum(1 for r in finished for v in r.verdicts if v.attempts > 1),
-        "failed_calls": sum(1 for r in finished for v in r.verdicts if not v.is_valid),
-        "correct": sum(1 for r in finished if r.consensus == r.gold),
+        "calls": sum(len(r.verdicts) for r in rows),
+        "retried_calls": sum(1 for r in rows for v in r.verdicts if v.attempts > 1),
+        "failed_calls": sum(1 for r in rows for v in r.verdicts if not v.is_valid),
+        "correct": sum(1 for r in rows if r.consensus == r.gold),
         "prompt": f"{prompt['id']}@{prompt['version']}",
     }
-    return finished, facts
+    return rows, facts
+
+
+async def _judge_all(ensemble: Ensemble) -> list[EnsembleVerdict]:
+    """Every demo item at once: each Ensemble.judge fans out to its critics."""
+    results: list[EnsembleVerdict | None] = [None] * len(DEMO_ITEMS)
+
+    async def one(index: int, item: str) -> None:
+        results[index] = await ensemble.judge(item)
+
+    async with anyio.create_task_group() as tg:
+        for index, (item, _) in enumerate(DEMO_ITEMS):
+            tg.start_soon(one, index, item)
+    return [r for r in results if r is not None]

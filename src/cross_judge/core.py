@@ -340,6 +340,17 @@ class Critic:
             **common,
         )
 
+    def unfinished_verdict(
+        self, kind: str, message: str, error_kind: ErrorKind, *, elapsed_s: float = 0.0
+    ) -> Verdict:
+        """A verdict for a call of this critic that did not complete or was never made.
+
+        Used by ensembles for calls cut off by a deadline (``kind="ERROR"``) or cancelled
+        by early stop (``kind="SKIPPED"``). Carries the critic's provenance.
+        """
+        common = self._common(time.perf_counter() - elapsed_s, attempts=0)
+        return Verdict(kind=kind, reasoning=message, error=message, error_kind=error_kind, **common)
+
     def _failed(self, kind: ErrorKind, message: str, started: float, *, attempts: int) -> Verdict:
         return Verdict(
             kind="ERROR",

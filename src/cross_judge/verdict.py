@@ -1,4 +1,4 @@
-"""The result models: one critic's :class:`Verdict` and its token :class:`Usage`.
+"""The result models: a critic's :class:`Verdict`, a panel's :class:`EnsembleVerdict`.
 
 The module name and the field names of ``Verdict`` are those of cross-judge 0.1, so stored
 0.1 JSON loads unchanged and 0.1 code reading ``v.kind`` / ``v.verdict`` keeps working. New
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validat
 
 from .errors import ErrorKind
 
-__all__ = ["RESERVED_KINDS", "Usage", "Verdict", "VerdictKind"]
+__all__ = ["RESERVED_KINDS", "EnsembleVerdict", "Usage", "Verdict", "VerdictKind"]
 
 VerdictKind = Literal["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR", "ERROR", "PARSE_FAIL"]
 """The default label vocabulary of cross-judge 0.1 (taxonomy review).
@@ -129,3 +129,43 @@ class Verdict(BaseModel):
     def is_valid(self) -> bool:
         """True when this verdict is a vote (``error is None``)."""
         return self.error is None
+
+
+class EnsembleVerdict(BaseModel):
+    """A panel's result for one item: every critic's verdict and the consensus.
+
+    The first nine fields are cross-judge 0.1's. Statistics follow 0.1 and count only
+    valid verdicts (``error is None``): ``avg_confidence`` and ``agreement_pct`` are over
+    valid verdicts (0.0 when there is none), and ``krippendorff_alpha`` is 0.1's per-item
+    value, which can only be ``None`` (fewer than two valid verdicts), ``1.0`` (all agree)
+    or ``0.0`` (any disagreement, give or take 4e-16 of rounding). It is an "all agree?"
+    flag kept for compatibility; for reliability use
+    :func:`cross_judge.agreement.reliability_alpha` over a batch of items.
+
+    New fields: ``score`` (the aggregate score of score strategies such as ``average``;
+    ``None`` for label strategies), ``n_valid`` / ``n_errors`` (ERROR and PARSE_FAIL
+    verdicts), ``calls_saved`` (critics cancelled by early stop, ``kind="SKIPPED"``, which
+    no statistic counts), ``dissenters`` (critic ids of valid verdicts against the
+    consensus), ``usage`` and ``cost_usd`` totals (``cost_usd`` is ``None`` unless every
+    call made has a known cost), ``elapsed_s`` (wall time of the whole judgement).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    query_id: str
+    verdicts: list[Verdict]
+    consensus: str
+    avg_confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    disagreement: bool = False
+    agreement_pct: float = Field(default=0.0, ge=0.0, le=1.0)
+    krippendorff_alpha: float | None = None
+    voting: str
+    meta: dict[str, Any] = Field(default_factory=dict)
+    score: float | None = None
+    n_valid: NonNegativeInt = 0
+    n_errors: NonNegativeInt = 0
+    calls_saved: NonNegativeInt = 0
+    dissenters: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    elapsed_s: float = 0.0

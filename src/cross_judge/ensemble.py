@@ -1,0 +1,352 @@
+"""The :class:`Ensemble`: several critics judge one item concurrently; one vote decides.
+
+``await ensemble.judge(query)`` starts every critic at once in one anyio task group, so a
+judgement takes as long as the slowest critic, not the sum (cross-judge 0.1 called them
+one after another). Verdicts come back in critic order whatever order they finish in.
+The strategy and its arguments are checked at construction, before anything is billed.
+
+With ``early_stop=True`` (``majority`` and ``unanimous``), critics still running are
+cancelled as soon as their answers could no longer change the consensus; their verdicts
+are ``kind="SKIPPED"`` with ``error_kind="early_stop"`` and count in no statistic. With a
+``deadline``, critics still running when it expires give ``ERROR`` verdicts with
+``error_kind="timeout"``. Cancelling the caller cancels every call in flight.
+
+This module does not retry, parse or rate-limit (the critics do) and does not batch (see
+``judge_many`` in a later release).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from . import _sync
+from .core import Critic
+from .errors import ConfigError, ErrorKind
+from .transport import aclose_sessions
+from .verdict import EnsembleVerdict, Usage, Verdict
+from .voting import (
+    VotingStrategy,
+    accepts_kwarg,
+    agreement_pct,
+    krippendorff_alpha,
+    outcome_is_decided,
+    strategy_name,
+    supports_early_stop,
+    validate_voting,
+)
+
+__all__ = ["Ensemble", "default_query_id", "revote"]
+
+_QUERY_ID_CHARS = 80
+
+
+def default_query_id(query: str) -> str:
+    """An id for ``query``: the query itself up to 80 characters (as in 0.1), else its
+    first 64 characters, ``#`` and 12 hex digits of its sha256, so long queries sharing a
+    prefix never collide (0.1 truncated them to 80 characters)."""
+    if len(query) <= _QUERY_ID_CHARS:
+        return query
+    digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{query[:64]}#{digest}"
+
+
+@dataclass(eq=False)
+class Ensemble:
+    """A panel of critics and a voting strategy.
+
+    The first three parameters are cross-judge 0.1's.
+
+    Args:
+        critics: the panel; names must be unique. Every critic judges every item.
+        voting: a registered strategy name (``majority``, ``unanimous``/``consensus``,
+            ``weighted``, ``average``, ``weighted_average``, ``median``, ``any``,
+            ``highest``, ``lowest``, ``first_disagreement``) or a callable
+            ``(verdicts, **kwargs) -> (label, disagreement)``.
+        voting_kwargs: passed to the strategy (``priority``, ``fallback``, ``errors``,
+            ``ties``, ...). Checked now: an unknown or invalid argument raises.
+        weights: vote weight per critic name; default each critic's ``weight``. Passed to
+            strategies that accept ``weights``.
+        min_valid: quorum: with fewer valid verdicts the consensus is the fallback.
+        early_stop: cancel critics whose answers can no longer change the consensus
+            (``majority`` and ``unanimous`` only).
+        deadline: seconds allowed for one ``judge()``; critics still running then give
+            ``ERROR`` verdicts with ``error_kind="timeout"``.
+
+    Raises:
+        ConfigError: an empty panel, duplicate names, an unknown strategy or argument,
+            weights for unknown critics, ``early_stop`` with another strategy.
+    """
+
+    critics: list[Critic]
+    voting: str | VotingStrategy = "majority"
+    voting_kwargs: dict[str, Any] = field(default_factory=dict)
+    weights: Mapping[str, float] | None = None
+    min_valid: int | None = None
+    early_stop: bool = False
+    deadline: float | None = None
+
+    _strategy: VotingStrategy = field(init=False, repr=False)
+    _kwargs: dict[str, Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.critics = list(self.critics)
+        if not self.critics:
+            raise ConfigError("Ensemble needs at least one critic")
+        names = [c.name for c in self.critics]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ConfigError(f"critic names must be unique in an Ensemble; repeated: {duplicates}")
+        if self.weights is None:
+            self.weights = {c.name: c.weight for c in self.critics}
+        else:
+            unknown = sorted(set(self.weights) - set(names))
+            if unknown:
+                raise ConfigError(f"weights name unknown critics {unknown}; critics are {names}")
+            self.weights = {c.name: float(self.weights.get(c.name, c.weight)) for c in self.critics}
+        bad = {n: w for n, w in self.weights.items() if not (math.isfinite(w) and w >= 0)}
+        if bad:
+            raise ConfigError(f"weights must be finite and >= 0, got {bad}")
+        if self.min_valid is not None and (
+            isinstance(self.min_valid, bool)
+            or not isinstance(self.min_valid, int)
+            or not 1 <= self.min_valid <= len(self.critics)
+        ):
+            raise ConfigError(
+                f"min_valid must be an integer from 1 to the number of critics "
+                f"({len(self.critics)}), got {self.min_valid!r}"
+            )
+        if self.deadline is not None and not (
+            isinstance(self.deadline, (int, float)) and self.deadline > 0
+        ):
+            raise ConfigError(f"deadline must be a number of seconds > 0, got {self.deadline!r}")
+        self._strategy, self._kwargs = _resolve(
+            self.voting, self.voting_kwargs, self.weights, self.min_valid
+        )
+        if self.early_stop and not supports_early_stop(self._strategy):
+            raise ConfigError(
+                f"early_stop supports the majority and unanimous strategies, not "
+                f"{strategy_name(self.voting)!r}; set early_stop=False"
+            )
+
+    # -- judging --------------------------------------------------------------------------
+
+    async def judge(
+        self,
+        query: str,
+        *,
+        query_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> EnsembleVerdict:
+        """Judge ``query`` with every critic concurrently and aggregate.
+
+        Every prompt is rendered before the first request, so a template mistake raises
+        :class:`~cross_judge.errors.PromptError` before any critic is billed. Vendor
+        failures never raise: they are verdicts.
+
+        Args:
+            query: the item to judge.
+            query_id: the item's id; default :func:`default_query_id`.
+            context: values for the critics' template fields.
+            meta: copied to ``EnsembleVerdict.meta``.
+        """
+        for critic in self.critics:
+            critic.render_prompt(query, context)
+        started = time.perf_counter()
+        n = len(self.critics)
+        results: list[Verdict | None] = [None] * n
+        stopped_early = False
+
+        async def run(index: int, critic: Critic, group: TaskGroup) -> None:
+            nonlocal stopped_early
+            results[index] = await critic.judge(query, context)
+            if self.early_stop and not stopped_early:
+                done = [v for v in results if v is not None]
+                if outcome_is_decided(self._strategy, done, n - len(done), self._kwargs):
+                    stopped_early = True
+                    group.cancel_scope.cancel()
+
+        with anyio.move_on_after(self.deadline if self.deadline is not None else math.inf):
+            async with anyio.create_task_group() as group:
+                for index, critic in enumerate(self.critics):
+                    group.start_soon(run, index, critic, group)
+
+        elapsed = time.perf_counter() - started
+        finished = sum(v is not None for v in results)
+        verdicts = [
+            v if v is not None else self._unfinished(critic, stopped_early, finished, elapsed)
+            for critic, v in zip(self.critics, results, strict=True)
+        ]
+        return self.aggregate_verdicts(
+            verdicts, query_id=query_id or default_query_id(query), meta=meta, elapsed_s=elapsed
+        )
+
+    def _unfinished(
+        self, critic: Critic, stopped_early: bool, finished: int, elapsed: float
+    ) -> Verdict:
+        if stopped_early:
+            return critic.unfinished_verdict(
+                "SKIPPED",
+                f"early_stop: the outcome was decided after {finished} of "
+                f"{len(self.critics)} critics",
+                ErrorKind.EARLY_STOP,
+                elapsed_s=elapsed,
+            )
+        return critic.unfinished_verdict(
+            "ERROR",
+            f"timeout: ensemble deadline of {self.deadline:g}s exceeded",
+            ErrorKind.TIMEOUT,
+            elapsed_s=elapsed,
+        )
+
+    def judge_sync(
+        self,
+        query: str,
+        *,
+        query_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> EnsembleVerdict:
+        """:meth:`judge` for synchronous code; also works inside a running event loop."""
+        call = functools.partial(self.judge, query, query_id=query_id, context=context, meta=meta)
+        return _sync.run_sync(call)
+
+    def aggregate_verdicts(
+        self,
+        verdicts: Sequence[Verdict],
+        *,
+        query_id: str,
+        meta: Mapping[str, Any] | None = None,
+        elapsed_s: float = 0.0,
+    ) -> EnsembleVerdict:
+        """Aggregate verdicts produced elsewhere (0.1 API); calls no model."""
+        return _aggregate(
+            verdicts,
+            self._strategy,
+            strategy_name(self.voting),
+            self._kwargs,
+            query_id=query_id,
+            meta=meta,
+            elapsed_s=elapsed_s,
+        )
+
+    def revote(
+        self, result: EnsembleVerdict, voting: str | VotingStrategy | None = None, **kwargs: Any
+    ) -> EnsembleVerdict:
+        """:func:`revote` with this ensemble's weights (and, with ``voting=None``, its
+        strategy and arguments updated by ``kwargs``)."""
+        if voting is None:
+            voting, kwargs = self.voting, {**self.voting_kwargs, **kwargs}
+        return revote(result, voting, weights=self.weights, min_valid=self.min_valid, **kwargs)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close the pooled connections of every critic on the running event loop."""
+        urls = {c._endpoint().base_url for c in self.critics if c.http_client is None}
+        await aclose_sessions(sorted(urls))
+
+    async def __aenter__(self) -> Ensemble:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def revote(
+    result: EnsembleVerdict,
+    voting: str | VotingStrategy = "majority",
+    *,
+    weights: Mapping[str, float] | None = None,
+    min_valid: int | None = None,
+    **voting_kwargs: Any,
+) -> EnsembleVerdict:
+    """Re-aggregate a stored result with another strategy. Calls no model.
+
+    The verdicts, ``query_id``, ``meta`` and ``elapsed_s`` are kept; every aggregate field
+    is recomputed. Weights default to 1.0 per critic (verdicts do not store weights).
+
+    Raises:
+        ConfigError: unknown strategy or invalid arguments.
+    """
+    strategy, kwargs = _resolve(voting, voting_kwargs, weights, min_valid)
+    return _aggregate(
+        result.verdicts,
+        strategy,
+        strategy_name(voting),
+        kwargs,
+        query_id=result.query_id,
+        meta=result.meta,
+        elapsed_s=result.elapsed_s,
+    )
+
+
+def _resolve(
+    voting: str | VotingStrategy,
+    voting_kwargs: Mapping[str, Any],
+    weights: Mapping[str, float] | None,
+    min_valid: int | None,
+) -> tuple[VotingStrategy, dict[str, Any]]:
+    kwargs = dict(voting_kwargs)
+    candidate = validate_voting(voting, {})
+    if weights is not None and "weights" not in kwargs and accepts_kwarg(candidate, "weights"):
+        kwargs["weights"] = dict(weights)
+    if min_valid is not None:
+        if not accepts_kwarg(candidate, "min_valid"):
+            raise ConfigError(
+                f"min_valid needs a strategy that accepts it; {strategy_name(voting)!r} does not"
+            )
+        kwargs.setdefault("min_valid", min_valid)
+    return validate_voting(voting, kwargs), kwargs
+
+
+def _aggregate(
+    verdicts: Sequence[Verdict],
+    strategy: VotingStrategy,
+    name: str,
+    kwargs: Mapping[str, Any],
+    *,
+    query_id: str,
+    meta: Mapping[str, Any] | None,
+    elapsed_s: float,
+) -> EnsembleVerdict:
+    verdicts = list(verdicts)
+    vote = strategy(verdicts, **kwargs)
+    consensus, disagreement = vote
+    valid = [v for v in verdicts if v.error is None]
+    saved = sum(1 for v in verdicts if v.error_kind is ErrorKind.EARLY_STOP)
+    usage = Usage()
+    for v in verdicts:
+        if v.usage is not None:
+            usage = usage + v.usage
+    costs = [v.cost_usd for v in verdicts if v.attempts > 0 or v.cached]
+    return EnsembleVerdict(
+        query_id=query_id,
+        verdicts=verdicts,
+        consensus=str(consensus),
+        avg_confidence=sum(v.confidence for v in valid) / len(valid) if valid else 0.0,
+        disagreement=bool(disagreement),
+        agreement_pct=agreement_pct(verdicts, str(consensus)),
+        krippendorff_alpha=krippendorff_alpha(verdicts),
+        voting=name,
+        meta=dict(meta or {}),
+        score=getattr(vote, "score", None),
+        n_valid=len(valid),
+        n_errors=len(verdicts) - len(valid) - saved,
+        calls_saved=saved,
+        dissenters=[v.critic_id for v in valid if v.kind != consensus],
+        usage=usage,
+        cost_usd=sum(c for c in costs if c is not None)
+        if costs and all(c is not None for c in costs)
+        else None,
+        elapsed_s=round(elapsed_s, 3),
+    )

@@ -1,0 +1,131 @@
+"""Ensemble.judge over real HTTP: concurrency, order, early stop, deadline, cancellation."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import anyio
+import pytest
+
+from cross_judge import Critic, Ensemble, ErrorKind, PromptError
+from cross_judge.testing import Persona, Reply, VendorServer
+
+pytestmark = [pytest.mark.anyio, pytest.mark.integration]
+
+GOLD = {"Felines (see also: Cats)": "MERGE"}
+
+
+@pytest.fixture(scope="module")
+def panel_server() -> Iterator[VendorServer]:
+    personas = [
+        Persona("fast-1", accuracy=1.0, latency=0.02),
+        Persona("fast-2", accuracy=1.0, latency=0.04),
+        Persona("fast-3", accuracy=1.0, latency=0.06),
+        Persona("slow-1", accuracy=0.0, latency=30.0),
+        Persona("slow-2", accuracy=0.0, latency=30.0),
+        Persona("mid", accuracy=1.0, latency=0.3),
+    ]
+    with VendorServer(personas, gold=GOLD) as srv:
+        yield srv
+
+
+def critic(server: VendorServer, model: str, **kwargs: object) -> Critic:
+    return Critic(name=model, model=model, vendor="custom", base_url=server.url, **kwargs)
+
+
+def in_flight_drops_to_zero(server: VendorServer, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server.stats()["in_flight"] == 0:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+async def test_critics_run_concurrently_and_come_back_in_critic_order(
+    panel_server: VendorServer,
+) -> None:
+    models = ["mid", "fast-3", "fast-1", "fast-2"]  # finishing order differs from this
+    panel_server.reset_stats()
+    async with Ensemble([critic(panel_server, m) for m in models]) as ensemble:
+        result = await ensemble.judge("Felines (see also: Cats)")
+    assert [v.critic_id for v in result.verdicts] == models
+    assert panel_server.stats()["max_in_flight"] == len(models)
+    assert (result.consensus, result.n_valid, result.agreement_pct) == ("MERGE", 4, 1.0)
+
+
+async def test_early_stop_cancels_the_slow_critics_once_three_of_five_agree(
+    panel_server: VendorServer,
+) -> None:
+    models = ["fast-1", "slow-1", "fast-2", "slow-2", "fast-3"]
+    critics = [critic(panel_server, m, timeout=60) for m in models]
+    async with Ensemble(critics, early_stop=True) as ensemble:
+        result = await ensemble.judge("Felines (see also: Cats)")
+    assert result.consensus == "MERGE"
+    assert result.calls_saved == 2 and result.n_valid == 3 and result.n_errors == 0
+    skipped = [v for v in result.verdicts if v.kind == "SKIPPED"]
+    assert [v.critic_id for v in skipped] == ["slow-1", "slow-2"]
+    assert all(v.error_kind is ErrorKind.EARLY_STOP for v in skipped)
+    assert result.agreement_pct == 1.0 and result.dissenters == []
+    assert in_flight_drops_to_zero(panel_server)  # the server saw both disconnect
+    full = Ensemble(critics[::2]).aggregate_verdicts(result.verdicts[::2], query_id="x")
+    assert full.consensus == result.consensus
+
+
+async def test_deadline_turns_unfinished_critics_into_timeout_errors(
+    panel_server: VendorServer,
+) -> None:
+    critics = [critic(panel_server, m, timeout=60) for m in ["fast-1", "slow-1"]]
+    async with Ensemble(critics, deadline=0.5) as ensemble:
+        result = await ensemble.judge("Felines (see also: Cats)")
+    fast, slow = result.verdicts
+    assert fast.kind == "MERGE"
+    assert slow.kind == "ERROR" and slow.error_kind is ErrorKind.TIMEOUT
+    assert "deadline" in (slow.error or "") and result.n_errors == 1
+    assert in_flight_drops_to_zero(panel_server)
+
+
+async def test_cancelling_the_caller_cancels_every_call(panel_server: VendorServer) -> None:
+    critics = [critic(panel_server, m, timeout=60) for m in ["slow-1", "slow-2"]]
+    async with Ensemble(critics) as ensemble:
+        with anyio.move_on_after(0.3) as scope:
+            await ensemble.judge("item")
+    assert scope.cancelled_caught
+    assert in_flight_drops_to_zero(panel_server)
+
+
+async def test_template_mistake_raises_before_any_critic_is_billed(
+    panel_server: VendorServer,
+) -> None:
+    good = critic(panel_server, "fast-1")
+    needs_rubric = critic(panel_server, "fast-2", prompt_template="{query} per {rubric}")
+    panel_server.reset_stats()
+    with pytest.raises(PromptError, match="rubric"):
+        await Ensemble([good, needs_rubric]).judge("item")
+    assert panel_server.stats()["requests"] == 0
+
+
+async def test_revote_calls_no_model(panel_server: VendorServer) -> None:
+    critics = [critic(panel_server, m) for m in ["fast-1", "fast-2", "mid"]]
+    async with Ensemble(critics) as ensemble:
+        result = await ensemble.judge("Felines (see also: Cats)")
+        before = panel_server.stats()["requests"]
+        again = ensemble.revote(result, "first_disagreement")
+    assert panel_server.stats()["requests"] == before
+    assert again.voting == "first_disagreement" and again.verdicts == result.verdicts
+
+
+def test_judge_sync_over_real_http(panel_server: VendorServer) -> None:
+    ensemble = Ensemble([critic(panel_server, m) for m in ["fast-1", "fast-2"]])
+    result = ensemble.judge_sync("Felines (see also: Cats)", meta={"batch": 1})
+    assert result.consensus == "MERGE" and result.meta == {"batch": 1}
+
+
+async def test_failures_are_counted_not_raised(panel_server: VendorServer) -> None:
+    panel_server.script("fast-2", Reply.html())
+    critics = [critic(panel_server, m) for m in ["fast-1", "fast-2", "fast-3"]]
+    async with Ensemble(critics) as ensemble:
+        result = await ensemble.judge("Felines (see also: Cats)")
+    assert (result.n_valid, result.n_errors, result.consensus) == (2, 1, "MERGE")
+    assert result.usage.total_tokens > 0
