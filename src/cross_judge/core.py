@@ -280,6 +280,7 @@ class Critic:
             completion, attempts = await call_with_retries(
                 attempt, max_retries=self.max_retries, timeout=self.timeout, deadline=self.deadline
             )
+            return self._verdict_from(completion, attempts, started)
         except CallFailure as failure:
             message = str(failure)
             if failure.attempts > 1:
@@ -288,7 +289,13 @@ class Critic:
             return self._failed(
                 failure.kind, redact(message, api_key), started, attempts=failure.attempts
             )
-        return self._verdict_from(completion, attempts, started)
+        except Exception as exc:
+            # A bug of ours, or a client library failing in a way it does not document:
+            # one item must not take a whole panel or batch down with it. Cancellation is
+            # a BaseException and still propagates.
+            message = redact(f"internal: {type(exc).__name__}: {exc}", api_key)
+            logger.warning("critic %s: unexpected failure: %s", self.name, message, exc_info=True)
+            return self._failed(ErrorKind.INTERNAL, message, started, attempts=1)
 
     def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""

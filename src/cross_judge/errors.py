@@ -91,6 +91,9 @@ class ErrorKind(str, Enum):
     """No API key was configured for the critic's vendor."""
     CANCELLED = "cancelled"
     """The call was cancelled before it finished."""
+    INTERNAL = "internal"
+    """cross-judge itself failed on this call (a bug: please report it); logged with a
+    traceback at WARNING."""
     EARLY_STOP = "early_stop"
     """The call was not needed: the ensemble's outcome was already decided."""
     BUDGET = "budget"

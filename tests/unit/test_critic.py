@@ -353,3 +353,18 @@ def test_repr_and_dump_never_show_the_key() -> None:
         assert "pw@" not in text
     assert c.model_dump()["base_url"] == "https://proxy.example/v1"
     assert c.model_dump()["api_key_env"] == "DEEPSEEK_API_KEY"
+
+
+async def test_an_unexpected_exception_becomes_an_internal_error_verdict(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr("cross_judge.core.chat_completion", broken)
+    mock = LegacySyncClient(completion('{"kind": "KEEP"}'))
+    c = Critic(name="c", model="m", api_key=KEY, http_client=mock)
+    v = await c.judge("q")
+    assert v.kind == "ERROR" and v.error_kind is ErrorKind.INTERNAL
+    assert "ZeroDivisionError: boom" in (v.error or "")
+    assert any(r.exc_info for r in caplog.records)
