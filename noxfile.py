@@ -24,8 +24,8 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) on src and tests, mypy --strict on src."""
     session.install(".[lint]")
-    session.run("ruff", "check", "src", "tests", "bench", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "bench", "noxfile.py")
+    session.run("ruff", "check", "src", "tests", "bench", "examples", "noxfile.py")
+    session.run("ruff", "format", "--check", "src", "tests", "bench", "examples", "noxfile.py")
     session.run("mypy", "--strict", "src/cross_judge")
 
 

@@ -5,6 +5,14 @@ and the heavy HTTP stacks load on the first call, not here.
 """
 
 from ._version import __version__
+from .aggregation import (
+    AggregationStrategy,
+    avg_confidence,
+    first_disagreement,
+    get_strategy,
+    majority,
+    weighted,
+)
 from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .core import Critic
 from .ensemble import Ensemble, revote
@@ -16,6 +24,10 @@ from .errors import (
     PromptError,
     UnknownVendorError,
 )
+from .panel import JudgePanel
+from .reviewer import Reviewer
+from .schema import EnsembleResult
+from .schema import Verdict as LegacyVerdict
 from .vendors import (
     VENDOR_DEFAULTS,
     VENDORS,
@@ -37,18 +49,25 @@ from .voting import (
     unanimous,
 )
 
+# cross-judge 0.1's names: Verdict and unanimous are the new core's; majority, weighted,
+# first_disagreement, get_strategy and avg_confidence are the legacy aggregation's.
 __all__ = [
     "VENDORS",
     "VENDOR_DEFAULTS",
     "VOTING_STRATEGIES",
+    "AggregationStrategy",
     "ConfigError",
     "Critic",
     "CrossJudgeError",
     "Ensemble",
+    "EnsembleResult",
     "EnsembleVerdict",
     "ErrorKind",
+    "JudgePanel",
+    "LegacyVerdict",
     "MissingAPIKeyError",
     "PromptError",
+    "Reviewer",
     "UnknownVendorError",
     "Usage",
     "VendorConfig",
@@ -58,11 +77,15 @@ __all__ = [
     "VotingStrategy",
     "__version__",
     "agreement_pct",
+    "avg_confidence",
     "cohen_kappa",
+    "first_disagreement",
     "fleiss_kappa",
+    "get_strategy",
     "get_vendor",
     "get_voting_strategy",
     "krippendorff_alpha",
+    "majority",
     "majority_vote",
     "make_client",
     "pairwise_agreement",
@@ -71,4 +94,5 @@ __all__ = [
     "reliability_alpha",
     "revote",
     "unanimous",
+    "weighted",
 ]

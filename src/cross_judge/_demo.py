@@ -14,11 +14,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
-import yaml
 
-from ._resources import prompt_files
 from .core import Critic
 from .ensemble import Ensemble
+from .prompts import load_prompt
 from .testing import Persona, Reply, VendorServer
 from .verdict import EnsembleVerdict, Verdict
 
@@ -65,15 +64,9 @@ class DemoRow:
     agreement: float
 
 
-def _load_taxonomy_prompt() -> dict[str, Any]:
-    text = (prompt_files() / "taxonomy-review.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
-    return data
-
-
 async def run_demo(*, latency_scale: float = 1.0) -> tuple[list[DemoRow], dict[str, Any]]:
     """Judge :data:`DEMO_ITEMS` with three simulated critics; return rows and run facts."""
-    prompt = _load_taxonomy_prompt()
+    prompt = load_prompt("taxonomy-review@1")
     personas = [replace(p, latency=p.latency * latency_scale) for p in PERSONAS]
     async with VendorServer(personas, gold=dict(DEMO_ITEMS)) as server:
         # One rate-limited answer, to show a retry honouring Retry-After.
@@ -84,9 +77,7 @@ async def run_demo(*, latency_scale: float = 1.0) -> tuple[list[DemoRow], dict[s
                 model=p.model,
                 vendor="custom",
                 base_url=server.url,
-                system_prompt=prompt["system_prompt"],
-                prompt_template=prompt["user_prompt_template"],
-                labels=prompt["labels"],
+                prompt=prompt,
                 timeout=10.0,
             )
             for p in personas
@@ -112,7 +103,7 @@ async def run_demo(*, latency_scale: float = 1.0) -> tuple[list[DemoRow], dict[s
         "retried_calls": sum(1 for r in rows for v in r.verdicts if v.attempts > 1),
         "failed_calls": sum(1 for r in rows for v in r.verdicts if not v.is_valid),
         "correct": sum(1 for r in rows if r.consensus == r.gold),
-        "prompt": f"{prompt['id']}@{prompt['version']}",
+        "prompt": prompt.ref,
     }
     return rows, facts
 

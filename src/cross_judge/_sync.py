@@ -34,16 +34,18 @@ T = TypeVar("T")
 _lock = threading.Lock()
 _portal: BlockingPortal | None = None
 _portal_cm: AbstractContextManager[BlockingPortal] | None = None
+_portal_thread: int | None = None
 _atexit_registered = False
 
 
 def _get_portal() -> BlockingPortal:
-    global _portal, _portal_cm, _atexit_registered
+    global _portal, _portal_cm, _portal_thread, _atexit_registered
     with _lock:
         if _portal is None:
             cm = start_blocking_portal(backend="asyncio")
             _portal = cm.__enter__()
             _portal_cm = cm
+            _portal_thread = _portal.call(threading.get_ident)
             if not _atexit_registered:
                 atexit.register(shutdown)
                 _atexit_registered = True
@@ -55,8 +57,17 @@ def run_sync(func: Callable[..., Awaitable[T]], *args: Any) -> T:
 
     Raises whatever the coroutine raises. ``KeyboardInterrupt`` while waiting cancels the
     coroutine before it propagates.
+
+    Raises:
+        RuntimeError: called from the bridge's own thread, i.e. from a coroutine this
+            bridge is running, where waiting would deadlock; ``await`` instead.
     """
     portal = _get_portal()
+    if threading.get_ident() == _portal_thread:
+        raise RuntimeError(
+            "a cross-judge *_sync method was called from a coroutine that the sync bridge "
+            "is running, which would deadlock; await the async method instead"
+        )
     future = portal.start_task_soon(func, *args)
     try:
         return future.result()
@@ -79,10 +90,10 @@ def shutdown() -> None:
     Called automatically at interpreter exit; call it yourself to release sockets early.
     The next ``*_sync`` call starts a fresh bridge.
     """
-    global _portal, _portal_cm
+    global _portal, _portal_cm, _portal_thread
     with _lock:
         portal, cm = _portal, _portal_cm
-        _portal = _portal_cm = None
+        _portal = _portal_cm = _portal_thread = None
     if portal is None or cm is None:
         return
     try:

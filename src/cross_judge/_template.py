@@ -74,6 +74,24 @@ class Template:
         fields = frozenset(name for _, name in parts if name is not None)
         return cls(source, tuple(parts), fields)
 
+    def render_item(
+        self, query: str, context: Mapping[str, object] | None, *, what: str = "prompt_template"
+    ) -> str:
+        """:meth:`render` with ``{query}`` set to ``query`` and other fields from ``context``.
+
+        Raises:
+            PromptError: a field has no value, or ``context`` holds a ``query`` different
+                from the ``query`` argument (0.1 let it silently replace the item).
+        """
+        values: dict[str, object] = dict(context) if context else {}
+        if "query" in values and values["query"] != query:
+            raise PromptError(
+                f"{what}: context['query'] would replace the query argument; pass the item "
+                "as the query argument only"
+            )
+        values["query"] = query
+        return self.render(values, what=what)
+
     def render(self, values: Mapping[str, object], *, what: str = "prompt_template") -> str:
         """Fill every field with ``str(values[name])``.
 

@@ -20,7 +20,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from . import _sync
@@ -28,12 +28,15 @@ from ._redact import redact
 from ._retry import call_with_retries
 from ._template import Template
 from .errors import ConfigError, ErrorKind, MissingAPIKeyError, PromptError
-from .parsing import extract_json, normalize_label, parse_answer
+from .parsing import LABEL_KEYS, REASONING_KEYS, extract_json, normalize_label, parse_answer
 from .transport import CallFailure, Completion, aclose_sessions, shared_session
 from .transport._http import HTTPSession, HttpxSession, SyncDuckSession
 from .transport.openai_compat import chat_completion
 from .vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
 from .verdict import Verdict
+
+if TYPE_CHECKING:
+    from .prompts import PromptSpec
 
 __all__ = ["DEFAULT_PROMPT_TEMPLATE", "DEFAULT_SYSTEM_PROMPT", "Critic", "_extract_json"]
 
@@ -86,9 +89,14 @@ class Critic:
             (``None``: only ``timeout`` per attempt bounds it).
         json_mode: ask for ``response_format={"type": "json_object"}``. ``"auto"`` does
             when the vendor accepts it and the prompt mentions JSON.
+        prompt: a loaded :class:`~cross_judge.prompts.PromptSpec` or a reference such as
+            ``"taxonomy-review@1"``; it supplies ``system_prompt``, ``prompt_template`` and
+            (unless given) ``labels``, and its id and version are stamped on every verdict.
+            Its ``score`` map fills ``Verdict.score`` when the model gives none.
 
     Raises:
-        ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``.
+        ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``,
+            ``prompt=`` together with ``prompt_template``/``system_prompt``.
         PromptError: the template cannot be rendered safely or lacks ``{query}``.
     """
 
@@ -108,6 +116,7 @@ class Critic:
     max_retries: int = 2
     deadline: float | None = None
     json_mode: JsonMode = "auto"
+    prompt: PromptSpec | str | None = None
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
@@ -116,6 +125,10 @@ class Critic:
         init=False, repr=False, default=None
     )
     _sha_memo: tuple[str, str, str] | None = field(init=False, repr=False, default=None)
+    # Which JSON keys hold the label and the reasoning, highest precedence first. The
+    # legacy Reviewer reads 0.1's `verdict`/`rationale` first; everything else `kind` first.
+    _label_keys: tuple[str, ...] = field(init=False, repr=False, default=LABEL_KEYS)
+    _reasoning_keys: tuple[str, ...] = field(init=False, repr=False, default=REASONING_KEYS)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -138,6 +151,8 @@ class Critic:
                 f"Critic {self.name!r}: json_mode must be True, False or 'auto', "
                 f"got {self.json_mode!r}"
             )
+        if self.prompt is not None:
+            self._adopt_prompt()
         if self.labels is not None:
             self.labels = _normalise_labels(self.name, self.labels)
         self._endpoint()  # unknown vendor / custom without base_url: fail now
@@ -152,6 +167,63 @@ class Critic:
             self._injected = _wrap_client(self.name, self.http_client)
 
     # -- configuration ------------------------------------------------------------------
+
+    @classmethod
+    def from_yaml_prompt(cls, name: str, model: str, yaml_path: str, **kwargs: Any) -> Critic:
+        """A critic whose prompt comes from a YAML file (cross-judge 0.1's signature).
+
+        ``yaml_path`` is a file path (``"file.yaml@1"`` pins its version) or a packaged
+        prompt reference such as ``"taxonomy-review@1"``. ``kwargs`` may override
+        ``system_prompt``, ``prompt_template`` and ``labels`` (0.1 raised ``TypeError``);
+        verdicts then carry the overridden prompt's sha256 and no prompt id.
+
+        Raises:
+            PromptError: the file is missing or malformed; the message names file and field.
+        """
+        from .prompts import load_prompt
+
+        spec = load_prompt(yaml_path)
+        if "system_prompt" in kwargs or "prompt_template" in kwargs:
+            kwargs.setdefault("system_prompt", spec.system_prompt)
+            kwargs.setdefault("prompt_template", spec.user_prompt_template)
+            kwargs.setdefault("labels", list(spec.labels) if spec.labels else None)
+            return cls(name=name, model=model, **kwargs)
+        return cls(name=name, model=model, prompt=spec, **kwargs)
+
+    def _adopt_prompt(self) -> None:
+        from .prompts import PromptSpec, load_prompt
+
+        if isinstance(self.prompt, str):
+            self.prompt = load_prompt(self.prompt)
+        if not isinstance(self.prompt, PromptSpec):
+            raise ConfigError(
+                f"Critic {self.name!r}: prompt must be a PromptSpec or a reference such as "
+                f"'taxonomy-review@1', got {type(self.prompt).__name__}"
+            )
+        if (self.prompt_template, self.system_prompt) != (
+            DEFAULT_PROMPT_TEMPLATE,
+            DEFAULT_SYSTEM_PROMPT,
+        ):
+            raise ConfigError(
+                f"Critic {self.name!r}: pass either prompt= or prompt_template/system_prompt, "
+                "not both (Critic.from_yaml_prompt(..., prompt_template=...) overrides a file)"
+            )
+        self.prompt_template = self.prompt.user_prompt_template
+        self.system_prompt = self.prompt.system_prompt
+        if self.labels is None and self.prompt.labels:
+            self.labels = list(self.prompt.labels)
+
+    def _prompt_provenance(self) -> tuple[str | None, str | None]:
+        """(id, version) of the prompt, while the critic still uses its exact text."""
+        spec = self.prompt
+        if (
+            spec is None
+            or isinstance(spec, str)
+            or spec.user_prompt_template != self.prompt_template
+            or spec.system_prompt != self.system_prompt
+        ):
+            return None, None
+        return spec.id, spec.version
 
     def _compile(self) -> Template:
         template = Template.compile(self.prompt_template, what=f"Critic {self.name!r} template")
@@ -210,14 +282,7 @@ class Critic:
         """
         if self._template.source != self.prompt_template:  # the attribute was reassigned
             self._template = self._compile()
-        values: dict[str, Any] = dict(context) if context else {}
-        if "query" in values and values["query"] != query:
-            raise PromptError(
-                f"Critic {self.name!r}: context['query'] would replace the query argument; "
-                "pass the item as the query argument only"
-            )
-        values["query"] = query
-        return self._template.render(values, what=f"Critic {self.name!r} template")
+        return self._template.render_item(query, context, what=f"Critic {self.name!r} template")
 
     def build_messages(
         self, query: str, context: Mapping[str, Any] | None = None
@@ -323,7 +388,12 @@ class Critic:
                 usage=completion.usage,
                 **common,
             )
-        parsed = parse_answer(text, labels=self.labels)
+        parsed = parse_answer(
+            text,
+            labels=self.labels,
+            label_keys=self._label_keys,
+            reasoning_keys=self._reasoning_keys,
+        )
         if not parsed.ok:
             error = parsed.error or "parse_fail"
             if completion.finish_reason == "length":
@@ -337,11 +407,15 @@ class Critic:
                 usage=completion.usage,
                 **common,
             )
+        score = parsed.score
+        spec = self.prompt
+        if score is None and spec is not None and not isinstance(spec, str) and spec.score:
+            score = spec.score.get(parsed.kind)
         return Verdict(
             kind=parsed.kind,
             confidence=parsed.confidence,
             reasoning=parsed.reasoning,
-            score=parsed.score,
+            score=score,
             raw_response=text,
             usage=completion.usage,
             **common,
@@ -368,11 +442,14 @@ class Critic:
         )
 
     def _common(self, started: float, attempts: int) -> dict[str, Any]:
+        prompt_id, prompt_version = self._prompt_provenance()
         return {
             "critic_id": self.name,
             "elapsed_s": round(time.perf_counter() - started, 3),
             "model": self.model,
             "vendor": self._endpoint().name,
+            "prompt_id": prompt_id,
+            "prompt_version": prompt_version,
             "prompt_sha256": self.prompt_sha256,
             "attempts": attempts,
         }
@@ -405,6 +482,11 @@ class Critic:
             f.name: getattr(self, f.name) for f in fields(self) if f.init and f.name not in skip
         }
         data["labels"] = list(self.labels) if self.labels is not None else None
+        data["prompt"] = (
+            self.prompt
+            if isinstance(self.prompt, str) or self.prompt is None
+            else (self.prompt.ref)
+        )
         data["base_url"] = _strip_userinfo(self._endpoint().base_url)
         data["vendor"] = self._endpoint().name
         data["api_key_env"] = self._endpoint().api_key_env

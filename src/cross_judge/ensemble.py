@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from anyio.abc import TaskGroup
@@ -32,7 +32,7 @@ from . import _sync
 from .core import Critic
 from .errors import ConfigError, ErrorKind
 from .transport import aclose_sessions
-from .verdict import EnsembleVerdict, Usage, Verdict
+from .verdict import EnsembleVerdict, Usage, Verdict, as_verdict
 from .voting import (
     VotingStrategy,
     accepts_kwarg,
@@ -44,7 +44,25 @@ from .voting import (
     validate_voting,
 )
 
-__all__ = ["Ensemble", "default_query_id", "revote"]
+if TYPE_CHECKING:
+    from .schema import Verdict as LegacyVerdict
+
+__all__ = ["Ensemble", "VotingName", "default_query_id", "revote"]
+
+VotingName = Literal[
+    "majority",
+    "unanimous",
+    "consensus",
+    "weighted",
+    "any",
+    "first_disagreement",
+    "average",
+    "weighted_average",
+    "median",
+    "highest",
+    "lowest",
+]
+"""The built-in strategy names (cross-judge 0.1 had ``majority`` and ``unanimous``)."""
 
 _QUERY_ID_CHARS = 80
 
@@ -222,13 +240,17 @@ class Ensemble:
 
     def aggregate_verdicts(
         self,
-        verdicts: Sequence[Verdict],
+        verdicts: Sequence[Verdict | LegacyVerdict],
         *,
         query_id: str,
         meta: Mapping[str, Any] | None = None,
         elapsed_s: float = 0.0,
     ) -> EnsembleVerdict:
-        """Aggregate verdicts produced elsewhere (0.1 API); calls no model."""
+        """Aggregate verdicts produced elsewhere (0.1 API); calls no model.
+
+        Legacy verdicts (``LegacyVerdict``) are accepted and converted, so the result
+        always holds new :class:`~cross_judge.verdict.Verdict` objects.
+        """
         return _aggregate(
             verdicts,
             self._strategy,
@@ -310,7 +332,7 @@ def _resolve(
 
 
 def _aggregate(
-    verdicts: Sequence[Verdict],
+    given: Sequence[Verdict | LegacyVerdict],
     strategy: VotingStrategy,
     name: str,
     kwargs: Mapping[str, Any],
@@ -319,7 +341,7 @@ def _aggregate(
     meta: Mapping[str, Any] | None,
     elapsed_s: float,
 ) -> EnsembleVerdict:
-    verdicts = list(verdicts)
+    verdicts = [as_verdict(v) for v in given]
     vote = strategy(verdicts, **kwargs)
     consensus, disagreement = vote
     valid = [v for v in verdicts if v.error is None]

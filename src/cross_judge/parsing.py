@@ -118,7 +118,13 @@ class ParsedAnswer:
         return self.error is None
 
 
-def parse_answer(text: str | None, *, labels: Sequence[str] | None = None) -> ParsedAnswer:
+def parse_answer(
+    text: str | None,
+    *,
+    labels: Sequence[str] | None = None,
+    label_keys: Sequence[str] = LABEL_KEYS,
+    reasoning_keys: Sequence[str] = REASONING_KEYS,
+) -> ParsedAnswer:
     """Read a verdict out of a model's reply. Never raises.
 
     ``labels`` is the vocabulary the prompt asked for. Entries are normalised like model
@@ -136,13 +142,16 @@ def parse_answer(text: str | None, *, labels: Sequence[str] | None = None) -> Pa
     * A bad ``confidence`` or ``score`` never makes the answer fail; it is just missing.
 
     Keys match case-insensitively, and the first key present wins even if its value is
-    unusable. Label: ``kind``, ``verdict``, ``label``, ``decision``. Confidence:
-    ``confidence``, then ``certainty`` (see :func:`coerce_confidence`). Reasoning:
-    ``reasoning``, ``rationale``, ``explanation``; ``null`` gives ``""`` and other
-    non-strings are ``str()``-ed. Score: ``score``.
+    unusable. Label: ``label_keys`` (default :data:`LABEL_KEYS`: ``kind``, ``verdict``,
+    ``label``, ``decision``). Confidence: ``confidence``, then ``certainty`` (see
+    :func:`coerce_confidence`). Reasoning: ``reasoning_keys`` (default
+    :data:`REASONING_KEYS`: ``reasoning``, ``rationale``, ``explanation``); ``null`` gives
+    ``""`` and other non-strings are ``str()``-ed. Score: ``score``. The legacy
+    :class:`~cross_judge.reviewer.Reviewer` passes 0.1's order (``verdict`` and
+    ``rationale`` first). Key names are matched lower-cased; a lone ``str`` is one key.
     """
     try:
-        return _parse_answer(text, labels)
+        return _parse_answer(text, labels, _key_names(label_keys), _key_names(reasoning_keys))
     except Exception as exc:
         # The contract is "never raises". If the parser has a bug, one odd reply should
         # become a parse failure instead of crashing a whole ensemble run.
@@ -311,11 +320,23 @@ _DECODER = json.JSONDecoder(strict=False, parse_int=_parse_int)
 _NOT_JSON = object()
 
 
-def _parse_answer(text: str | None, labels: Sequence[str] | None) -> ParsedAnswer:
-    data, reason = _extract(text)
+def _key_names(keys: Sequence[str]) -> tuple[str, ...]:
+    """``keys`` lower-cased and stripped, as :func:`_find_key` compares them."""
+    if isinstance(keys, str):
+        keys = (keys,)
+    return tuple(k.strip().lower() for k in keys)
+
+
+def _parse_answer(
+    text: str | None,
+    labels: Sequence[str] | None,
+    label_keys: tuple[str, ...] = LABEL_KEYS,
+    reasoning_keys: tuple[str, ...] = REASONING_KEYS,
+) -> ParsedAnswer:
+    data, reason = _extract(text, label_keys)
     if data is None:
         return _failure(text, reason)
-    label, reason = _read_label(data, _vocabulary(labels))
+    label, reason = _read_label(data, _vocabulary(labels), label_keys)
     if label is None:
         return _failure(text, reason, data)
     confidence = coerce_confidence(_get(data, _CONFIDENCE_KEYS))
@@ -323,7 +344,7 @@ def _parse_answer(text: str | None, labels: Sequence[str] | None) -> ParsedAnswe
         kind=label,
         confidence=0.0 if confidence is None else confidence,
         confidence_given=confidence is not None,
-        reasoning=_read_reasoning(data),
+        reasoning=_read_reasoning(data, reasoning_keys),
         score=_coerce_score(_get(data, _SCORE_KEYS)),
         error=None,
         data=data,
@@ -342,8 +363,13 @@ def _failure(text: str | None, reason: str, data: dict[str, Any] | None = None) 
     )
 
 
-def _extract(raw: str | None) -> tuple[dict[str, Any] | None, str]:
-    """The chosen object, or ``None`` and the reason there is none."""
+def _extract(
+    raw: str | None, label_keys: tuple[str, ...] = LABEL_KEYS
+) -> tuple[dict[str, Any] | None, str]:
+    """The chosen object, or ``None`` and the reason there is none.
+
+    An object holding one of ``label_keys`` is preferred among several.
+    """
     if raw is None or not raw.strip():
         return None, "empty response"
 
@@ -363,7 +389,7 @@ def _extract(raw: str | None) -> tuple[dict[str, Any] | None, str]:
     if windowed:
         text = text[-_WINDOW_CHARS:]
     spans, left_open = _scan_objects(text)
-    verdict, last_object, reason = _pick_object(text, spans)
+    verdict, last_object, reason = _pick_object(text, spans, label_keys)
     if verdict is not None:
         return verdict, ""
     if left_open:
@@ -465,7 +491,7 @@ def _scan_objects(text: str) -> tuple[list[tuple[int, int]], bool]:
 
 
 def _pick_object(
-    text: str, spans: list[tuple[int, int]]
+    text: str, spans: list[tuple[int, int]], label_keys: tuple[str, ...] = LABEL_KEYS
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None, str]:
     """``(last verdict object, last object, reason)`` over the last candidates.
 
@@ -477,7 +503,7 @@ def _pick_object(
         found, why = _decode_object(text[start:end])
         if found is None:
             reason = reason or why
-        elif _find_key(found, LABEL_KEYS) is not None:
+        elif _find_key(found, label_keys) is not None:
             return found, fallback, reason
         elif fallback is None:
             fallback = found
@@ -574,12 +600,16 @@ def _vocabulary(labels: Sequence[str] | None) -> tuple[str, ...] | None:
     return tuple(vocabulary)
 
 
-def _read_label(data: dict[str, Any], vocabulary: tuple[str, ...] | None) -> tuple[str | None, str]:
+def _read_label(
+    data: dict[str, Any],
+    vocabulary: tuple[str, ...] | None,
+    label_keys: tuple[str, ...] = LABEL_KEYS,
+) -> tuple[str | None, str]:
     """The label, or ``None`` and the reason it is unusable."""
-    key = _find_key(data, LABEL_KEYS)
+    key = _find_key(data, label_keys)
     if key is None:
         if vocabulary is not None and _MISSING_LABEL not in vocabulary:
-            return None, f"no label key ({', '.join(LABEL_KEYS)}) in the JSON object"
+            return None, f"no label key ({', '.join(label_keys)}) in the JSON object"
         return _MISSING_LABEL, ""
     value = data[key]
     if not isinstance(value, str):
@@ -606,8 +636,8 @@ def _describe_non_string(value: object) -> str:
     return f"{name or 'a ' + _type_name(value)}, not a string"
 
 
-def _read_reasoning(data: dict[str, Any]) -> str:
-    value = _get(data, REASONING_KEYS)
+def _read_reasoning(data: dict[str, Any], reasoning_keys: tuple[str, ...] = REASONING_KEYS) -> str:
+    value = _get(data, reasoning_keys)
     if value is None:
         return ""
     if isinstance(value, str):

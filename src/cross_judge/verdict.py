@@ -8,13 +8,13 @@ fields all have defaults. These are plain data: no network, no parsing (see
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
 
 from .errors import ErrorKind
 
-__all__ = ["RESERVED_KINDS", "EnsembleVerdict", "Usage", "Verdict", "VerdictKind"]
+__all__ = ["RESERVED_KINDS", "EnsembleVerdict", "Usage", "Verdict", "VerdictKind", "as_verdict"]
 
 VerdictKind = Literal["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR", "ERROR", "PARSE_FAIL"]
 """The default label vocabulary of cross-judge 0.1 (taxonomy review).
@@ -129,6 +129,21 @@ class Verdict(BaseModel):
     def is_valid(self) -> bool:
         """True when this verdict is a vote (``error is None``)."""
         return self.error is None
+
+
+def as_verdict(value: Any) -> Verdict:
+    """``value`` as a :class:`Verdict`, for code that receives verdicts from callers.
+
+    A :class:`Verdict` is returned as is; a legacy ``LegacyVerdict``
+    (:class:`cross_judge.schema.Verdict`, or anything with a ``to_verdict()`` method) is
+    converted, so the new core accepts 0.1's verdicts (0.1 raised ``AttributeError``, bug
+    B12). Any other object is returned unchanged: duck-typed verdicts keep working where
+    they worked before.
+    """
+    if isinstance(value, Verdict):
+        return value
+    convert = getattr(value, "to_verdict", None)
+    return cast(Verdict, convert() if callable(convert) else value)
 
 
 class EnsembleVerdict(BaseModel):

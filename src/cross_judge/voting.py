@@ -39,10 +39,10 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from .errors import ConfigError, ErrorKind
-from .verdict import Verdict
+from .verdict import Verdict, as_verdict
 
 __all__ = [
     "VOTING_STRATEGIES",
@@ -134,12 +134,12 @@ class Vote(tuple[str, bool]):
 
 
 def _valid(verdicts: Sequence[Verdict]) -> list[Verdict]:
-    return [v for v in verdicts if v.error is None]
+    return [v for v in map(as_verdict, verdicts) if v.error is None]
 
 
 def _label_counts(verdicts: Sequence[Verdict]) -> Counter[str]:
     """Votes per label among valid verdicts, in first-seen order."""
-    return Counter(v.kind for v in verdicts if v.error is None)
+    return Counter(v.kind for v in map(as_verdict, verdicts) if v.error is None)
 
 
 def agreement_pct(verdicts: Sequence[Verdict], consensus: str) -> float:
@@ -334,7 +334,7 @@ def _panel(verdicts: Sequence[Verdict], policy: _Policy, *, use_confidence: bool
     """Turn verdicts into ballots: the one place the error policy is applied."""
     ballots: list[_Ballot] = []
     n_valid = 0
-    for v in verdicts:
+    for v in map(as_verdict, verdicts):
         if _is_uncast(v):
             continue
         weight = policy.weights.get(v.critic_id, 1.0)
@@ -828,19 +828,34 @@ def get_voting_strategy(name_or_fn: str | VotingStrategy) -> VotingStrategy:
     Raises:
         KeyError: (also a ``ConfigError``) unknown name; the message lists the known ones.
     """
-    if callable(name_or_fn):
-        return name_or_fn
-    strategy = VOTING_STRATEGIES.get(str(name_or_fn).strip().lower())
-    if strategy is None:
-        raise _UnknownStrategyError(
-            f"Unknown voting strategy {name_or_fn!r}. Known: {sorted(VOTING_STRATEGIES)}."
-        )
-    return strategy
+    return _lookup_strategy(name_or_fn, VOTING_STRATEGIES, what="voting strategy")
 
 
 class _UnknownStrategyError(ConfigError, KeyError):
     def __str__(self) -> str:
+        # KeyError.__str__ would wrap the message in quotes.
         return str(self.args[0]) if self.args else ""
+
+
+StrategyT = TypeVar("StrategyT", bound=Callable[..., tuple[str, bool]])
+
+
+def _lookup_strategy(
+    name_or_fn: str | StrategyT, table: Mapping[str, StrategyT], *, what: str
+) -> StrategyT:
+    """``table[name]`` (case-insensitive, surrounding spaces ignored), or the callable itself.
+
+    Shared by :func:`get_voting_strategy` and the legacy ``aggregation.get_strategy``.
+
+    Raises:
+        KeyError: (also a ``ConfigError``) unknown name; the message lists ``table``'s names.
+    """
+    if callable(name_or_fn):
+        return name_or_fn
+    strategy = table.get(str(name_or_fn).strip().lower())
+    if strategy is None:
+        raise _UnknownStrategyError(f"Unknown {what} {name_or_fn!r}. Known: {sorted(table)}.")
+    return strategy
 
 
 def strategy_name(strategy: str | VotingStrategy) -> str:
