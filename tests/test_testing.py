@@ -423,6 +423,7 @@ def test_stats_count_requests_models_connections_and_concurrency() -> None:
         "max_in_flight": 1,
         "connections": 1,
         "faults": 0,
+        "rate_limited": 0,
     }
 
 
@@ -617,3 +618,43 @@ def test_cli_main_prints_ready_and_returns_after_max_seconds(
     assert main(["--port", "0", "--max-seconds", "0.2"]) == 0
     assert time.monotonic() - started < 3.0
     assert re.fullmatch(r"READY \d+\n", capsys.readouterr().out)
+
+
+# -- capacity and item counts ----------------------------------------------------------------
+
+
+def test_capacity_answers_429_without_retry_after_like_deepseek() -> None:
+    with serving(Persona("critic", latency=0.3), capacity=2) as (server, _):
+        results: list[httpx.Response] = []
+
+        def call(i: int) -> None:
+            with httpx.Client(base_url=server.url, **CLIENT_OPTIONS) as own:
+                results.append(chat(own, "critic", f"item {i}"))
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(5)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        stats = server.stats()
+    refused = [r for r in results if r.status_code == 429]
+    assert len(results) == 5 and len(refused) == 3
+    assert stats["rate_limited"] == 3 and stats["max_in_flight"] == 2
+    assert all("retry-after" not in r.headers for r in refused)
+    assert all(not k.startswith("x-ratelimit") for r in refused for k in r.headers)
+    assert refused[0].json()["error"]["type"] == "rate_limit_error"
+
+
+def test_item_requests_counts_persona_requests_per_fenced_item() -> None:
+    with serving(Persona("critic"), count_items=True) as (server, client):
+        chat(client, "critic", "<item>\nA\n</item>")
+        chat(client, "critic", "<item>A</item>")
+        chat(client, "critic", "B")
+        assert server.item_requests() == {"A": 2, "B": 1}
+        server.reset_stats()
+        assert server.item_requests() == {}
+
+
+def test_item_requests_needs_count_items() -> None:
+    with serving(Persona("critic")) as (server, _), pytest.raises(RuntimeError, match="count"):
+        server.item_requests()

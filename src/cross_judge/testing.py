@@ -51,7 +51,7 @@ import sys
 import threading
 import time
 import types
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -472,13 +472,24 @@ class VendorServer:
         port: int = 0,
         api_key: str | None = None,
         default_persona: Persona | None = None,
+        capacity: int | None = None,
+        count_items: bool = False,
     ) -> None:
         """Configure the server; nothing listens until :meth:`start`.
 
         ``host`` must be a loopback address (``127.x.x.x``, ``::1`` or ``"localhost"``,
         which binds ``127.0.0.1``); ``port=0`` picks a free port. Duplicate persona
         model names raise ``ValueError``. Gold keys are stripped, like item text.
+
+        ``capacity`` simulates a vendor's concurrency limit the way DeepSeek enforces it:
+        a chat request arriving while ``capacity`` requests are already being answered gets
+        an immediate 429 with an error body and no ``Retry-After`` or rate-limit headers
+        (counted in ``stats()["rate_limited"]``). ``count_items`` keeps a count of chat
+        requests per item text, read with :meth:`item_requests` (memory grows with the
+        number of distinct items, so it is off by default).
         """
+        if capacity is not None and capacity < 1:
+            raise ValueError(f"capacity must be >= 1 or None, got {capacity!r}")
         if host == "localhost":
             host = "127.0.0.1"
         try:
@@ -518,6 +529,9 @@ class VendorServer:
         self._max_in_flight = 0
         self._connections = 0
         self._faults = 0
+        self._capacity = capacity
+        self._rate_limited = 0
+        self._item_counts: Counter[str] | None = Counter() if count_items else None
         self._run: _Run | None = None
         self._port: int | None = None
         # Completion ids: a counter (cheaper than uuid4 per request); next() is atomic.
@@ -685,7 +699,9 @@ class VendorServer:
 
         ``requests`` and ``by_model`` count chat-completion requests (including rejected
         ones), ``connections`` the TCP connections accepted, ``faults`` the random faults
-        injected by ``Persona.fault_rate`` (not scripted errors).
+        injected by ``Persona.fault_rate`` (not scripted errors), ``rate_limited`` the 429s
+        sent because ``capacity`` was full, and ``max_in_flight`` the most requests being
+        answered at once (those refused by ``capacity`` never count as being answered).
         """
         with self._lock:
             return {
@@ -695,7 +711,17 @@ class VendorServer:
                 "max_in_flight": self._max_in_flight,
                 "connections": self._connections,
                 "faults": self._faults,
+                "rate_limited": self._rate_limited,
             }
+
+    def item_requests(self) -> dict[str, int]:
+        """Chat requests answered by a persona, per item text (the fenced item, as personas
+        see it), since start or :meth:`reset_stats`; retries count. Needs
+        ``count_items=True``; ``RuntimeError`` otherwise."""
+        with self._lock:
+            if self._item_counts is None:
+                raise RuntimeError("construct VendorServer(count_items=True) to count items")
+            return dict(self._item_counts)
 
     def reset_stats(self) -> None:
         """Zero the counters and forget :attr:`recent_requests`.
@@ -709,7 +735,10 @@ class VendorServer:
             self._max_in_flight = self._in_flight
             self._connections = 0
             self._faults = 0
+            self._rate_limited = 0
             self._recent.clear()
+            if self._item_counts is not None:
+                self._item_counts.clear()
 
     @property
     def recent_requests(self) -> list[dict[str, Any]]:
@@ -768,8 +797,21 @@ class VendorServer:
             run.tasks.add(task)
         with self._lock:
             self._requests += 1
-            self._in_flight += 1
-            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+            refused = self._capacity is not None and self._in_flight >= self._capacity
+            if refused:
+                self._rate_limited += 1
+            else:
+                self._in_flight += 1
+                self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        if refused:
+            if task is not None:
+                run.tasks.discard(task)
+            # DeepSeek's 429: an error body, no Retry-After, no x-ratelimit-* headers.
+            return web.Response(
+                body=_error_body(429, "Rate limit reached for requests (simulated capacity)"),
+                status=429,
+                content_type="application/json",
+            )
         try:
             return await self._answer_chat(request)
         finally:
@@ -894,6 +936,8 @@ class VendorServer:
         item = _item_text(user_text)
         digest = hashlib.sha256(item.encode()).hexdigest()
         with self._lock:
+            if self._item_counts is not None:
+                self._item_counts[item] += 1
             truth = self._gold.get(item)
             if truth is None and len(self._gold) <= _GOLD_SUBSTRING_MAX:
                 truth = next((v for k, v in self._gold.items() if k and k in user_text), None)
@@ -999,6 +1043,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--api-key", default=None, help="require this bearer token")
     parser.add_argument(
+        "--capacity",
+        type=int,
+        default=None,
+        help="answer 429 (no Retry-After, as DeepSeek does) beyond this many requests at once",
+    )
+    parser.add_argument(
         "--max-seconds", type=float, default=900.0, help="stop after this long (0: no limit)"
     )
     args = parser.parse_args(argv)
@@ -1021,6 +1071,7 @@ def main(argv: list[str] | None = None) -> int:
             port=args.port,
             api_key=args.api_key,
             default_persona=None if args.persona else persona("default"),
+            capacity=args.capacity,
         )
     except ValueError as exc:
         parser.error(str(exc))
