@@ -21,7 +21,7 @@ import functools
 import hashlib
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,6 +29,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from . import _sync
+from .batch import DEFAULT_CONCURRENCY, BatchResult, ResultStream, judge_many, stream
 from .core import Critic
 from .errors import ConfigError, ErrorKind
 from .transport import aclose_sessions
@@ -237,6 +238,49 @@ class Ensemble:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
         call = functools.partial(self.judge, query, query_id=query_id, context=context, meta=meta)
         return _sync.run_sync(call)
+
+    # -- batches ------------------------------------------------------------------------
+
+    async def judge_many(
+        self,
+        items: Iterable[object] | AsyncIterable[object],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        progress: bool = False,
+    ) -> BatchResult:
+        """Judge every item, at most ``concurrency`` at once; results in input order.
+
+        ``items``: strings, mappings (``id``, ``query``, ``context``, ``meta``) or
+        :class:`~cross_judge.batch.Item` objects, sync or async. Every item is checked
+        before the first call. See :func:`cross_judge.batch.judge_many`.
+
+        Raises:
+            ItemError: an item cannot be judged (nothing was sent).
+        """
+        return await judge_many(self, items, concurrency=concurrency, progress=progress)
+
+    def judge_many_sync(
+        self,
+        items: Iterable[object],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        progress: bool = False,
+    ) -> BatchResult:
+        """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
+        call = functools.partial(self.judge_many, items, concurrency=concurrency, progress=progress)
+        return _sync.run_sync(call)
+
+    def stream(
+        self,
+        items: Iterable[object] | AsyncIterable[object],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        progress: bool = False,
+    ) -> ResultStream:
+        """Judge items and hand out results as they finish: ``async for r in
+        ensemble.stream(items)``. Items are read lazily, so memory stays flat. See
+        :func:`cross_judge.batch.stream`."""
+        return stream(self, items, concurrency=concurrency, progress=progress)
 
     def aggregate_verdicts(
         self,

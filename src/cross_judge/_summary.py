@@ -1,0 +1,74 @@
+"""The ``rich`` summary of a :class:`~cross_judge.batch.BatchResult` (``batch.summary()``,
+``print(batch)`` and the CLI's end-of-run table). Presentation only: every number comes
+from the batch's own statistics methods."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from .batch import BatchResult
+
+__all__ = ["render_summary"]
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _cost(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:.4f}"
+
+
+def render_summary(batch: BatchResult) -> RenderableType:
+    """Three tables: the run and its agreement, consensus counts, one row per critic."""
+    from rich import box
+    from rich.console import Group
+    from rich.table import Table
+
+    n = len(batch.verdicts)
+    usage = batch.usage
+    overview = Table(box=box.SIMPLE_HEAD, show_header=False, title="batch", title_justify="left")
+    overview.add_column("what")
+    overview.add_column("value", justify="right")
+    rate = n / batch.elapsed_s if batch.elapsed_s > 0 else None
+    overview.add_row("items", str(n))
+    overview.add_row("critics", ", ".join(batch.critics))
+    overview.add_row("voting", batch.voting)
+    overview.add_row("items with a failed call", str(len(batch.failed_items)))
+    overview.add_row("Krippendorff's alpha (nominal)", _number(batch.reliability_alpha()))
+    overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
+    overview.add_row(
+        "tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"
+    )
+    overview.add_row("cost", _cost(batch.cost_usd))
+    if batch.elapsed_s:
+        overview.add_row("wall time", f"{batch.elapsed_s:.2f} s ({_number(rate, 1)} items/s)")
+
+    consensus = Table(box=box.SIMPLE_HEAD, title="consensus", title_justify="left")
+    consensus.add_column("label")
+    consensus.add_column("items", justify="right")
+    consensus.add_column("share", justify="right")
+    for label, count in batch.consensus_counts().items():
+        consensus.add_row(label, str(count), _rate(count / n if n else None))
+
+    critics = Table(box=box.SIMPLE_HEAD, title="critics", title_justify="left")
+    for name in ("critic", "valid", "errors", "parse fails", "error rate", "agrees", "mean s"):
+        critics.add_column(name, justify="left" if name == "critic" else "right")
+    for stats in batch.critic_stats().values():
+        critics.add_row(
+            stats.critic,
+            str(stats.valid),
+            str(stats.errors),
+            str(stats.parse_failures),
+            _rate(stats.error_rate),
+            _rate(stats.agreement),
+            _number(stats.mean_elapsed_s, 2),
+        )
+    return Group(overview, consensus, critics)

@@ -1,0 +1,886 @@
+"""Batch review: many items through one :class:`~cross_judge.ensemble.Ensemble`.
+
+* :class:`Item`: one thing to judge (``id``, ``query``, ``context``, ``meta``); a plain
+  string or a mapping is turned into one by :meth:`Item.from_value`.
+* :func:`judge_many` (``Ensemble.judge_many``): judge every item, at most ``concurrency``
+  at once, and return a :class:`BatchResult` with the results in input order.
+* :func:`stream` (``Ensemble.stream``): the same work, results handed out as they finish.
+  Items are read lazily and at most ``concurrency`` are in flight, so memory stays flat
+  however many items there are.
+* :class:`BatchResult`: the results plus batch statistics (Krippendorff's alpha over the
+  critics x items matrix, Fleiss' kappa, pairwise critic agreement, per-critic error
+  rates, consensus counts, usage and cost totals), ``revote`` without model calls,
+  ``to_jsonl``, ``to_records`` and a ``rich`` summary.
+* :class:`ResultsFile`: the append-only JSONL file a resumable run writes (one
+  ``EnsembleVerdict`` per line, flushed at once), which knows the ids already done and
+  repairs a line torn by a kill.
+
+Concurrency is per item: each item fans out to every critic of the ensemble, so up to
+``concurrency x critics`` calls are in flight; each vendor's own limits (see
+:mod:`cross_judge._limits`) apply underneath. This module makes no HTTP calls itself and
+does not vote (the ensemble does both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import math
+import os
+import time
+from collections import Counter
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
+from .errors import ConfigError
+from .verdict import EnsembleVerdict, Usage, Verdict
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from .ensemble import Ensemble
+    from .voting import VotingStrategy
+
+__all__ = [
+    "BatchResult",
+    "CriticStats",
+    "Item",
+    "ItemError",
+    "ResultStream",
+    "ResultsFile",
+    "judge_many",
+    "stream",
+]
+
+DEFAULT_CONCURRENCY = 32
+"""Items in flight at once unless the caller says otherwise."""
+
+Deliver = Callable[[int, EnsembleVerdict], Awaitable[None]]
+
+# -- items -----------------------------------------------------------------------------------
+
+
+class ItemError(ConfigError):
+    """An item that cannot be judged: wrong shape, no query, or a template field its
+    ``context`` does not supply. ``position`` is its 0-based place in the input."""
+
+    def __init__(self, message: str, *, position: int | None = None) -> None:
+        where = f"item {position}: " if position is not None else ""
+        super().__init__(where + message)
+        self.position = position
+
+
+class Item(BaseModel):
+    """One item to judge.
+
+    Attributes:
+        id: unique within a batch; the ``query_id`` of its result. Default: the query
+            itself up to 80 characters, else its start and a hash
+            (:func:`cross_judge.ensemble.default_query_id`).
+        query: the text the critics judge.
+        context: values for the critics' other template fields.
+        meta: copied to the result's ``meta``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    query: str
+    context: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def from_value(cls, value: object, *, position: int | None = None) -> Item:
+        """An :class:`Item` from a string (the query), a mapping or an :class:`Item`.
+
+        A mapping needs ``query`` (a non-empty string); ``id`` may be a string or an
+        integer (stored as text); ``context`` and ``meta`` must be mappings. Any other key
+        is kept in ``meta`` (``{"query": ..., "gold": "KEEP"}`` keeps ``gold``), unless
+        ``meta`` already has it.
+
+        Raises:
+            ItemError: the value is none of those, or a field is missing or of the wrong
+                type; the message names the field (and ``position`` when given).
+        """
+        if isinstance(value, Item):
+            return value
+        if isinstance(value, str):
+            return cls._build({"query": value}, position)
+        if isinstance(value, Mapping):
+            return cls._build(value, position)
+        raise ItemError(
+            f"expected a string, a mapping with 'query' or an Item, got {type(value).__name__}",
+            position=position,
+        )
+
+    @classmethod
+    def _build(cls, data: Mapping[Any, Any], position: int | None) -> Item:
+        from .ensemble import default_query_id
+
+        query = data.get("query")
+        if not isinstance(query, str):
+            got = "nothing" if query is None else type(query).__name__
+            raise ItemError(f"'query' must be the text to judge, got {got}", position=position)
+        if not query.strip():
+            raise ItemError("'query' is empty", position=position)
+        raw_id = data.get("id")
+        if raw_id is None:
+            item_id = default_query_id(query)
+        elif isinstance(raw_id, str) and raw_id.strip():
+            item_id = raw_id
+        elif isinstance(raw_id, int) and not isinstance(raw_id, bool):
+            item_id = str(raw_id)
+        else:
+            raise ItemError(
+                f"'id' must be a non-empty string or an integer, got {raw_id!r}", position=position
+            )
+        fields: dict[str, dict[str, Any]] = {}
+        for name in ("context", "meta"):
+            given = data.get(name)
+            if given is not None and not isinstance(given, Mapping):
+                raise ItemError(
+                    f"{name!r} must be a mapping, got {type(given).__name__}", position=position
+                )
+            fields[name] = {str(k): v for k, v in (given or {}).items()}
+        for key, extra in data.items():
+            if key not in ("id", "query", "context", "meta"):
+                fields["meta"].setdefault(str(key), extra)
+        return cls(id=item_id, query=query, context=fields["context"], meta=fields["meta"])
+
+
+async def _items(source: Iterable[object] | AsyncIterable[object]) -> AsyncIterator[object]:
+    """Iterate a sync or async iterable lazily, one value per step."""
+    if isinstance(source, AsyncIterable):
+        async for value in source:
+            yield value
+    else:
+        for value in source:
+            yield value
+
+
+def _check_concurrency(concurrency: object) -> int:
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    return concurrency
+
+
+def _checked(ensemble: Ensemble, value: object, position: int) -> Item:
+    """``value`` as an Item whose prompts render for every critic (nothing is billed yet)."""
+    from .errors import PromptError
+
+    item = Item.from_value(value, position=position)
+    try:
+        for critic in ensemble.critics:
+            critic.render_prompt(item.query, item.context)
+    except PromptError as exc:
+        raise ItemError(f"id {item.id!r}: {exc}", position=position) from None
+    return item
+
+
+# -- the engine ---------------------------------------------------------------------------------
+
+
+async def _judge_each(
+    ensemble: Ensemble,
+    items: AsyncIterator[Item],
+    concurrency: int,
+    deliver: Deliver,
+) -> None:
+    """Judge ``items`` with at most ``concurrency`` in flight; ``deliver`` each result.
+
+    An item is pulled only when a slot is free, so a lazy source is read as the batch
+    goes. A slot is freed only after ``deliver`` returns, so a slow consumer holds the
+    batch back instead of piling up results. An invalid item stops new items from
+    starting; those in flight finish and are delivered, then its :class:`ItemError` is
+    raised.
+    """
+    slots = anyio.Semaphore(concurrency)
+    problem: ItemError | None = None
+
+    async def run(index: int, item: Item) -> None:
+        try:
+            result = await ensemble.judge(
+                item.query, query_id=item.id, context=item.context or None, meta=item.meta
+            )
+            await deliver(index, result)
+        finally:
+            slots.release()
+
+    async with anyio.create_task_group() as group:
+        index = 0
+        while True:
+            await slots.acquire()
+            try:
+                item = await items.__anext__()
+            except StopAsyncIteration:
+                slots.release()
+                break
+            except ItemError as exc:
+                slots.release()
+                problem = exc
+                break
+            group.start_soon(run, index, item)
+            index += 1
+    if problem is not None:
+        raise problem
+
+
+async def _checked_items(
+    ensemble: Ensemble, source: Iterable[object] | AsyncIterable[object]
+) -> AsyncIterator[Item]:
+    position = 0
+    async for value in _items(source):
+        yield _checked(ensemble, value, position)
+        position += 1
+
+
+async def judge_many(
+    ensemble: Ensemble,
+    items: Iterable[object] | AsyncIterable[object],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    progress: bool = False,
+) -> BatchResult:
+    """Judge every item and return the results in input order (``Ensemble.judge_many``).
+
+    All items are read and checked before the first call, so a malformed item (or one
+    whose ``context`` lacks a template field) raises :class:`ItemError` before anything
+    is billed. Duplicate ids are allowed here (each item gets its own result); the CLI
+    refuses them. Cancelling the caller cancels every call in flight.
+
+    Args:
+        items: strings, mappings (``id``, ``query``, ``context``, ``meta``) or
+            :class:`Item` objects; a sync or async iterable.
+        concurrency: items in flight at once (each fans out to every critic).
+        progress: show a ``rich`` progress bar on stderr.
+
+    Raises:
+        ItemError: an item cannot be judged; nothing was sent.
+        ConfigError: ``concurrency`` is not an integer >= 1.
+    """
+    limit = _check_concurrency(concurrency)
+    checked = [_checked(ensemble, value, position) async for position, value in _enum(items)]
+    results: list[EnsembleVerdict | None] = [None] * len(checked)
+    started = time.perf_counter()
+
+    async def iterate() -> AsyncIterator[Item]:
+        for item in checked:
+            yield item
+
+    from ._progress import BatchProgress
+
+    with BatchProgress(len(checked), enabled=progress) as bar:
+
+        async def deliver(index: int, result: EnsembleVerdict) -> None:
+            results[index] = result
+            bar.advance(result)
+
+        await _judge_each(ensemble, iterate(), limit, deliver)
+    done = [r for r in results if r is not None]
+    return BatchResult(
+        verdicts=done,
+        critics=[c.name for c in ensemble.critics],
+        voting=_voting_name(ensemble.voting),
+        elapsed_s=round(time.perf_counter() - started, 3),
+    )
+
+
+async def _enum(
+    items: Iterable[object] | AsyncIterable[object],
+) -> AsyncIterator[tuple[int, object]]:
+    position = 0
+    async for value in _items(items):
+        yield position, value
+        position += 1
+
+
+def _voting_name(voting: str | VotingStrategy) -> str:
+    from .voting import strategy_name
+
+    return strategy_name(voting)
+
+
+def stream(
+    ensemble: Ensemble,
+    items: Iterable[object] | AsyncIterable[object],
+    *,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    progress: bool = False,
+) -> ResultStream:
+    """Judge items and hand out each result as it finishes (``Ensemble.stream``).
+
+    Items are read lazily: one is taken only when fewer than ``concurrency`` are in
+    flight, and results wait in a buffer of ``concurrency``, so memory does not grow with
+    the number of items. Results come in completion order; each carries its item's id as
+    ``query_id`` and its ``meta``.
+
+    Iterate the returned :class:`ResultStream` with ``async for``. Work starts at the first
+    iteration (or on entering ``async with``) and stops when the stream is exhausted,
+    closed (``await s.aclose()``, leaving ``async with``), garbage-collected after a
+    ``break``, or its consumer is cancelled: calls in flight are then cancelled.
+
+    An item that cannot be judged (see :func:`judge_many`) ends the stream: items in
+    flight finish and are handed out, then :class:`ItemError` is raised.
+
+    Raises:
+        ConfigError: ``concurrency`` is not an integer >= 1 (at once, not at iteration).
+    """
+    limit = _check_concurrency(concurrency)
+
+    async def run(deliver: Callable[[EnsembleVerdict], Awaitable[None]]) -> None:
+        from ._progress import BatchProgress
+
+        total = len(items) if hasattr(items, "__len__") else None  # type: ignore[arg-type]
+        with BatchProgress(total, enabled=progress) as bar:
+
+            async def handed_out(_index: int, result: EnsembleVerdict) -> None:
+                await deliver(result)
+                bar.advance(result)
+
+            await _judge_each(ensemble, _checked_items(ensemble, items), limit, handed_out)
+
+    return ResultStream(run, buffer=limit)
+
+
+# -- the stream object --------------------------------------------------------------------------
+
+_background: set[asyncio.Task[None]] = set()  # strong references to running stream hosts
+
+
+def _spawn(host: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``host()`` as a task of its own on the running loop (asyncio or trio).
+
+    The stream's work cannot run in a task group of the consumer's, because that task
+    group would stay open across the consumer's ``async for`` steps; a ``break`` would
+    then close it from the wrong task (the hazard PEP 789 describes). A separate host task
+    owns the work instead; the stream cancels it on every way out (exhaustion, ``aclose``,
+    ``async with`` exit, cancellation of the consumer, garbage collection).
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None:  # not asyncio, so trio: the only other backend anyio runs on
+        import trio
+
+        async def system_host() -> None:
+            await host()
+
+        trio.lowlevel.spawn_system_task(system_host, name="cross-judge stream")
+        return
+    task = loop.create_task(host(), name="cross-judge stream")
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+class ResultStream:
+    """Results of :func:`stream` as they finish: ``async for result in stream: ...``.
+
+    Also an async context manager: ``async with ensemble.stream(items) as results:``
+    starts the work on entry and stops it on exit, however the block is left; prefer it
+    when you may stop early. Single use: iterate it once.
+    """
+
+    def __init__(
+        self,
+        run: Callable[[Callable[[EnsembleVerdict], Awaitable[None]]], Awaitable[None]],
+        *,
+        buffer: int,
+    ) -> None:
+        self._run = run
+        self._buffer = buffer
+        self._receive: MemoryObjectReceiveStream[EnsembleVerdict] | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._done: anyio.Event | None = None
+        self._error: BaseException | None = None
+        self._closed = False
+
+    def _start(self) -> MemoryObjectReceiveStream[EnsembleVerdict]:
+        send, receive = anyio.create_memory_object_stream[EnsembleVerdict](self._buffer)
+        scope, done = anyio.CancelScope(), anyio.Event()
+        self._receive, self._scope, self._done = receive, scope, done
+
+        async def host() -> None:
+            try:
+                with scope:
+                    async with send:
+                        await self._run(send.send)
+            except Exception as exc:  # handed to the consumer by __anext__
+                self._error = exc
+            finally:
+                done.set()
+
+        _spawn(host)
+        return receive
+
+    def __aiter__(self) -> ResultStream:
+        return self
+
+    async def __anext__(self) -> EnsembleVerdict:
+        if self._closed:
+            raise StopAsyncIteration
+        receive = self._receive or self._start()
+        try:
+            return await receive.receive()
+        except anyio.EndOfStream:
+            assert self._done is not None
+            await self._done.wait()
+            self._closed = True
+            receive.close()
+            if self._error is not None:
+                error, self._error = self._error, None
+                raise error from None
+            raise StopAsyncIteration from None
+        except BaseException:  # the consumer was cancelled or interrupted: stop the work
+            self._cancel()
+            raise
+
+    def _cancel(self) -> None:
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def aclose(self) -> None:
+        """Stop the work (calls in flight are cancelled) and wait until it has stopped."""
+        self._closed = True
+        self._cancel()
+        if self._done is not None:
+            with anyio.CancelScope(shield=True):
+                await self._done.wait()
+        if self._receive is not None:
+            self._receive.close()
+
+    async def __aenter__(self) -> ResultStream:
+        if self._receive is None and not self._closed:
+            self._start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    def __del__(self) -> None:
+        # A `break` out of a bare `async for` leaves no other way to stop the work.
+        if self._done is not None and not self._done.is_set():
+            with contextlib.suppress(Exception):  # the event loop may already be gone
+                self._cancel()
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+class CriticStats(BaseModel):
+    """One critic's record over a batch.
+
+    ``error_rate`` and ``parse_fail_rate`` are over the items it was asked to judge,
+    skipped calls (early stop, budget) excluded; ``agreement`` is the share of its valid
+    verdicts equal to the consensus. Rates are ``None`` when undefined (no calls made).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    critic: str
+    items: int = 0
+    valid: int = 0
+    errors: int = 0
+    parse_failures: int = 0
+    skipped: int = 0
+    error_rate: float | None = None
+    parse_fail_rate: float | None = None
+    agreement: float | None = None
+    mean_elapsed_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+
+
+class BatchResult(BaseModel):
+    """The results of a batch, in input order, and statistics over them.
+
+    ``verdicts`` holds one :class:`~cross_judge.verdict.EnsembleVerdict` per item;
+    ``critics`` names the panel (the rows of the reliability matrix); ``voting`` the
+    strategy; ``elapsed_s`` the wall time of the run. Statistics are computed on demand
+    from ``verdicts`` and never call a model; ``None`` means undefined, never a made-up 0.
+    ``len(batch)`` is the number of items; ``print(batch)`` prints :meth:`summary`.
+    """
+
+    verdicts: list[EnsembleVerdict]
+    critics: list[str]
+    voting: str
+    elapsed_s: float = 0.0
+
+    def __len__(self) -> int:
+        return len(self.verdicts)
+
+    def __repr__(self) -> str:
+        return (
+            f"BatchResult({len(self.verdicts)} items, critics={self.critics!r}, "
+            f"voting={self.voting!r}, elapsed_s={self.elapsed_s})"
+        )
+
+    # -- agreement ---------------------------------------------------------------------------
+
+    def labels_matrix(self) -> list[list[str | None]]:
+        """Critics x items matrix of labels; ``None`` where a critic gave no valid verdict."""
+        return self._matrix(lambda v: v.kind)
+
+    def reliability_alpha(
+        self, level: Level = "nominal", values: Iterable[str] | None = None
+    ) -> float | None:
+        """Krippendorff's alpha of the critics over the whole batch.
+
+        ``nominal`` compares labels. The other levels need numbers: each verdict's
+        ``score`` when it has one, else its label read as a number (``"4"`` -> 4.0). For
+        ``ordinal`` over text labels pass their order as ``values`` (low to high).
+
+        Raises:
+            ConfigError: a verdict has neither a score nor a numeric label at a numeric
+                level, or a label is not in ``values``.
+        """
+        order = list(values) if values is not None else None
+        if level == "nominal" or (level == "ordinal" and order is not None):
+            matrix: list[list[Any]] = self.labels_matrix()
+        else:
+            matrix = self._matrix(lambda v: _numeric(v, level))
+        try:
+            return reliability_alpha(matrix, level, order)
+        except ValueError as exc:
+            raise ConfigError(f"reliability_alpha({level!r}): {exc}") from None
+
+    def fleiss_kappa(self) -> float | None:
+        """Fleiss' kappa over the items every critic judged validly (others are dropped)."""
+        return fleiss_kappa(self.labels_matrix())
+
+    def pairwise_agreement(
+        self, measure: Literal["percent", "cohen"] = "percent"
+    ) -> dict[tuple[str, str], float | None]:
+        """Agreement of each pair of critics over the items both judged validly, keyed both
+        ways round: percent agreement or Cohen's kappa."""
+        return pairwise_agreement(self.labels_matrix(), self.critics, measure)
+
+    def _matrix(self, value: Callable[[Verdict], Any]) -> list[list[Any]]:
+        rows: list[list[Any]] = [[None] * len(self.verdicts) for _ in self.critics]
+        index = {name: i for i, name in enumerate(self.critics)}
+        for column, result in enumerate(self.verdicts):
+            for verdict in result.verdicts:
+                row = index.get(verdict.critic_id)
+                if row is not None and verdict.error is None:
+                    rows[row][column] = value(verdict)
+        return rows
+
+    # -- counts ------------------------------------------------------------------------------
+
+    def consensus_counts(self) -> dict[str, int]:
+        """Items per consensus label, most common first."""
+        return dict(Counter(r.consensus for r in self.verdicts).most_common())
+
+    @property
+    def failed_items(self) -> list[str]:
+        """Ids of items with at least one ``ERROR`` verdict (a call that failed after its
+        retries). Parse failures and skipped calls do not count."""
+        return [r.query_id for r in self.verdicts if any(v.kind == "ERROR" for v in r.verdicts)]
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by the whole batch."""
+        total = Usage()
+        for result in self.verdicts:
+            total = total + result.usage
+        return total
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Cost of the whole batch; ``None`` unless every item's cost is known."""
+        costs = [r.cost_usd for r in self.verdicts]
+        if not costs or any(c is None for c in costs):
+            return None
+        return sum(c for c in costs if c is not None)
+
+    def critic_stats(self) -> dict[str, CriticStats]:
+        """Per-critic counts and rates, by critic name in panel order."""
+        out: dict[str, CriticStats] = {}
+        for name in self.critics:
+            mine = [
+                (v, r.consensus) for r in self.verdicts for v in r.verdicts if v.critic_id == name
+            ]
+            asked = [v for v, _ in mine if v.kind != "SKIPPED"]
+            valid = [(v, c) for v, c in mine if v.error is None]
+            errors = sum(1 for v in asked if v.kind == "ERROR")
+            parse = sum(1 for v in asked if v.kind == "PARSE_FAIL")
+            usage = Usage()
+            for v, _ in mine:
+                if v.usage is not None:
+                    usage = usage + v.usage
+            costs = [v.cost_usd for v in asked]
+            out[name] = CriticStats(
+                critic=name,
+                items=len(mine),
+                valid=len(valid),
+                errors=errors,
+                parse_failures=parse,
+                skipped=len(mine) - len(asked),
+                error_rate=errors / len(asked) if asked else None,
+                parse_fail_rate=parse / len(asked) if asked else None,
+                agreement=sum(v.kind == c for v, c in valid) / len(valid) if valid else None,
+                mean_elapsed_s=sum(v.elapsed_s for v in asked) / len(asked) if asked else None,
+                usage=usage,
+                cost_usd=sum(c for c in costs if c is not None)
+                if costs and all(c is not None for c in costs)
+                else None,
+            )
+        return out
+
+    # -- re-voting ---------------------------------------------------------------------------
+
+    def revote(
+        self,
+        voting: str | VotingStrategy = "majority",
+        *,
+        weights: Mapping[str, float] | None = None,
+        min_valid: int | None = None,
+        **voting_kwargs: Any,
+    ) -> BatchResult:
+        """The same verdicts under another strategy; calls no model.
+
+        Raises:
+            ConfigError: unknown strategy or invalid arguments (before any item is touched).
+        """
+        from .ensemble import revote
+
+        results = [
+            revote(r, voting, weights=weights, min_valid=min_valid, **voting_kwargs)
+            for r in self.verdicts
+        ]
+        return self.model_copy(update={"verdicts": results, "voting": _voting_name(voting)})
+
+    # -- export ------------------------------------------------------------------------------
+
+    def to_jsonl(self, path: str | os.PathLike[str]) -> None:
+        """Write one ``EnsembleVerdict`` JSON object per line (what the CLI writes), replacing
+        the file. :meth:`from_jsonl` reads it back."""
+        with open(path, "w", encoding="utf-8") as out:
+            for result in self.verdicts:
+                out.write(result.model_dump_json() + "\n")
+
+    @classmethod
+    def from_jsonl(cls, path: str | os.PathLike[str], *, slim: bool = False) -> BatchResult:
+        """Read a results file written by :meth:`to_jsonl` or ``cross-judge review``.
+
+        Critics are named in first-seen order; ``voting`` is the first record's. With
+        ``slim`` each verdict's ``raw_response`` and ``reasoning`` are dropped as lines are
+        read, which keeps a large run's statistics in a fraction of the memory.
+
+        Raises:
+            ConfigError: the file is missing or a line is not a result (line number given).
+        """
+        results = list(ResultsFile.read(path, slim=slim))
+        critics = list(dict.fromkeys(v.critic_id for r in results for v in r.verdicts))
+        voting = results[0].voting if results else "majority"
+        return cls(verdicts=results, critics=critics, voting=voting)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat dict per item, for ``pandas.DataFrame(batch.to_records())``.
+
+        Keys: ``id``, ``consensus``, ``agreement_pct``, ``disagreement``, ``n_valid``,
+        ``n_errors``, ``score``, ``cost_usd``, ``elapsed_s``, then per critic
+        ``<critic>.kind``, ``<critic>.confidence`` and ``<critic>.error_kind``, then each
+        meta key as ``meta.<key>``.
+        """
+        records: list[dict[str, Any]] = []
+        for result in self.verdicts:
+            record: dict[str, Any] = {
+                "id": result.query_id,
+                "consensus": result.consensus,
+                "agreement_pct": result.agreement_pct,
+                "disagreement": result.disagreement,
+                "n_valid": result.n_valid,
+                "n_errors": result.n_errors,
+                "score": result.score,
+                "cost_usd": result.cost_usd,
+                "elapsed_s": result.elapsed_s,
+            }
+            by_critic = {v.critic_id: v for v in result.verdicts}
+            for name in self.critics:
+                v = by_critic.get(name)
+                record[f"{name}.kind"] = v.kind if v else None
+                record[f"{name}.confidence"] = v.confidence if v and v.error is None else None
+                record[f"{name}.error_kind"] = v.error_kind.value if v and v.error_kind else None
+            for key, value in result.meta.items():
+                record[f"meta.{key}"] = value
+            records.append(record)
+        return records
+
+    # -- summary -----------------------------------------------------------------------------
+
+    def summary(self) -> RenderableType:
+        """A ``rich`` renderable: totals and agreement, consensus counts, one row per critic.
+
+        ``rich.print(batch.summary())`` in a terminal or notebook; ``print(batch)`` gives
+        the same as plain text.
+        """
+        from ._summary import render_summary
+
+        return render_summary(self)
+
+    def __rich__(self) -> RenderableType:
+        return self.summary()
+
+    def __str__(self) -> str:
+        from rich.console import Console
+
+        buffer = io.StringIO()
+        Console(file=buffer, width=100, color_system=None, force_terminal=False).print(
+            self.summary()
+        )
+        return buffer.getvalue().rstrip("\n")
+
+
+def _numeric(verdict: Verdict, level: str) -> float:
+    if verdict.score is not None:
+        return verdict.score
+    try:
+        number = float(verdict.kind)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise ConfigError(
+            f"reliability_alpha({level!r}) needs numbers, but critic {verdict.critic_id!r} "
+            f"answered {verdict.kind!r} with no score; use level='nominal', or 'ordinal' "
+            "with values=[...] listing the labels from low to high"
+        )
+    return number
+
+
+# -- the results file ---------------------------------------------------------------------------
+
+
+class ResultsFile:
+    """An append-only JSONL file of results, one ``EnsembleVerdict`` per line.
+
+    Each result is written as one line with a single ``write`` and flushed at once, so a
+    killed run loses at most the line being written. :meth:`open` with ``resume=True``
+    reads the ids already done and repairs a torn last line (one without its newline,
+    left by a kill mid-write) by cutting it off; that item is judged again.
+
+    Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: Path, handle: IO[str], done: set[str], repaired: bool) -> None:
+        self.path = path
+        self.done_ids = done
+        self.repaired = repaired
+        self._handle = handle
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], *, resume: bool = False) -> ResultsFile:
+        """Open ``path`` for appending results.
+
+        Without ``resume`` the file must not exist or be empty (nothing is overwritten).
+
+        Raises:
+            ConfigError: the file holds results and ``resume`` is false; a line that is
+                not a result (with its number); the folder does not exist.
+        """
+        target = Path(path)
+        done: set[str] = set()
+        repaired = False
+        if target.exists() and target.stat().st_size > 0:
+            if not resume:
+                raise ConfigError(
+                    f"{target} already holds results; pass --resume (resume=True) to continue "
+                    "that run, or choose another output file"
+                )
+            repaired = _repair_torn_tail(target)
+            for record in cls.read(target):
+                done.add(record.query_id)
+        if not target.parent.exists():
+            raise ConfigError(f"{target.parent} does not exist; create it or choose another path")
+        handle = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        return cls(target, handle, done, repaired)
+
+    def append(self, result: EnsembleVerdict) -> None:
+        """Write ``result`` as one line and flush it."""
+        self._handle.write(result.model_dump_json() + "\n")
+        self._handle.flush()
+        self.done_ids.add(result.query_id)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> ResultsFile:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @staticmethod
+    def read(path: str | os.PathLike[str], *, slim: bool = False) -> Iterator[EnsembleVerdict]:
+        """The results in a file, in file order; blank lines are skipped. With ``slim``,
+        verdicts lose ``raw_response`` and ``reasoning`` (see :meth:`BatchResult.from_jsonl`).
+
+        Raises:
+            ConfigError: the file is missing, or a line is not a result (line number given).
+        """
+        try:
+            handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such results file") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        with handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    result = EnsembleVerdict.model_validate_json(line)
+                except ValidationError as exc:
+                    first = exc.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"])
+                    raise ConfigError(
+                        f"{path} line {number}: not a result record ({where}: {first['msg']})"
+                    ) from None
+                if slim:
+                    result.verdicts = [
+                        v.model_copy(update={"raw_response": None, "reasoning": ""})
+                        for v in result.verdicts
+                    ]
+                yield result
+
+
+def _repair_torn_tail(path: Path) -> bool:
+    """Cut off a last line that lacks its newline; True if something was cut."""
+    with open(path, "rb+") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        if size == 0:
+            return False
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return False
+        # Find the last newline, reading backwards in blocks.
+        position = size
+        cut = 0
+        while position > 0:
+            start = max(0, position - 65536)
+            handle.seek(start)
+            block = handle.read(position - start)
+            found = block.rfind(b"\n")
+            if found != -1:
+                cut = start + found + 1
+                break
+            position = start
+        handle.truncate(cut)
+        return True
