@@ -35,3 +35,4 @@ def bench(session: nox.Session) -> None:
     session.install(".")
     session.run("python", "bench/bench_fanout.py")
     session.run("python", "bench/bench_transport.py")
+    session.run("python", "bench/bench_memory.py")

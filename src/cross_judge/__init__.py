@@ -14,6 +14,7 @@ from .aggregation import (
     weighted,
 )
 from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
+from .batch import BatchResult, Item, ItemError
 from .core import Critic
 from .ensemble import Ensemble, revote
 from .errors import (
@@ -35,6 +36,7 @@ from .vendors import (
     get_vendor,
     make_client,
     register_vendor,
+    set_vendor_limits,
 )
 from .verdict import EnsembleVerdict, Usage, Verdict, VerdictKind
 from .voting import (
@@ -56,6 +58,7 @@ __all__ = [
     "VENDOR_DEFAULTS",
     "VOTING_STRATEGIES",
     "AggregationStrategy",
+    "BatchResult",
     "ConfigError",
     "Critic",
     "CrossJudgeError",
@@ -63,6 +66,8 @@ __all__ = [
     "EnsembleResult",
     "EnsembleVerdict",
     "ErrorKind",
+    "Item",
+    "ItemError",
     "JudgePanel",
     "LegacyVerdict",
     "MissingAPIKeyError",
@@ -93,6 +98,7 @@ __all__ = [
     "register_voting_strategy",
     "reliability_alpha",
     "revote",
+    "set_vendor_limits",
     "unanimous",
     "weighted",
 ]

@@ -10,6 +10,12 @@
 * Bounds: each attempt is cut off after ``timeout`` seconds; the whole call, waits
   included, after ``deadline`` seconds when one is set. A wait that would cross the
   deadline is not started: the last failure is returned at once.
+* Vendor limits: with a ``gate`` (:class:`cross_judge._limits.VendorGate`), every attempt,
+  retries included, first waits its turn at the vendor (concurrency slot, ``rpm`` pacing,
+  pause after a 429) and then reports how it ended. Queueing is not the vendor being slow:
+  it counts against ``deadline`` but not against the attempt's ``timeout``. A deadline
+  that runs out in the queue fails the call with ``ErrorKind.TIMEOUT`` at once, without
+  sending the request and without another attempt (it would only queue again).
 
 Built on tenacity, with anyio's sleep and clock so it works under asyncio and trio and
 obeys cancellation (a cancelled caller is never turned into a failure).
@@ -20,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import anyio
 from tenacity import (
@@ -34,7 +40,7 @@ from tenacity import (
 from .errors import ErrorKind
 from .transport import CallFailure
 
-__all__ = ["MAX_RETRY_AFTER_S", "call_with_retries"]
+__all__ = ["MAX_RETRY_AFTER_S", "Gate", "call_with_retries"]
 
 T = TypeVar("T")
 
@@ -42,6 +48,27 @@ MAX_RETRY_AFTER_S = 60.0
 """Longest vendor-requested wait honoured; beyond it the wait is capped to this."""
 
 _backoff = wait_random_exponential(multiplier=0.5, max=8.0)
+
+
+class Gate(Protocol):
+    """Admission of each attempt to a vendor (implemented by ``_limits.VendorGate``)."""
+
+    @property
+    def vendor(self) -> str:
+        """The vendor's name, for messages."""
+        ...
+
+    async def enter(self, within: float) -> None:
+        """Wait until an attempt may start; ``TimeoutError`` if not within ``within`` s."""
+        ...
+
+    def leave(self, outcome: BaseException | None) -> None:
+        """The attempt ended: ``None`` for a result, else what it raised. Never raises."""
+        ...
+
+
+class _QueuedPastDeadline(CallFailure):
+    """The deadline ran out before the gate let an attempt start; never retried."""
 
 
 def _wait(state: RetryCallState) -> float:
@@ -53,7 +80,9 @@ def _wait(state: RetryCallState) -> float:
 
 
 def _is_retryable(exc: BaseException) -> bool:
-    return isinstance(exc, CallFailure) and exc.retryable
+    return (
+        isinstance(exc, CallFailure) and exc.retryable and not isinstance(exc, _QueuedPastDeadline)
+    )
 
 
 async def call_with_retries(
@@ -62,6 +91,7 @@ async def call_with_retries(
     max_retries: int,
     timeout: float,
     deadline: float | None = None,
+    gate: Gate | None = None,
 ) -> tuple[T, int]:
     """Run ``attempt`` until it succeeds or the policy gives up; return (result, attempts).
 
@@ -71,10 +101,17 @@ async def call_with_retries(
         timeout: seconds allowed for each attempt.
         deadline: seconds allowed for everything, waits included (``None`` = no cap
             beyond ``timeout`` per attempt).
+        gate: the vendor's admission gate, entered before and left after each attempt;
+            the time spent entering counts against ``deadline`` only.
+
+    Returns:
+        The result and the number of attempts sent (an attempt still queued at the
+        gate when the deadline ran out is not counted).
 
     Raises:
         CallFailure: the last failure, with ``attempts`` set. A deadline that runs out
-            gives ``ErrorKind.TIMEOUT``.
+            gives ``ErrorKind.TIMEOUT``; while queued at the gate, with a message saying
+            so.
     """
     started = time.monotonic()
     budget = math.inf if deadline is None else deadline
@@ -96,23 +133,57 @@ async def call_with_retries(
         sleep=anyio.sleep,
         reraise=True,
     )
+
+    async def timed(left: float) -> T:
+        limit = min(timeout, left)
+        try:
+            with anyio.fail_after(limit):
+                return await attempt()
+        except TimeoutError as exc:
+            what = "deadline" if limit < timeout else "timeout"
+            raise CallFailure(ErrorKind.TIMEOUT, f"no response within {limit:g}s ({what})") from exc
+
+    async def gated(gate: Gate, left: float) -> T:
+        nonlocal attempts
+        try:
+            await gate.enter(left)
+        except TimeoutError:
+            raise _queued_past_deadline(gate, deadline) from None
+        left = remaining()
+        if left <= 0:  # admitted just as the deadline ran out: do not send
+            failure = _queued_past_deadline(gate, deadline)
+            gate.leave(failure)
+            raise failure
+        attempts += 1
+        try:
+            result = await timed(left)
+        except BaseException as exc:  # cancellation too: the slot must be freed
+            gate.leave(exc)
+            raise
+        gate.leave(None)
+        return result
+
     try:
         async for attempt_state in retrying:
             with attempt_state:
-                attempts += 1
                 left = remaining()
-                if left <= 0:
-                    raise CallFailure(ErrorKind.TIMEOUT, f"deadline of {deadline:g}s exceeded")
-                limit = min(timeout, left)
-                try:
-                    with anyio.fail_after(limit):
-                        result = await attempt()
-                except TimeoutError as exc:
-                    what = "deadline" if limit < timeout else "timeout"
-                    raise CallFailure(
-                        ErrorKind.TIMEOUT, f"no response within {limit:g}s ({what})"
-                    ) from exc
+                if left > 0 and gate is not None:
+                    result = await gated(gate, left)
+                else:
+                    attempts += 1
+                    if left <= 0:
+                        raise CallFailure(ErrorKind.TIMEOUT, f"deadline of {deadline:g}s exceeded")
+                    result = await timed(left)
         return result, attempts
     except CallFailure as failure:
         failure.attempts = attempts
         raise
+
+
+def _queued_past_deadline(gate: Gate, deadline: float | None) -> _QueuedPastDeadline:
+    what = "the deadline" if deadline is None else f"the deadline of {deadline:g}s"
+    return _QueuedPastDeadline(
+        ErrorKind.TIMEOUT,
+        f"{what} ran out while waiting for the rate limit of vendor {gate.vendor!r} "
+        "(the request was not sent)",
+    )

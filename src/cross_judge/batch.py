@@ -164,14 +164,64 @@ class Item(BaseModel):
         return cls(id=item_id, query=query, context=fields["context"], meta=fields["meta"])
 
 
-async def _items(source: Iterable[object] | AsyncIterable[object]) -> AsyncIterator[object]:
-    """Iterate a sync or async iterable lazily, one value per step."""
-    if isinstance(source, AsyncIterable):
-        async for value in source:
-            yield value
-    else:
-        for value in source:
-            yield value
+class _Feed:
+    """Items from a sync or async iterable, one at a time, each checked as it is taken.
+
+    A plain class rather than an async generator, so that stopping early never leaves a
+    half-run generator for the garbage collector to finalise on the wrong task.
+    :meth:`aclose` closes the caller's generator when the batch stops before its end.
+    """
+
+    def __init__(
+        self,
+        ensemble: Ensemble,
+        source: Iterable[object] | AsyncIterable[object],
+        *,
+        checked: bool = False,
+    ) -> None:
+        self._ensemble = ensemble
+        self._checked = checked
+        self._sync: Iterator[object] | None = None
+        self._async: AsyncIterator[object] | None = None
+        if isinstance(source, AsyncIterable):
+            self._async = source.__aiter__()
+        else:
+            self._sync = iter(source)
+        self.position = 0
+
+    async def next(self) -> Item | None:
+        """The next item, or ``None`` at the end.
+
+        Raises:
+            ItemError: the next value cannot be judged.
+        """
+        try:
+            if self._sync is not None:
+                value = next(self._sync)
+            else:
+                assert self._async is not None
+                value = await self._async.__anext__()
+        except (StopIteration, StopAsyncIteration):
+            return None
+        item = (
+            value
+            if self._checked and isinstance(value, Item)
+            else _checked(self._ensemble, value, self.position)
+        )
+        self.position += 1
+        return item
+
+    async def aclose(self) -> None:
+        """Close the source if it is a generator (its ``finally`` blocks run now)."""
+        if self._async is not None:
+            close = getattr(self._async, "aclose", None)
+            if close is not None:
+                with anyio.CancelScope(shield=True):
+                    await close()
+        elif self._sync is not None:
+            sync_close = getattr(self._sync, "close", None)
+            if sync_close is not None:
+                sync_close()
 
 
 def _check_concurrency(concurrency: object) -> int:
@@ -198,17 +248,17 @@ def _checked(ensemble: Ensemble, value: object, position: int) -> Item:
 
 async def _judge_each(
     ensemble: Ensemble,
-    items: AsyncIterator[Item],
+    feed: _Feed,
     concurrency: int,
     deliver: Deliver,
 ) -> None:
-    """Judge ``items`` with at most ``concurrency`` in flight; ``deliver`` each result.
+    """Judge the feed's items with at most ``concurrency`` in flight; ``deliver`` each result.
 
-    An item is pulled only when a slot is free, so a lazy source is read as the batch
-    goes. A slot is freed only after ``deliver`` returns, so a slow consumer holds the
-    batch back instead of piling up results. An invalid item stops new items from
-    starting; those in flight finish and are delivered, then its :class:`ItemError` is
-    raised.
+    An item is taken only when a slot is free, so a lazy source is read as the batch goes.
+    A slot is freed only after ``deliver`` returns, so a slow consumer holds the batch back
+    instead of piling up results. An invalid item stops new items from starting; those in
+    flight finish and are delivered, then its :class:`ItemError` is raised. The feed is
+    closed however this ends.
     """
     slots = anyio.Semaphore(concurrency)
     problem: ItemError | None = None
@@ -222,32 +272,25 @@ async def _judge_each(
         finally:
             slots.release()
 
-    async with anyio.create_task_group() as group:
-        index = 0
-        while True:
-            await slots.acquire()
-            try:
-                item = await items.__anext__()
-            except StopAsyncIteration:
-                slots.release()
-                break
-            except ItemError as exc:
-                slots.release()
-                problem = exc
-                break
-            group.start_soon(run, index, item)
-            index += 1
+    try:
+        async with anyio.create_task_group() as group:
+            index = 0
+            while True:
+                await slots.acquire()
+                try:
+                    item = await feed.next()
+                except ItemError as exc:
+                    problem = exc
+                    item = None
+                if item is None:
+                    slots.release()
+                    break
+                group.start_soon(run, index, item)
+                index += 1
+    finally:
+        await feed.aclose()
     if problem is not None:
         raise problem
-
-
-async def _checked_items(
-    ensemble: Ensemble, source: Iterable[object] | AsyncIterable[object]
-) -> AsyncIterator[Item]:
-    position = 0
-    async for value in _items(source):
-        yield _checked(ensemble, value, position)
-        position += 1
 
 
 async def judge_many(
@@ -275,13 +318,15 @@ async def judge_many(
         ConfigError: ``concurrency`` is not an integer >= 1.
     """
     limit = _check_concurrency(concurrency)
-    checked = [_checked(ensemble, value, position) async for position, value in _enum(items)]
+    feed = _Feed(ensemble, items)
+    checked: list[Item] = []
+    try:
+        while (item := await feed.next()) is not None:
+            checked.append(item)
+    finally:
+        await feed.aclose()
     results: list[EnsembleVerdict | None] = [None] * len(checked)
     started = time.perf_counter()
-
-    async def iterate() -> AsyncIterator[Item]:
-        for item in checked:
-            yield item
 
     from ._progress import BatchProgress
 
@@ -291,7 +336,7 @@ async def judge_many(
             results[index] = result
             bar.advance(result)
 
-        await _judge_each(ensemble, iterate(), limit, deliver)
+        await _judge_each(ensemble, _Feed(ensemble, checked, checked=True), limit, deliver)
     done = [r for r in results if r is not None]
     return BatchResult(
         verdicts=done,
@@ -299,15 +344,6 @@ async def judge_many(
         voting=_voting_name(ensemble.voting),
         elapsed_s=round(time.perf_counter() - started, 3),
     )
-
-
-async def _enum(
-    items: Iterable[object] | AsyncIterable[object],
-) -> AsyncIterator[tuple[int, object]]:
-    position = 0
-    async for value in _items(items):
-        yield position, value
-        position += 1
 
 
 def _voting_name(voting: str | VotingStrategy) -> str:
@@ -353,7 +389,7 @@ def stream(
                 await deliver(result)
                 bar.advance(result)
 
-            await _judge_each(ensemble, _checked_items(ensemble, items), limit, handed_out)
+            await _judge_each(ensemble, _Feed(ensemble, items), limit, handed_out)
 
     return ResultStream(run, buffer=limit)
 
@@ -389,6 +425,20 @@ def _spawn(host: Callable[[], Coroutine[Any, Any, None]]) -> None:
     task.add_done_callback(_background.discard)
 
 
+class _Host:
+    """The state a stream's host task shares with its :class:`ResultStream`.
+
+    The host task holds this, never the stream itself, so that a stream dropped after a
+    ``break`` can be garbage-collected (and then stop its host) while the host still runs.
+    """
+
+    def __init__(self, receive: MemoryObjectReceiveStream[EnsembleVerdict]) -> None:
+        self.receive = receive
+        self.scope = anyio.CancelScope()
+        self.done = anyio.Event()
+        self.error: Exception | None = None
+
+
 class ResultStream:
     """Results of :func:`stream` as they finish: ``async for result in stream: ...``.
 
@@ -405,29 +455,26 @@ class ResultStream:
     ) -> None:
         self._run = run
         self._buffer = buffer
-        self._receive: MemoryObjectReceiveStream[EnsembleVerdict] | None = None
-        self._scope: anyio.CancelScope | None = None
-        self._done: anyio.Event | None = None
-        self._error: BaseException | None = None
+        self._host: _Host | None = None
         self._closed = False
 
-    def _start(self) -> MemoryObjectReceiveStream[EnsembleVerdict]:
+    def _start(self) -> _Host:
         send, receive = anyio.create_memory_object_stream[EnsembleVerdict](self._buffer)
-        scope, done = anyio.CancelScope(), anyio.Event()
-        self._receive, self._scope, self._done = receive, scope, done
+        state = self._host = _Host(receive)
+        run = self._run
 
         async def host() -> None:
             try:
-                with scope:
+                with state.scope:
                     async with send:
-                        await self._run(send.send)
+                        await run(send.send)
             except Exception as exc:  # handed to the consumer by __anext__
-                self._error = exc
+                state.error = exc
             finally:
-                done.set()
+                state.done.set()
 
         _spawn(host)
-        return receive
+        return state
 
     def __aiter__(self) -> ResultStream:
         return self
@@ -435,38 +482,33 @@ class ResultStream:
     async def __anext__(self) -> EnsembleVerdict:
         if self._closed:
             raise StopAsyncIteration
-        receive = self._receive or self._start()
+        state = self._host or self._start()
         try:
-            return await receive.receive()
+            return await state.receive.receive()
         except anyio.EndOfStream:
-            assert self._done is not None
-            await self._done.wait()
+            await state.done.wait()
             self._closed = True
-            receive.close()
-            if self._error is not None:
-                error, self._error = self._error, None
+            state.receive.close()
+            if state.error is not None:
+                error, state.error = state.error, None
                 raise error from None
             raise StopAsyncIteration from None
         except BaseException:  # the consumer was cancelled or interrupted: stop the work
-            self._cancel()
+            state.scope.cancel()
             raise
-
-    def _cancel(self) -> None:
-        if self._scope is not None:
-            self._scope.cancel()
 
     async def aclose(self) -> None:
         """Stop the work (calls in flight are cancelled) and wait until it has stopped."""
         self._closed = True
-        self._cancel()
-        if self._done is not None:
+        state = self._host
+        if state is not None:
+            state.scope.cancel()
             with anyio.CancelScope(shield=True):
-                await self._done.wait()
-        if self._receive is not None:
-            self._receive.close()
+                await state.done.wait()
+            state.receive.close()
 
     async def __aenter__(self) -> ResultStream:
-        if self._receive is None and not self._closed:
+        if self._host is None and not self._closed:
             self._start()
         return self
 
@@ -475,9 +517,12 @@ class ResultStream:
 
     def __del__(self) -> None:
         # A `break` out of a bare `async for` leaves no other way to stop the work.
-        if self._done is not None and not self._done.is_set():
-            with contextlib.suppress(Exception):  # the event loop may already be gone
-                self._cancel()
+        state = self._host
+        if state is not None:
+            state.receive.close()
+            if not state.done.is_set():
+                with contextlib.suppress(Exception):  # the event loop may already be gone
+                    state.scope.cancel()
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -800,8 +845,8 @@ class ResultsFile:
         if target.exists() and target.stat().st_size > 0:
             if not resume:
                 raise ConfigError(
-                    f"{target} already holds results; pass --resume (resume=True) to continue "
-                    "that run, or choose another output file"
+                    f"{target} already holds results; pass --resume to continue that run "
+                    "(resume=True in Python), or choose another output file"
                 )
             repaired = _repair_torn_tail(target)
             for record in cls.read(target):

@@ -1,22 +1,68 @@
 """The ``cross-judge`` command.
 
-Subcommands: ``demo`` (the full pipeline offline, against simulated critics) and
-``version``. Exit codes: 0 done, 1 finished with failures, 2 usage or configuration
-error, 130 interrupted.
+Subcommands:
+
+* ``review ITEMS.jsonl --panel PANEL.yaml --out OUT.jsonl``: judge every item with the
+  panel, appending each result to OUT as it finishes (resumable with ``--resume``), then
+  print a summary of the whole of OUT.
+* ``revote OUT.jsonl --voting NAME``: the same verdicts under another strategy; no model
+  is called, and no existing file is ever overwritten.
+* ``stats OUT.jsonl``: agreement statistics of a finished run.
+* ``prompts list | show ID | validate FILE``: the packaged prompts, and checking a new one.
+* ``demo``: the full pipeline offline, against simulated critics; ``version``.
+
+Exit codes: 0 done; 1 finished, but some items were skipped for bad input or had a failed
+call; 2 usage or configuration error (nothing was billed); 130 interrupted. Errors are
+printed as ``cross-judge: error: <message>`` on stderr, never as a traceback. Results and
+summaries go to stdout; progress, warnings and notes to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
+import contextlib
+import json
+import os
+import shlex
+import signal
 import sys
-from collections.abc import Sequence
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .errors import ConfigError
 
+if TYPE_CHECKING:
+    from anyio import CancelScope
+    from anyio.abc import TaskStatus
+    from rich.console import Console
+
+    from .batch import BatchResult, Item, ResultsFile
+    from .core import Critic
+    from .ensemble import Ensemble
+    from .prompts import PromptSpec
+
 __all__ = ["main"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+_SHOWN_IDS = 5
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -26,6 +72,85 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cross-judge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    review = sub.add_parser(
+        "review",
+        help="judge every item of a JSONL file with a panel; resumable",
+        description=(
+            "Judge each item of ITEMS.jsonl (one JSON object per line: id, query, context, "
+            "meta; other keys are kept in meta) with the critics of PANEL.yaml, appending "
+            "each result to OUT.jsonl as soon as it is ready. Bad lines are reported with "
+            "their line number and skipped. Interrupted runs continue with --resume."
+        ),
+    )
+    review.add_argument("items", metavar="ITEMS.jsonl", help="the items to judge")
+    review.add_argument("--panel", required=True, metavar="PANEL.yaml", help="the panel file")
+    review.add_argument("--out", required=True, metavar="OUT.jsonl", help="results file")
+    review.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        metavar="N",
+        help="items in flight at once (default: the panel's concurrency, else 32)",
+    )
+    review.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a run: skip the items whose ids are already in OUT",
+    )
+    review.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (by default it is drawn when stderr is a terminal)",
+    )
+
+    revote = sub.add_parser(
+        "revote",
+        help="re-aggregate stored verdicts with another strategy (no model calls)",
+        description=(
+            "Apply another voting strategy to the verdicts stored in OUT.jsonl and count the "
+            "items whose consensus changes. Calls no model. With --out the new results are "
+            "written to NEW.jsonl, which must not exist yet: results are never overwritten."
+        ),
+    )
+    revote.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
+    revote.add_argument("--voting", required=True, metavar="NAME", help="strategy name")
+    revote.add_argument(
+        "--voting-kwargs",
+        metavar="JSON",
+        help='strategy arguments as a JSON object, e.g. \'{"priority": ["REJECT"]}\'',
+    )
+    revote.add_argument("--out", metavar="NEW.jsonl", help="write the re-voted results here")
+
+    stats = sub.add_parser(
+        "stats",
+        help="agreement statistics of a finished run",
+        description=(
+            "Krippendorff's alpha, Fleiss' kappa, pairwise critic agreement, per-critic rates "
+            "and consensus counts of the results in OUT.jsonl."
+        ),
+    )
+    stats.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
+    stats.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="nominal",
+        help="measurement level for Krippendorff's alpha (default nominal)",
+    )
+    stats.add_argument(
+        "--order",
+        metavar="LOW,...,HIGH",
+        help="for --level ordinal over text labels: the labels from low to high",
+    )
+
+    prompts = sub.add_parser("prompts", help="list, show or validate judge prompts")
+    prompts.set_defaults(prompts_parser=prompts)
+    actions = prompts.add_subparsers(dest="prompts_command", metavar="ACTION")
+    actions.add_parser("list", help="the packaged prompts")
+    show = actions.add_parser("show", help="print one prompt's fields")
+    show.add_argument("ref", metavar="ID", help="e.g. taxonomy-review@1, or a file path")
+    validate = actions.add_parser("validate", help="check a prompt file")
+    validate.add_argument("file", metavar="FILE", help="a prompt YAML file")
+
     demo = sub.add_parser(
         "demo",
         help="judge a sample taxonomy offline with three simulated critics",
@@ -43,6 +168,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sub.add_parser("version", help="print the version")
     return parser
+
+
+# -- demo ---------------------------------------------------------------------------------------
 
 
 def _run_demo(latency_scale: float) -> int:
@@ -94,11 +222,587 @@ def _run_demo(latency_scale: float) -> int:
     return EXIT_OK if facts["failed_calls"] == 0 else EXIT_FAILED
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit code."""
-    parser = _build_parser()
-    args = parser.parse_args(argv)
+# -- shared helpers -----------------------------------------------------------------------------
+
+
+def _stdout() -> Console:
+    from rich.console import Console
+
+    return Console(soft_wrap=False)
+
+
+def _stderr() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def _note(console: Console, message: str) -> None:
+    """A plain line on ``console``: no markup (ids and paths may hold brackets), no wrapping."""
+    _say(console, f"cross-judge: {message}")
+
+
+def _say(console: Console, text: str) -> None:
+    """A plain line of the report: no markup, no wrapping (paths and ids stay whole)."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _shown(ids: Sequence[str]) -> str:
+    listed = ", ".join(repr(i) for i in ids[:_SHOWN_IDS])
+    more = len(ids) - _SHOWN_IDS
+    return listed + (f" and {more} more" if more > 0 else "")
+
+
+def _read_results(path: str, *, slim: bool) -> BatchResult:
+    from .batch import BatchResult
+
+    if _torn_tail(path):
+        raise ConfigError(
+            f"{path}: the last line is torn (a run was stopped while writing it); "
+            "run the same review again with --resume, which repairs it"
+        )
+    batch = BatchResult.from_jsonl(path, slim=slim)
+    if not batch.verdicts:
+        raise ConfigError(f"{path} holds no results")
+    return batch
+
+
+def _torn_tail(path: str) -> bool:
+    """True if the file's last line lacks its newline (a writer was killed mid-line)."""
     try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return False
+            handle.seek(size - 1)
+            return handle.read(1) != b"\n"
+    except OSError:  # missing or unreadable: the reader reports it
+        return False
+
+
+# -- review -------------------------------------------------------------------------------------
+
+
+class _ItemReader:
+    """The items of a JSONL file, read one line at a time as the batch asks for them.
+
+    Lines that cannot be judged are reported (with their line number) and skipped: not
+    JSON, not an object, no usable ``query``, a context missing a template field, an id
+    seen on an earlier line. Items whose ids are in ``done`` (a resumed run) are skipped
+    silently and counted.
+    """
+
+    def __init__(
+        self, path: Path, critics: Sequence[Critic], done: set[str], console: Console
+    ) -> None:
+        self.path = path
+        self.critics = critics
+        self.done = done
+        self.console = console
+        self.bad_lines = 0
+        self.already_done = 0
+
+    def __iter__(self) -> Iterator[Item]:
+        from .batch import Item, ItemError
+        from .errors import PromptError
+
+        seen: dict[str, int] = {}
+        with open(self.path, "rb") as handle:
+            for number, raw in enumerate(handle, start=1):
+                if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                    raw = raw[len(codecs.BOM_UTF8) :]
+                if not raw.strip():
+                    continue
+                try:
+                    value = json.loads(raw.decode("utf-8"))
+                except UnicodeDecodeError as exc:
+                    self._skip(number, f"not UTF-8 text (byte {exc.start})")
+                    continue
+                except ValueError as exc:
+                    reason = (
+                        f"{exc.msg} at column {exc.colno}"
+                        if isinstance(exc, json.JSONDecodeError)
+                        else str(exc)
+                    )
+                    self._skip(number, f"not JSON ({reason})")
+                    continue
+                if not isinstance(value, dict):
+                    self._skip(
+                        number, f"expected a JSON object with 'query', got {_json_type(value)}"
+                    )
+                    continue
+                try:
+                    item = Item.from_value(value)
+                except ItemError as exc:
+                    self._skip(number, str(exc))
+                    continue
+                first = seen.get(item.id)
+                if first is not None:
+                    self._skip(number, f"duplicate id {item.id!r} (first on line {first})")
+                    continue
+                seen[item.id] = number
+                if item.id in self.done:
+                    self.already_done += 1
+                    continue
+                try:
+                    for critic in self.critics:
+                        critic.render_prompt(item.query, item.context)
+                except PromptError as exc:
+                    self._skip(number, f"id {item.id!r}: {exc}")
+                    continue
+                yield item
+
+    def _skip(self, number: int, reason: str) -> None:
+        self.bad_lines += 1
+        _note(self.console, f"{self.path}:{number}: skipped: {reason}")
+
+
+def _json_type(value: object) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return "a number"
+
+
+def _count_lines(path: Path) -> int:
+    """Non-blank lines, for the progress bar's total."""
+    with open(path, "rb") as handle:
+        return sum(1 for line in handle if line.strip())
+
+
+@dataclass
+class _RunState:
+    interrupted: bool = False
+    written: int = 0
+
+
+async def _watch_interrupt(
+    scope: CancelScope, state: _RunState, *, task_status: TaskStatus[None]
+) -> None:
+    """Turn the first Ctrl-C into a clean stop: cancel ``scope``, so calls in flight are
+    dropped and nothing half-done is written. Where signals cannot be received here (not
+    the main thread, Windows), Ctrl-C arrives as KeyboardInterrupt instead."""
+    import anyio
+
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        signals = receiver.__enter__()
+    except (NotImplementedError, RuntimeError, ValueError):
+        task_status.started()
+        return
+    try:
+        task_status.started()
+        async for _ in signals:
+            state.interrupted = True
+            scope.cancel()
+            break
+    finally:
+        receiver.__exit__(None, None, None)
+
+
+async def _judge_into(
+    ensemble: Ensemble,
+    items: _ItemReader,
+    results: ResultsFile,
+    *,
+    concurrency: int,
+    progress: bool,
+    total: int | None,
+    console: Console,
+) -> _RunState:
+    """Stream ``items`` through ``ensemble`` and append each result to ``results`` at once."""
+    import anyio
+
+    from ._progress import BatchProgress
+
+    state = _RunState()
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        await group.start(_watch_interrupt, group.cancel_scope, state)
+        try:
+            with BatchProgress(total, enabled=progress, console=console) as bar:
+                async with ensemble.stream(items, concurrency=concurrency) as stream:
+                    async for result in stream:
+                        results.append(result)
+                        state.written += 1
+                        bar.advance(result)
+        except Exception as exc:  # re-raised below, outside the task group
+            failure = exc
+        finally:
+            with anyio.CancelScope(shield=True):
+                await ensemble.aclose()
+        group.cancel_scope.cancel()  # stop the interrupt watcher
+    if failure is not None:
+        raise failure
+    return state
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    words = ["cross-judge", "review", args.items, "--panel", args.panel, "--out", args.out]
+    if args.concurrency is not None:
+        words += ["--concurrency", str(args.concurrency)]
+    if args.no_progress:
+        words.append("--no-progress")
+    return shlex.join([*words, "--resume"])
+
+
+def _review(args: argparse.Namespace) -> int:
+    import anyio
+
+    from .batch import DEFAULT_CONCURRENCY, ResultsFile
+    from .panel_file import load_panel
+
+    items_path, out_path = Path(args.items), Path(args.out)
+    if not items_path.exists():
+        raise ConfigError(f"{items_path}: no such items file")
+    if not items_path.is_file():
+        raise ConfigError(f"{items_path}: not a file; pass a JSONL file of items")
+    spec = load_panel(args.panel)
+    if out_path.exists() and out_path.resolve() == items_path.resolve():
+        raise ConfigError(f"--out {out_path} is the items file; write results to another file")
+    concurrency = args.concurrency or spec.concurrency or DEFAULT_CONCURRENCY
+    err = _stderr()
+    simulated = spec.simulated_critics
+    started = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        simulator_url: str | None = None
+        if simulated:
+            server = stack.enter_context(spec.simulator())
+            simulator_url = server.url
+            _note(err, _simulated_note(simulated, simulator_url))
+        ensemble = spec.build(simulator_url=simulator_url)
+        results = stack.enter_context(ResultsFile.open(out_path, resume=args.resume))
+        if results.repaired:
+            _note(
+                err,
+                f"{out_path}: cut off a torn last line (a run was killed while writing it); "
+                "that item is judged again",
+            )
+        if args.resume and results.done_ids:
+            _note(
+                err,
+                f"resuming: {out_path} holds {_count(len(results.done_ids), 'result')}; "
+                "items with those ids are skipped",
+            )
+        reader = _ItemReader(items_path, ensemble.critics, set(results.done_ids), err)
+        progress = not args.no_progress and sys.stderr.isatty()
+        total = max(0, _count_lines(items_path) - len(results.done_ids)) if progress else None
+        try:
+            state = anyio.run(
+                lambda: _judge_into(
+                    ensemble,
+                    reader,
+                    results,
+                    concurrency=concurrency,
+                    progress=progress,
+                    total=total,
+                    console=err,
+                )
+            )
+        except KeyboardInterrupt:
+            state = _RunState(interrupted=True)
+    elapsed = time.perf_counter() - started
+    if state.interrupted:
+        _note(
+            err,
+            f"interrupted; {out_path} is intact and holds every finished result. "
+            f"Resume with:\n  {_resume_command(args)}",
+        )
+        return EXIT_INTERRUPTED
+    return _review_report(args, out_path, reader, state, simulated, elapsed, err)
+
+
+def _simulated_note(names: Sequence[str], url: str) -> str:
+    return (
+        f"critics {', '.join(names)} are SIMULATED by cross_judge.testing.VendorServer at "
+        f"{url}: their answers come from a seeded random generator, not a language model"
+    )
+
+
+def _review_report(
+    args: argparse.Namespace,
+    out_path: Path,
+    reader: _ItemReader,
+    state: _RunState,
+    simulated: Sequence[str],
+    elapsed: float,
+    err: Console,
+) -> int:
+    batch = _read_results(str(out_path), slim=True) if out_path.stat().st_size else None
+    out = _stdout()
+    if batch is not None:
+        out.print(batch.summary())
+    line = f"this run: judged {_count(state.written, 'item')} in {elapsed:.2f} s"
+    if reader.already_done:
+        line += f"; {_count(reader.already_done, 'item')} already in {out_path}"
+    if reader.bad_lines:
+        line += f"; {_count(reader.bad_lines, 'line')} skipped for bad input"
+    _say(out, line)
+    _say(out, f"results: {out_path}")
+    if simulated:
+        _say(
+            out,
+            f"note: critics {', '.join(simulated)} were simulated (seeded random answers "
+            "from cross_judge.testing), not language models",
+        )
+    failed = batch.failed_items if batch is not None else []
+    if reader.bad_lines:
+        _note(err, f"{_count(reader.bad_lines, 'line')} of {args.items} skipped for bad input")
+    if failed:
+        _note(
+            err,
+            f"{_count(len(failed), 'item')} with a failed call: {_shown(failed)}. To retry, "
+            f"delete their lines from {out_path} and run again with --resume",
+        )
+    return EXIT_FAILED if failed or reader.bad_lines else EXIT_OK
+
+
+# -- revote -------------------------------------------------------------------------------------
+
+
+def _revote(args: argparse.Namespace) -> int:
+    from rich import box
+    from rich.table import Table
+
+    kwargs: dict[str, Any] = {}
+    if args.voting_kwargs is not None:
+        try:
+            parsed = json.loads(args.voting_kwargs)
+        except ValueError as exc:
+            raise ConfigError(f"--voting-kwargs is not valid JSON ({exc})") from None
+        if not isinstance(parsed, dict):
+            raise ConfigError(
+                '--voting-kwargs must be a JSON object, e.g. \'{"priority": ["REJECT"]}\''
+            )
+        kwargs = parsed
+    new_path = Path(args.out) if args.out is not None else None
+    if new_path is not None:
+        if new_path.exists():
+            same = new_path.resolve() == Path(args.results).resolve()
+            what = "is the results file being re-voted" if same else "already exists"
+            raise ConfigError(
+                f"--out {new_path} {what}; revote never overwrites results: choose a path "
+                "that does not exist yet"
+            )
+        if not new_path.parent.exists():
+            raise ConfigError(f"{new_path.parent} does not exist; create it or choose another path")
+    batch = _read_results(args.results, slim=new_path is None)
+    revoted = batch.revote(args.voting, **kwargs)
+    changes = Counter(
+        (old.consensus, new.consensus)
+        for old, new in zip(batch.verdicts, revoted.verdicts, strict=True)
+        if old.consensus != new.consensus
+    )
+    if new_path is not None:
+        _write_new(new_path, revoted)
+    out = _stdout()
+    out.print(revoted.summary())
+    n, changed = len(batch.verdicts), sum(changes.values())
+    _say(out, f"consensus changed on {changed} of {n} items ({batch.voting} -> {revoted.voting})")
+    if changes:
+        table = Table(box=box.SIMPLE_HEAD, title="consensus changes", title_justify="left")
+        for name in ("from", "to", "items"):
+            table.add_column(name, justify="right" if name == "items" else "left")
+        for (before, after), count in changes.most_common():
+            table.add_row(before, after, str(count))
+        out.print(table)
+    if new_path is not None:
+        _say(out, f"wrote {new_path}")
+    else:
+        _say(out, "nothing written; pass --out NEW.jsonl to save the re-voted results")
+    return EXIT_OK
+
+
+def _write_new(path: Path, batch: BatchResult) -> None:
+    """Write ``batch`` to a file that must not exist yet (``x`` mode: never a clobber, not
+    even one racing another process); a failed write removes the partial file."""
+    try:
+        handle = open(path, "x", encoding="utf-8")  # noqa: SIM115 - closed below
+    except FileExistsError:
+        raise ConfigError(f"--out {path} already exists; revote never overwrites results") from None
+    try:
+        with handle:
+            for result in batch.verdicts:
+                handle.write(result.model_dump_json() + "\n")
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
+# -- stats --------------------------------------------------------------------------------------
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from rich import box
+    from rich.table import Table
+
+    batch = _read_results(args.results, slim=True)
+    order = [label.strip() for label in args.order.split(",")] if args.order else None
+    if order is not None and args.level != "ordinal":
+        raise ConfigError("--order is for --level ordinal")
+    try:
+        alpha = batch.reliability_alpha(args.level, values=order)
+    except ConfigError as exc:
+        hint = " (on the command line: --level ordinal --order LOW,...,HIGH)"
+        raise ConfigError(str(exc) + (hint if "values=" in str(exc) else "")) from None
+    n = len(batch.verdicts)
+    usage = batch.usage
+    overview = Table(box=box.SIMPLE_HEAD, show_header=False, title="run", title_justify="left")
+    overview.add_column("what")
+    overview.add_column("value", justify="right")
+    overview.add_row("items", str(n))
+    overview.add_row("critics", ", ".join(batch.critics))
+    overview.add_row("voting", batch.voting)
+    overview.add_row(f"Krippendorff's alpha ({args.level})", _number(alpha))
+    overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
+    overview.add_row("items with disagreement", str(sum(r.disagreement for r in batch.verdicts)))
+    overview.add_row("items with a failed call", str(len(batch.failed_items)))
+    overview.add_row(
+        "tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"
+    )
+    overview.add_row("cost", "n/a" if batch.cost_usd is None else f"${batch.cost_usd:.4f}")
+
+    consensus = Table(box=box.SIMPLE_HEAD, title="consensus", title_justify="left")
+    consensus.add_column("label")
+    consensus.add_column("items", justify="right")
+    consensus.add_column("share", justify="right")
+    for label, count in batch.consensus_counts().items():
+        consensus.add_row(label, str(count), _rate(count / n))
+
+    pairs = Table(box=box.SIMPLE_HEAD, title="pairwise agreement", title_justify="left")
+    pairs.add_column("critic")
+    pairs.add_column("with")
+    pairs.add_column("agreement", justify="right")
+    pairs.add_column("Cohen's kappa", justify="right")
+    percent = batch.pairwise_agreement("percent")
+    kappa = batch.pairwise_agreement("cohen")
+    for i, a in enumerate(batch.critics):
+        for b in batch.critics[i + 1 :]:
+            pairs.add_row(a, b, _rate(percent.get((a, b))), _number(kappa.get((a, b))))
+
+    critics = Table(box=box.SIMPLE_HEAD, title="critics", title_justify="left")
+    columns = ("critic", "valid", "errors", "parse fails", "skipped", "error rate", "agrees")
+    for name in (*columns, "mean s"):
+        critics.add_column(name, justify="left" if name == "critic" else "right")
+    for row in batch.critic_stats().values():
+        critics.add_row(
+            row.critic,
+            str(row.valid),
+            str(row.errors),
+            str(row.parse_failures),
+            str(row.skipped),
+            _rate(row.error_rate),
+            _rate(row.agreement),
+            _number(row.mean_elapsed_s, 2),
+        )
+    out = _stdout()
+    for table in (overview, consensus, pairs, critics):
+        out.print(table)
+    return EXIT_OK
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+# -- prompts ------------------------------------------------------------------------------------
+
+
+def _prompts(args: argparse.Namespace) -> int:
+    from .prompts import list_prompts, load_prompt
+
+    if args.prompts_command == "list":
+        from rich import box
+        from rich.table import Table
+
+        table = Table(box=box.SIMPLE_HEAD)
+        table.add_column("prompt", no_wrap=True)
+        table.add_column("labels")
+        table.add_column("description")
+        for spec in list_prompts():
+            labels = ", ".join(spec.labels) if spec.labels else "(any)"
+            table.add_row(spec.ref, labels, _first_sentence(spec.description))
+        _stdout().print(table)
+        return EXIT_OK
+    if args.prompts_command == "show":
+        print(_prompt_yaml(load_prompt(args.ref)), end="")
+        return EXIT_OK
+    if args.prompts_command == "validate":
+        path = Path(args.file)
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such prompt file")
+        spec = load_prompt(path)
+        print(f"ok: {spec.ref}")
+        return EXIT_OK
+    args.prompts_parser.print_help(sys.stderr)
+    return EXIT_USAGE
+
+
+def _first_sentence(text: str) -> str:
+    words = " ".join(text.split())
+    end = words.find(". ")
+    return words if end == -1 else words[: end + 1]
+
+
+def _prompt_yaml(spec: PromptSpec) -> str:
+    """A prompt's fields as YAML, multi-line text in literal blocks, as it would be written."""
+    import yaml
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    _Dumper.add_representer(str, text)
+    fields: dict[str, Any] = {"id": spec.id, "version": spec.version}
+    if spec.description:
+        fields["description"] = spec.description
+    if spec.labels is not None:
+        fields["labels"] = list(spec.labels)
+    fields["output"] = list(spec.output)
+    if spec.score is not None:
+        fields["score"] = dict(spec.score)
+    if spec.variables:
+        fields["variables"] = list(spec.variables)
+    fields["system_prompt"] = spec.system_prompt
+    fields["user_prompt_template"] = spec.user_prompt_template
+    header = f"# {spec.ref} from {spec.source}; sha256 {spec.sha256}\n"
+    body = yaml.dump(fields, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return header + body
+
+
+# -- entry point --------------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (also for usage errors, instead of exiting)."""
+    parser = _build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already printed
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        if args.command == "review":
+            return _review(args)
+        if args.command == "revote":
+            return _revote(args)
+        if args.command == "stats":
+            return _stats(args)
+        if args.command == "prompts":
+            return _prompts(args)
         if args.command == "demo":
             return _run_demo(args.latency_scale)
         if args.command == "version":
@@ -107,7 +811,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     except ConfigError as exc:
-        print(f"cross-judge: error: {exc}", file=sys.stderr)
+        message = str(exc).replace("\n", "\n  ")
+        print(f"cross-judge: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"cross-judge: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("cross-judge: interrupted", file=sys.stderr)

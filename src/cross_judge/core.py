@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from . import _sync
+from ._limits import VendorGate
 from ._redact import redact
 from ._retry import call_with_retries
 from ._template import Template
@@ -32,7 +33,7 @@ from .parsing import LABEL_KEYS, REASONING_KEYS, extract_json, normalize_label, 
 from .transport import CallFailure, Completion, aclose_sessions, shared_session
 from .transport._http import HTTPSession, HttpxSession, SyncDuckSession
 from .transport.openai_compat import chat_completion
-from .vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
+from .vendors import VENDORS, VendorConfig, get_vendor, resolve_api_key, with_base_url
 from .verdict import Verdict
 
 if TYPE_CHECKING:
@@ -120,8 +121,9 @@ class Critic:
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
-    # Derived from public fields on the hot path; recomputed if those fields are reassigned.
-    _endpoint_memo: tuple[str, str | None, VendorConfig] | None = field(
+    # Derived from public fields and the registry on the hot path; recomputed if those
+    # fields are reassigned or the vendor's registration is replaced (set_vendor_limits).
+    _endpoint_memo: tuple[str, str | None, VendorConfig, VendorConfig] | None = field(
         init=False, repr=False, default=None
     )
     _sha_memo: tuple[str, str, str] | None = field(init=False, repr=False, default=None)
@@ -236,10 +238,16 @@ class Critic:
 
     def _endpoint(self) -> VendorConfig:
         memo = self._endpoint_memo
-        if memo is None or memo[0] != self.vendor or memo[1] != self.base_url:
-            config = with_base_url(get_vendor(self.vendor), self.base_url)
-            memo = self._endpoint_memo = (self.vendor, self.base_url, config)
-        return memo[2]
+        if (
+            memo is None
+            or memo[0] != self.vendor
+            or memo[1] != self.base_url
+            or VENDORS.get(memo[2].name) is not memo[2]
+        ):
+            registered = get_vendor(self.vendor)
+            config = with_base_url(registered, self.base_url)
+            memo = self._endpoint_memo = (self.vendor, self.base_url, registered, config)
+        return memo[3]
 
     def _mentions_json(self) -> bool:
         return "json" in (self.system_prompt + self.prompt_template).lower()
@@ -305,6 +313,11 @@ class Critic:
             query: the item to judge, inserted literally into the template.
             context: values for the template's other fields.
 
+        Every attempt first waits its turn under the vendor's limits (``max_concurrency``,
+        ``rpm`` and the pause after a 429, see :func:`~cross_judge.vendors.set_vendor_limits`),
+        shared with every critic on the vendor; that wait counts against ``deadline``, not
+        against the per-attempt ``timeout``.
+
         Returns:
             A valid verdict, or ``kind="ERROR"`` (call failed: timeout, 429/5xx after
             retries, 4xx, auth, missing key, invalid body, empty or refused answer) or
@@ -343,7 +356,12 @@ class Critic:
 
         try:
             completion, attempts = await call_with_retries(
-                attempt, max_retries=self.max_retries, timeout=self.timeout, deadline=self.deadline
+                attempt,
+                max_retries=self.max_retries,
+                timeout=self.timeout,
+                deadline=self.deadline,
+                # Limits are the vendor's, so an injected http_client passes the gate too.
+                gate=VendorGate(config),
             )
             return self._verdict_from(completion, attempts, started)
         except CallFailure as failure:

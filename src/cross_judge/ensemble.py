@@ -11,8 +11,8 @@ are ``kind="SKIPPED"`` with ``error_kind="early_stop"`` and count in no statisti
 ``deadline``, critics still running when it expires give ``ERROR`` verdicts with
 ``error_kind="timeout"``. Cancelling the caller cancels every call in flight.
 
-This module does not retry, parse or rate-limit (the critics do) and does not batch (see
-``judge_many`` in a later release).
+Batches (``judge_many``, ``stream``) are run by :mod:`cross_judge.batch`; the methods
+here delegate to it. This module does not retry, parse or rate-limit (the critics do).
 """
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ lmstudio       http://localhost:1234/v1        none                    no
 
 from __future__ import annotations
 
+import enum
+import math
 import os
 import threading
 from dataclasses import dataclass, replace
@@ -42,6 +44,7 @@ __all__ = [
     "make_client",
     "register_vendor",
     "resolve_api_key",
+    "set_vendor_limits",
 ]
 
 WireProtocol = Literal["openai", "anthropic"]
@@ -61,9 +64,14 @@ class VendorConfig:
         json_schema: accepts ``response_format={"type": "json_schema", ...}``.
         requires_api_key: a call without a key is refused before it is sent.
         protocol: the wire protocol, ``"openai"`` (chat completions) or ``"anthropic"``.
-        max_concurrency: calls in flight to this vendor at once, shared by its critics
-            (``None`` = no vendor-level cap).
-        rpm: requests per minute allowed to this vendor (``None`` = unlimited).
+        max_concurrency: requests in flight to this vendor at once, shared by every critic
+            on it (per event loop and endpoint); the others queue. ``None`` = no
+            configured cap. Either way the cap adapts to 429s: halved on a rate limit,
+            raised back by one per window of successes (see :mod:`cross_judge._limits`).
+        rpm: requests per minute sent to this vendor, paced evenly (one every
+            ``60 / rpm`` s, no burst), retries included. ``None`` = unpaced.
+            Queueing for either limit counts against a critic's ``deadline``, not its
+            per-attempt ``timeout``. Change both with :func:`set_vendor_limits`.
         max_tokens_field: the request field that caps output tokens (OpenAI's current
             models want ``max_completion_tokens``; most others ``max_tokens``).
     """
@@ -92,10 +100,10 @@ class VendorConfig:
                 f"vendor {self.name!r} requires an API key but names no api_key_env; "
                 "set api_key_env='...' or requires_api_key=False"
             )
-        if self.max_concurrency is not None and self.max_concurrency < 1:
-            raise ConfigError(f"max_concurrency must be >= 1 or None, got {self.max_concurrency}")
-        if self.rpm is not None and self.rpm <= 0:
-            raise ConfigError(f"rpm must be > 0 or None, got {self.rpm}")
+        if self.max_concurrency is not None:
+            _check_max_concurrency(f"vendor {self.name!r}", self.max_concurrency)
+        if self.rpm is not None:
+            _check_rpm(f"vendor {self.name!r}", self.rpm)
 
 
 _BUILTIN: tuple[VendorConfig, ...] = (
@@ -169,6 +177,69 @@ def register_vendor(
             )
         VENDORS[key] = config
     return config
+
+
+class _Keep(enum.Enum):
+    KEEP = "keep"
+
+
+_KEEP = _Keep.KEEP
+
+
+def set_vendor_limits(
+    name: str,
+    *,
+    max_concurrency: int | Literal[_Keep.KEEP] | None = _KEEP,
+    rpm: float | Literal[_Keep.KEEP] | None = _KEEP,
+) -> VendorConfig:
+    """Replace a registered vendor's limits and return its new config.
+
+    ``max_concurrency`` caps the requests in flight to the vendor at once, shared by every
+    critic on it; ``rpm`` paces its requests per minute. ``None`` removes a limit; a
+    limit left out is kept. They apply to attempts that start after the change (calls
+    already queued pick them up as they are admitted); requests in flight are not cut.
+    Limits are kept per event loop: two threads each running an event loop each get the
+    full allowance.
+
+    Raises:
+        UnknownVendorError: ``name`` is not registered.
+        ConfigError: ``max_concurrency`` is not a whole number >= 1, or ``rpm`` is not a
+            finite number > 0; the message says what to pass instead.
+    """
+    where = f"set_vendor_limits({name!r})"
+    if max_concurrency is not _KEEP and max_concurrency is not None:
+        _check_max_concurrency(where, max_concurrency)
+    if rpm is not _KEEP and rpm is not None:
+        _check_rpm(where, rpm)
+    with _registry_lock:
+        config = get_vendor(name)
+        new_max = config.max_concurrency if max_concurrency is _KEEP else max_concurrency
+        new_rpm = config.rpm if rpm is _KEEP else (None if rpm is None else float(rpm))
+        if (new_max, new_rpm) != (config.max_concurrency, config.rpm):
+            config = replace(config, max_concurrency=new_max, rpm=new_rpm)
+            VENDORS[config.name] = config
+    return config
+
+
+def _check_max_concurrency(where: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(
+            f"{where}: max_concurrency must be a whole number >= 1 "
+            f"(requests in flight at once), or None to remove the cap; got {value!r}"
+        )
+
+
+def _check_rpm(where: str, value: object) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ConfigError(
+            f"{where}: rpm must be a finite number > 0 (requests per "
+            f"minute, e.g. rpm=60 or rpm=0.5), or None to remove the limit; got {value!r}"
+        )
 
 
 def get_vendor(name: str) -> VendorConfig:

@@ -99,6 +99,21 @@ def test_register_vendor_rejects_a_non_http_url(restore_registry) -> None:
         register_vendor("acme3", "ftp://acme.example", "K")
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("max_concurrency", 2.5), ("max_concurrency", True), ("max_concurrency", 0), ("rpm", 0)],
+)
+def test_register_vendor_rejects_invalid_limits(restore_registry, field, value) -> None:
+    with pytest.raises(ConfigError, match=f"vendor 'acme': {field} must be"):
+        register_vendor("acme", "https://acme.example/v1", "ACME_KEY", **{field: value})
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_register_vendor_rejects_a_non_finite_rpm(restore_registry, value) -> None:
+    with pytest.raises(ConfigError, match="rpm must be a finite number > 0"):
+        register_vendor("acme", "https://acme.example/v1", "ACME_KEY", rpm=value)
+
+
 def test_key_is_read_from_env_at_call_time(monkeypatch) -> None:
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-from-env")
     assert resolve_api_key(get_vendor("deepseek"), None) == "sk-from-env"

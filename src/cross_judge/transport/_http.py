@@ -24,9 +24,9 @@ transport exceptions into :class:`~cross_judge.transport.CallFailure`; none retr
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import anyio
 
@@ -193,16 +193,22 @@ class HttpxSession:
                 "POST", url, content=body, headers=dict(headers), timeout=timeout
             )
             response = await client.send(request, stream=True)
+            body_chunks = cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
             try:
                 chunks: list[bytes] = []
                 size = 0
-                async for chunk in response.aiter_bytes():
+                async for chunk in body_chunks:
                     size += len(chunk)
                     if size > MAX_RESPONSE_BYTES:
                         raise _too_large()
                     chunks.append(chunk)
             finally:
-                await response.aclose()
+                # Shielded: when the call is cancelled mid-body, an unshielded await here
+                # would be cancelled too, leaving the connection checked out of the pool
+                # and the body iterator for the garbage collector to finalise.
+                with anyio.CancelScope(shield=True):
+                    await body_chunks.aclose()
+                    await response.aclose()
             headers_out = {k.lower(): v for k, v in response.headers.items()}
             return RawResponse(response.status_code, headers_out, b"".join(chunks))
         except httpx.TimeoutException as exc:

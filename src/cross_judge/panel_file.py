@@ -1,0 +1,836 @@
+"""``PANEL.yaml``: a panel of critics and its vote, written down once and reviewed like code.
+
+:func:`load_panel` reads and checks a panel file and returns a :class:`PanelSpec`;
+:meth:`PanelSpec.build` turns it into an :class:`~cross_judge.ensemble.Ensemble`. The
+``cross-judge review`` command is built on the two. A panel file::
+
+    voting: majority                  # default majority
+    voting_kwargs: {priority: [REJECT, SPLIT, MERGE]}
+    early_stop: false                 # optional
+    min_valid: 2                      # optional quorum
+    deadline: 120                     # optional, seconds per item
+    concurrency: 16                   # optional, items in flight (the CLI's default)
+    critics:
+      - name: strict-deepseek
+        model: deepseek-chat
+        vendor: deepseek              # default deepseek
+        api_key_env: DEEPSEEK_API_KEY # optional; default the vendor's own variable
+        prompt: taxonomy-review@1     # a packaged id@version, or a path
+        weight: 1.0
+        temperature: 0.0
+        max_tokens: 2000
+        labels: [KEEP, REJECT]        # optional; default the prompt's
+        base_url: https://...         # optional; required for vendor: custom
+        timeout: 60                   # optional, seconds per attempt
+        max_retries: 2                # optional
+
+Checked when loaded, before anything is billed: unknown fields (with a did-you-mean),
+wrong types, unknown vendors (listing the known ones), unknown or invalid prompts,
+duplicate critic names, the voting strategy and its arguments. Each problem is reported
+as ``<file>:<line>: <field>: <what to change>``, with the field written as a path
+(``critics[1].vendor``); all problems of a file are reported at once in a
+:class:`PanelError`.
+
+**No secrets in files.** A field that looks like a literal key (``api_key``, ``token``,
+``secret``, ...) is refused, and so is an ``api_key_env`` that is not an environment
+variable name (one that looks like ``sk-...``). Neither value is ever repeated in a
+message. Keys are read from the environment when the ensemble is built; a missing
+variable is a :class:`PanelError` that names it.
+
+**Simulated critics.** ``vendor: simulated`` critics are answered by a local
+:class:`cross_judge.testing.VendorServer` (seeded random answers, not a language model),
+for dry runs and the shipped examples. An optional ``persona:`` mapping shapes each one
+(``accuracy``, ``latency``, ``jitter``, ``style``, ``seed``, ``bias``, ``labels``,
+``fault_rate``); its model name (default ``sim-<name>``) selects it on the server, so
+simulated critics need distinct models. The caller starts one server for all of them::
+
+    spec = load_panel("panel.yaml")
+    with spec.simulator() as server:          # personas of every simulated critic
+        ensemble = spec.build(simulator_url=server.url)
+
+This module does not call any model, read items or write results.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from ._redact import redact
+from .errors import ConfigError, PromptError
+
+if TYPE_CHECKING:
+    from .core import Critic
+    from .ensemble import Ensemble
+    from .prompts import PromptSpec
+    from .testing import Persona, VendorServer
+
+__all__ = [
+    "SIMULATED_VENDOR",
+    "CriticSpec",
+    "PanelError",
+    "PanelProblem",
+    "PanelSpec",
+    "PersonaSpec",
+    "load_panel",
+    "parse_panel",
+]
+
+SIMULATED_VENDOR = "simulated"
+"""The vendor name of critics answered by a local :class:`~cross_judge.testing.VendorServer`."""
+
+# Sent nowhere: simulated critics are checked at load time against this placeholder, and
+# built against the caller's server URL.
+_PLACEHOLDER_URL = "http://127.0.0.1:9/v1"
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Field names that would hold a literal secret. Matched only against unknown fields, so
+# max_tokens and api_key_env are never taken for one.
+_SECRET_FIELD = re.compile(
+    r"(api_?key|apikey|(^|_)key$|^key|token|secret|passw|credential|bearer|auth)"
+)
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PanelProblem:
+    """One problem in a panel file: the field as a path (``critics[1].vendor``, ``""`` for
+    the file as a whole), its 1-based YAML line when known, and what to change."""
+
+    field: str
+    line: int | None
+    message: str
+
+    def format(self, source: str) -> str:
+        where = f"{source}:{self.line}" if self.line is not None else source
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+
+class PanelError(ConfigError):
+    """A panel file that cannot be used. ``problems`` lists every problem found; the
+    message has one ``<file>:<line>: <field>: <message>`` line per problem. Never holds
+    the value of a secret-looking field."""
+
+    def __init__(self, source: str, problems: Sequence[PanelProblem]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        super().__init__(redact("\n".join(p.format(source) for p in self.problems)))
+
+
+class _Problem(ValueError):
+    """Raised by a validator for a field below the one pydantic reports it at."""
+
+    def __init__(self, field: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+# -- schema -------------------------------------------------------------------------------------
+
+_MODEL_CONFIG = ConfigDict(
+    extra="forbid", strict=True, frozen=True, hide_input_in_errors=True, allow_inf_nan=False
+)
+
+
+class PersonaSpec(BaseModel):
+    """How a ``vendor: simulated`` critic answers (see :class:`cross_judge.testing.Persona`).
+
+    ``labels`` defaults to the critic's labels (or its prompt's).
+    """
+
+    model_config = _MODEL_CONFIG
+
+    accuracy: float = Field(default=0.9, ge=0.0, le=1.0)
+    latency: float = Field(default=0.0, ge=0.0)
+    jitter: float = Field(default=0.0, ge=0.0)
+    style: Literal["json", "fenced", "think", "messy"] = "json"
+    seed: int = 0
+    bias: dict[str, float] | None = None
+    labels: list[str] | None = None
+    fault_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+
+
+class CriticSpec(BaseModel):
+    """One critic of a panel file. See the module docstring for the fields."""
+
+    model_config = _MODEL_CONFIG
+
+    name: str = Field(min_length=1)
+    model: str | None = Field(default=None, min_length=1)
+    vendor: str = "deepseek"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    prompt: str | None = None
+    weight: float = Field(default=1.0, ge=0.0)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=2000, ge=1)
+    labels: list[str] | None = None
+    timeout: float = Field(default=60.0, gt=0.0)
+    max_retries: int = Field(default=2, ge=0)
+    persona: PersonaSpec | None = None
+
+    _prompt: PromptSpec | None = PrivateAttr(default=None)
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _labels_as_text(cls, value: object) -> object:
+        # YAML reads [1, 2, 3] as numbers; such labels are meant as text.
+        if isinstance(value, list):
+            return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+        return value
+
+    @field_validator("vendor")
+    @classmethod
+    def _known_vendor(cls, value: str) -> str:
+        from .vendors import VENDORS
+
+        name = value.strip().lower()
+        known = sorted([*VENDORS, SIMULATED_VENDOR])
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"unknown vendor {value!r}{hint}; known: {', '.join(known)}. For another "
+                "OpenAI-compatible endpoint use vendor: custom with base_url: https://host/v1"
+            )
+        return name
+
+    @field_validator("base_url")
+    @classmethod
+    def _plain_url(cls, value: str) -> str:
+        # Not echoed either: a URL can carry credentials.
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(
+                "must be an http:// or https:// URL, e.g. https://host/v1 (the value given is "
+                "not shown)"
+            )
+        if "@" in parts.netloc:
+            raise ValueError(
+                "holds credentials (user:password@host), which a panel file must not; remove "
+                "them and name the environment variable of the key with api_key_env (the value "
+                "given is not shown)"
+            )
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        # The value is never repeated: a key pasted here must not end up in a log.
+        if _looks_like_key(value):
+            raise ValueError(
+                "looks like an API key, not the name of an environment variable (the value is "
+                "not shown). Put the key in an environment variable and give its name here, "
+                "e.g. api_key_env: DEEPSEEK_API_KEY"
+            )
+        if not _ENV_NAME.match(value):
+            raise ValueError(
+                "must be the name of an environment variable (letters, digits and _, not "
+                "starting with a digit), e.g. DEEPSEEK_API_KEY; the value given is not shown"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check(self, info: ValidationInfo) -> CriticSpec:
+        context = info.context if isinstance(info.context, Mapping) else {}
+        base_dir = Path(context.get("base_dir") or Path.cwd())
+        simulated = self.vendor == SIMULATED_VENDOR
+        if simulated:
+            for field in ("base_url", "api_key_env"):
+                if getattr(self, field) is not None:
+                    raise _Problem(
+                        (field,),
+                        "simulated critics are answered by a local simulator; remove "
+                        f"{field}, or use a real vendor",
+                    )
+        else:
+            if self.persona is not None:
+                raise _Problem(
+                    ("persona",),
+                    f"persona shapes simulated critics only; set vendor: {SIMULATED_VENDOR} "
+                    "or remove persona",
+                )
+            if self.model is None:
+                raise _Problem(("model",), "is required: the vendor's model id, e.g. deepseek-chat")
+        if self.prompt is not None:
+            self._prompt = _load_prompt(self.prompt, base_dir)
+        try:
+            critic = self.to_critic(base_url=_PLACEHOLDER_URL if simulated else None)
+        except ConfigError as exc:
+            raise _Problem((), _without_critic_prefix(str(exc), self.name)) from None
+        if simulated:
+            try:
+                self.to_persona(critic)
+            except ValueError as exc:
+                raise _Problem(("persona",), str(exc)) from None
+        return self
+
+    # -- building -----------------------------------------------------------------------
+
+    @property
+    def simulated(self) -> bool:
+        """True for ``vendor: simulated``."""
+        return self.vendor == SIMULATED_VENDOR
+
+    @property
+    def model_name(self) -> str:
+        """The model sent to the vendor (``sim-<name>`` for a simulated critic without one)."""
+        return self.model or f"sim-{self.name}"
+
+    @property
+    def prompt_spec(self) -> PromptSpec | None:
+        """The loaded prompt, or ``None`` for the Critic's default prompt."""
+        return self._prompt
+
+    def to_critic(self, *, api_key: str | None = None, base_url: str | None = None) -> Critic:
+        """The :class:`~cross_judge.core.Critic` this describes. ``base_url`` overrides the
+        file's (a simulated critic needs the simulator's).
+
+        Raises:
+            ConfigError: as :class:`~cross_judge.core.Critic` does.
+        """
+        from .core import Critic
+
+        kwargs: dict[str, Any] = {}
+        if self._prompt is not None:
+            kwargs["prompt"] = self._prompt
+        return Critic(
+            name=self.name,
+            model=self.model_name,
+            vendor="custom" if self.simulated else self.vendor,
+            base_url=base_url or self.base_url,
+            api_key=api_key,
+            weight=self.weight,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            labels=list(self.labels) if self.labels is not None else None,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            **kwargs,
+        )
+
+    def to_persona(self, critic: Critic | None = None) -> Persona:
+        """The simulator persona of a simulated critic; it answers in the critic's labels
+        unless ``persona.labels`` says otherwise.
+
+        Raises:
+            ValueError: an invalid persona (``bias`` naming a label it does not use, ...).
+        """
+        from .testing import Persona
+
+        spec = self.persona or PersonaSpec()
+        critic = critic or self.to_critic(base_url=_PLACEHOLDER_URL)
+        labels = spec.labels or (list(critic.labels) if critic.labels else None)
+        kwargs: dict[str, Any] = {"labels": tuple(labels)} if labels else {}
+        return Persona(
+            self.model_name,
+            accuracy=spec.accuracy,
+            latency=spec.latency,
+            jitter=spec.jitter,
+            style=spec.style,
+            seed=spec.seed,
+            bias=spec.bias,
+            fault_rate=spec.fault_rate,
+            **kwargs,
+        )
+
+
+class PanelSpec(BaseModel):
+    """A checked panel file. Build it with :func:`load_panel` or :func:`parse_panel`
+    (constructing it directly skips the line numbers and resolves relative prompt paths
+    against the working directory).
+
+    Attributes:
+        voting: a registered voting strategy name.
+        voting_kwargs: its arguments (``priority``, ``fallback``, ``errors``, ...).
+        early_stop, min_valid, deadline: as for :class:`~cross_judge.ensemble.Ensemble`.
+        concurrency: items in flight at once; the CLI's default for ``--concurrency``.
+        critics: the panel, in order.
+    """
+
+    model_config = _MODEL_CONFIG
+
+    voting: str = "majority"
+    voting_kwargs: dict[str, Any] = Field(default_factory=dict)
+    early_stop: bool = False
+    min_valid: int | None = Field(default=None, ge=1)
+    deadline: float | None = Field(default=None, gt=0.0)
+    concurrency: int | None = Field(default=None, ge=1)
+    critics: list[CriticSpec] = Field(min_length=1)
+
+    _source: str = PrivateAttr(default="<panel>")
+    _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_panel(self) -> PanelSpec:
+        from .ensemble import Ensemble
+        from .voting import accepts_kwarg, supports_early_stop, validate_voting
+
+        seen: dict[str, int] = {}
+        models: dict[str, int] = {}
+        for index, critic in enumerate(self.critics):
+            if critic.name in seen:
+                raise _Problem(
+                    ("critics", index, "name"),
+                    f"critic name {critic.name!r} is also used by critics[{seen[critic.name]}]; "
+                    "give each critic a unique name",
+                )
+            seen[critic.name] = index
+            if critic.simulated:
+                if critic.model_name in models:
+                    raise _Problem(
+                        ("critics", index, "model"),
+                        f"simulated critics are told apart by model, and {critic.model_name!r} "
+                        f"is also the model of critics[{models[critic.model_name]}]; give "
+                        "each simulated critic its own model name",
+                    )
+                models[critic.model_name] = index
+        try:
+            validate_voting(self.voting, {})
+        except ConfigError as exc:
+            raise _Problem(("voting",), str(exc)) from None
+        try:
+            validate_voting(self.voting, self.voting_kwargs)
+        except ConfigError as exc:
+            raise _Problem(("voting_kwargs",), str(exc)) from None
+        if self.min_valid is not None:
+            if self.min_valid > len(self.critics):
+                raise _Problem(
+                    ("min_valid",),
+                    f"is {self.min_valid}, but the panel has {len(self.critics)} critics; "
+                    "it must be at most that",
+                )
+            if not accepts_kwarg(self.voting, "min_valid"):
+                raise _Problem(
+                    ("min_valid",), f"voting {self.voting!r} takes no quorum; remove min_valid"
+                )
+        if self.early_stop and not supports_early_stop(self.voting):
+            raise _Problem(
+                ("early_stop",),
+                f"early stop works with voting majority or unanimous, not {self.voting!r}; "
+                "set early_stop: false",
+            )
+        critics = [
+            c.to_critic(base_url=_PLACEHOLDER_URL if c.simulated else None) for c in self.critics
+        ]
+        try:
+            Ensemble(critics, **self._ensemble_kwargs())
+        except ConfigError as exc:
+            raise _Problem(("voting",), str(exc)) from None
+        return self
+
+    def _ensemble_kwargs(self) -> dict[str, Any]:
+        return {
+            "voting": self.voting,
+            "voting_kwargs": dict(self.voting_kwargs),
+            "min_valid": self.min_valid,
+            "early_stop": self.early_stop,
+            "deadline": self.deadline,
+        }
+
+    # -- use ------------------------------------------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """Where the panel was read from (a path, or ``"<string>"``)."""
+        return self._source
+
+    @property
+    def simulated_critics(self) -> list[str]:
+        """Names of the ``vendor: simulated`` critics, in panel order."""
+        return [c.name for c in self.critics if c.simulated]
+
+    def personas(self) -> list[Persona]:
+        """The simulator personas of the simulated critics, in panel order."""
+        return [c.to_persona() for c in self.critics if c.simulated]
+
+    def simulator(self, **kwargs: Any) -> VendorServer:
+        """A :class:`~cross_judge.testing.VendorServer` (not started) serving every
+        simulated critic; ``kwargs`` go to its constructor. Start it (``with``), then
+        :meth:`build` with its ``url``."""
+        from .testing import VendorServer
+
+        return VendorServer(self.personas(), **kwargs)
+
+    def build(
+        self,
+        *,
+        simulator_url: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Ensemble:
+        """The :class:`~cross_judge.ensemble.Ensemble` this panel describes.
+
+        Each critic's key is read now from the environment variable its ``api_key_env``
+        names (else, at call time, from its vendor's own variable). A vendor that needs a
+        key must have one now, so a run never starts only to fail every call.
+
+        Args:
+            simulator_url: the base URL of a running :meth:`simulator`; required when
+                the panel has simulated critics.
+            environ: the environment to read keys from (default ``os.environ``).
+
+        Raises:
+            PanelError: a key variable is unset or empty (the message names the variable,
+                never a value), or simulated critics and no ``simulator_url``.
+        """
+        from .vendors import get_vendor
+
+        env = os.environ if environ is None else environ
+        problems: list[PanelProblem] = []
+        if self.simulated_critics and not simulator_url:
+            problems.append(
+                PanelProblem(
+                    "",
+                    None,
+                    f"critics {', '.join(self.simulated_critics)} are simulated: start "
+                    "spec.simulator() and pass simulator_url=server.url",
+                )
+            )
+        critics: list[Critic] = []
+        for index, spec in enumerate(self.critics):
+            if spec.simulated:
+                if simulator_url:
+                    critics.append(spec.to_critic(base_url=simulator_url))
+                continue
+            config = get_vendor(spec.vendor)
+            var = spec.api_key_env or config.api_key_env
+            key = (env.get(var) or "").strip() or None if var else None
+            if key is None and config.requires_api_key:
+                problems.append(self._missing_key(index, spec, var or ""))
+                continue
+            critics.append(spec.to_critic(api_key=key))
+        if problems:
+            raise PanelError(self._source, problems)
+        from .ensemble import Ensemble
+
+        return Ensemble(critics, **self._ensemble_kwargs())
+
+    def _missing_key(self, index: int, spec: CriticSpec, var: str) -> PanelProblem:
+        if spec.api_key_env is not None:
+            return self._problem(
+                ("critics", index, "api_key_env"),
+                f"the environment variable {var} is not set (or is empty); critic "
+                f"{spec.name!r} on {spec.vendor} needs its API key there: export {var}=...",
+            )
+        return self._problem(
+            ("critics", index),
+            f"critic {spec.name!r} on {spec.vendor} needs an API key and the environment "
+            f"variable {var} is not set (or is empty): export {var}=..., or name another "
+            "variable with api_key_env",
+        )
+
+    def _problem(self, path: tuple[str | int, ...], message: str) -> PanelProblem:
+        return PanelProblem(_field_name(path), _line_of(self._lines, path), message)
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def load_panel(path: str | os.PathLike[str]) -> PanelSpec:
+    """Read and check a panel file. Relative prompt paths resolve against its folder.
+
+    Raises:
+        PanelError: the file is missing, unreadable, not valid YAML, or any field is
+            wrong; every problem is listed with its line.
+    """
+    source = os.fspath(path)
+    try:
+        raw = Path(source).read_bytes()
+    except FileNotFoundError:
+        raise PanelError(source, [PanelProblem("", None, "no such panel file")]) from None
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise PanelError(source, [PanelProblem("", None, f"cannot read it ({reason})")]) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise PanelError(
+            source, [PanelProblem("", None, f"not UTF-8 text (byte {exc.start})")]
+        ) from None
+    return parse_panel(text, source=source, base_dir=Path(source).resolve().parent)
+
+
+def parse_panel(
+    text: str, *, source: str = "<string>", base_dir: str | os.PathLike[str] | None = None
+) -> PanelSpec:
+    """A :class:`PanelSpec` from YAML text. ``source`` names it in messages; relative
+    prompt paths resolve against ``base_dir`` (default: the working directory).
+
+    Raises:
+        PanelError: as :func:`load_panel`.
+    """
+    data, lines = _read_yaml(text, source)
+    folder = Path(base_dir) if base_dir is not None else Path.cwd()
+    try:
+        spec = PanelSpec.model_validate(data, context={"base_dir": folder})
+    except ValidationError as exc:
+        raise PanelError(source, _problems(exc, lines, data)) from None
+    spec._source = source
+    spec._lines = lines
+    return spec
+
+
+def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+    def fail(message: str, line: int | None = None, field: str = "") -> PanelError:
+        return PanelError(source, [PanelProblem(field, line, message)])
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "syntax error"
+        column = f" (column {mark.column + 1})" if mark else ""
+        raise fail(f"invalid YAML{column}: {problem}", mark.line + 1 if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise fail(f"invalid YAML: {exc}") from None
+    finally:
+        loader.dispose()
+    expected = "expected a mapping with at least critics: [...]"
+    if data is None:
+        raise fail(f"the panel is empty; {expected}")
+    if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
+        raise fail(f"{expected}, got {_yaml_type(data)}", 1)
+    lines: dict[tuple[str | int, ...], int] = {}
+    problems: list[PanelProblem] = []
+    _walk(node, (), lines, problems)
+    if problems:
+        raise PanelError(source, problems)
+    return data, lines
+
+
+def _walk(
+    node: yaml.Node,
+    path: tuple[str | int, ...],
+    lines: dict[tuple[str | int, ...], int],
+    problems: list[PanelProblem],
+) -> None:
+    """Record the line of every key and list item; report repeated and non-text keys."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if not isinstance(key, str) or key_node.tag != "tag:yaml.org,2002:str":
+                problems.append(PanelProblem(_field_name(path), line, "field names must be text"))
+                continue
+            child = (*path, key)
+            if child in lines:
+                problems.append(
+                    PanelProblem(
+                        _field_name(child),
+                        line,
+                        f"is given twice (also on line {lines[child]}); keep one",
+                    )
+                )
+                continue
+            lines[child] = line
+            _walk(value_node, child, lines, problems)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            child = (*path, index)
+            lines[child] = item.start_mark.line + 1
+            _walk(item, child, lines, problems)
+
+
+def _load_prompt(ref: str, base_dir: Path) -> PromptSpec:
+    """A critic's prompt: a path (relative to the panel's folder) or a packaged ref."""
+    from .prompts import list_prompts, load_prompt
+
+    head, sep, pin = ref.rpartition("@")
+    target = head if sep and _is_path(head, base_dir) else ref
+    resolved = ref
+    if _is_path(target, base_dir):
+        path = Path(target).expanduser()
+        if not path.is_absolute():
+            path = base_dir / path
+        resolved = str(path) + (f"@{pin}" if target is head else "")
+    try:
+        return load_prompt(resolved)
+    except PromptError as exc:
+        message = str(exc)
+        if resolved == ref and message.startswith("no packaged prompt"):
+            refs = sorted({s.ref for s in list_prompts()} | {s.id for s in list_prompts()})
+            close = difflib.get_close_matches(ref, refs, n=1)
+            if close:
+                message = f"{message} (did you mean {close[0]!r}?)"
+        raise _Problem(("prompt",), message) from None
+
+
+def _is_path(ref: str, base_dir: Path) -> bool:
+    if ref.lower().endswith((".yaml", ".yml")) or "/" in ref or os.sep in ref:
+        return True
+    return (base_dir / ref).is_file()
+
+
+def _looks_like_key(value: str) -> bool:
+    """Shaped like a vendor key (``sk-...``), or long and random rather than a NAME_LIKE_THIS."""
+    lowered = value.lower()
+    if lowered.startswith(("sk-", "sk_", "bearer ", "key-")):
+        return True
+    letters_and_digits = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    return len(value) >= 24 and "_" not in value and letters_and_digits
+
+
+def _without_critic_prefix(message: str, name: str) -> str:
+    prefix = f"Critic {name!r}: "
+    return message[len(prefix) :] if message.startswith(prefix) else message
+
+
+# -- messages -----------------------------------------------------------------------------------
+
+_EXPECTED = {
+    "float_type": "a number",
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "string_type": "text",
+    "bool_type": "true or false",
+    "dict_type": "a mapping",
+    "list_type": "a list",
+    "model_type": "a mapping of fields",
+    "model_attributes_type": "a mapping of fields",
+}
+
+_MISSING_HINTS = {
+    "name": "a unique name for the critic, e.g. strict-deepseek",
+    "model": "the vendor's model id, e.g. deepseek-chat",
+    "critics": "the list of critics, each with at least name and model",
+}
+
+
+def _problems(
+    exc: ValidationError, lines: Mapping[tuple[str | int, ...], int], data: Any
+) -> list[PanelProblem]:
+    problems: list[PanelProblem] = []
+    for error in exc.errors():
+        loc: tuple[str | int, ...] = tuple(p for p in error["loc"] if p != "[key]")
+        cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, _Problem):
+            loc = (*loc, *cause.field)
+        message = _message(error, loc, cause, data)
+        problems.append(PanelProblem(_field_name(loc), _line_of(lines, loc), message))
+    return sorted(problems, key=lambda p: p.line or 0)
+
+
+def _message(error: Any, loc: tuple[str | int, ...], cause: object, data: Any) -> str:
+    kind: str = error["type"]
+    field = loc[-1] if loc else ""
+    if isinstance(cause, Exception):
+        return str(cause)
+    if kind == "missing":
+        hint = _MISSING_HINTS.get(str(field))
+        return "is required" + (f": {hint}" if hint else "")
+    if kind == "extra_forbidden":
+        return _unknown_field(str(field), loc, data)
+    if kind in _EXPECTED:
+        got = _yaml_type(error.get("input"))
+        message = f"expected {_EXPECTED[kind]}, got {got}"
+        if kind == "string_type" and got in ("a number", "true or false"):
+            message += "; put it in quotes"
+        return message
+    if kind == "too_short" and field == "critics":
+        return "is empty; list at least one critic"
+    message = str(error["msg"])
+    message = re.sub(r"^Input should", "should", message)
+    message = message[:1].lower() + message[1:]
+    value = error.get("input")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        message += f", got {value!r}"
+    return message
+
+
+def _unknown_field(field: str, loc: tuple[str | int, ...], data: Any) -> str:
+    parent = loc[:-1]
+    if parent == ():
+        model: type[BaseModel] = PanelSpec
+    elif parent[-1] == "persona":
+        model = PersonaSpec
+    else:
+        model = CriticSpec
+    known = list(model.model_fields)
+    normalized = field.lower().replace("-", "_")
+    close = difflib.get_close_matches(normalized, known, n=1, cutoff=0.85)
+    if _SECRET_FIELD.search(normalized) and not close:
+        suggestion = _default_env_var(parent, data) or "DEEPSEEK_API_KEY"
+        where = "" if parent and parent[0] == "critics" else " under each critic"
+        return (
+            "a literal key in a panel file is refused (the value is not shown): panel files "
+            "get copied, shared and committed. Put the key in an environment variable and "
+            f"name it{where} instead, e.g. api_key_env: {suggestion}"
+        )
+    close = close or difflib.get_close_matches(normalized, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"is not a known field{hint}; known fields: {', '.join(known)}"
+
+
+def _default_env_var(parent: tuple[str | int, ...], data: Any) -> str | None:
+    """The key variable of the vendor of the critic at ``parent``, if it has one."""
+    from .vendors import VENDORS
+
+    if len(parent) != 2 or parent[0] != "critics" or not isinstance(data, dict):
+        return None
+    critics = data.get("critics")
+    index = parent[1]
+    if not isinstance(critics, list) or not isinstance(index, int) or index >= len(critics):
+        return None
+    critic = critics[index]
+    vendor = critic.get("vendor", "deepseek") if isinstance(critic, dict) else None
+    config = VENDORS.get(vendor.strip().lower()) if isinstance(vendor, str) else None
+    return config.api_key_env if config is not None else None
+
+
+def _field_name(path: Sequence[str | int]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else part
+    return out
+
+
+def _line_of(lines: Mapping[tuple[str | int, ...], int], path: tuple[str | int, ...]) -> int | None:
+    """The line of ``path``, else of its nearest ancestor in the file."""
+    for end in range(len(path), 0, -1):
+        line = lines.get(path[:end])
+        if line is not None:
+            return line
+    return None
+
+
+def _yaml_type(value: object) -> str:
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    return type(value).__name__

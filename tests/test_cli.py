@@ -1,0 +1,645 @@
+"""The ``cross-judge`` command, run in-process: each subcommand's happy path, and each bad
+input with its exit code and message (never a traceback)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cross_judge import Critic, Ensemble, Verdict
+from cross_judge._version import __version__
+from cross_judge.batch import BatchResult, ResultsFile
+from cross_judge.cli import main
+from cross_judge.testing import Persona, Reply, VendorServer
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[VendorServer]:
+    default = Persona("default", labels=("KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR"))
+    with VendorServer(default_persona=default, count_items=True) as srv:
+        yield srv
+
+
+def write_panel(
+    folder: Path,
+    server: VendorServer,
+    *,
+    models: tuple[str, ...] = ("m-a", "m-b", "m-c"),
+) -> Path:
+    critics = "".join(
+        f"""
+  - name: {model.removeprefix("m-")}
+    model: {model}
+    vendor: custom
+    base_url: {server.url}
+    prompt: taxonomy-review@1
+    max_retries: 0"""
+        for model in models
+    )
+    path = folder / "panel.yaml"
+    path.write_text(f"voting: majority\ncritics:{critics}\n", encoding="utf-8")
+    return path
+
+
+def write_items(folder: Path, rows: list[object]) -> Path:
+    """Rows: dicts become JSON lines, strings are written verbatim."""
+    path = folder / "items.jsonl"
+    lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def ids_in(path: Path) -> list[str]:
+    return [r.query_id for r in ResultsFile.read(path)]
+
+
+@pytest.fixture
+def tag(request: pytest.FixtureRequest) -> str:
+    """Makes item texts unique to the test, so the shared server's counts stay apart."""
+    return request.node.name
+
+
+# -- basics -------------------------------------------------------------------------------------
+
+
+def test_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "version")[:2] == (0, f"cross-judge {__version__}\n")
+
+
+def test_usage_error_returns_2_instead_of_exiting(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "review", "items.jsonl", "--out", "x.jsonl")
+    assert code == 2
+    assert "the following arguments are required: --panel" in err
+
+
+# -- review -------------------------------------------------------------------------------------
+
+
+def test_review_judges_every_item_and_prints_the_summary(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(5)])
+    out = tmp_path / "out.jsonl"
+    code, stdout, err = run(
+        capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out
+    )
+    assert code == 0, err
+    assert sorted(ids_in(out)) == [f"i{n}" for n in range(5)]
+    assert "consensus" in stdout and "Krippendorff's alpha" in stdout
+    assert "this run: judged 5 items" in stdout
+    assert "Traceback" not in err
+
+
+def test_review_keeps_extra_keys_in_meta(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    row = {"id": "x", "query": tag, "meta": {"source": "s"}, "batch": 7}
+    out = tmp_path / "out.jsonl"
+    code, _, _ = run(
+        capsys,
+        "review",
+        write_items(tmp_path, [row]),
+        "--panel",
+        write_panel(tmp_path, server),
+        "--out",
+        out,
+    )
+    assert code == 0
+    assert next(ResultsFile.read(out)).meta == {"source": "s", "batch": 7}
+
+
+def test_review_missing_items_file_exits_2_before_any_call(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = server.stats()["requests"]
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys,
+        "review",
+        tmp_path / "nope.jsonl",
+        "--panel",
+        write_panel(tmp_path, server),
+        "--out",
+        out,
+    )
+    assert code == 2
+    assert err.startswith("cross-judge: error: ") and "nope.jsonl: no such items file" in err
+    assert not out.exists() and server.stats()["requests"] == before
+
+
+def test_review_missing_panel_file_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = write_items(tmp_path, [{"query": "q"}])
+    code, _, err = run(
+        capsys, "review", items, "--panel", tmp_path / "nope.yaml", "--out", tmp_path / "o"
+    )
+    assert code == 2 and "nope.yaml: no such panel file" in err
+
+
+def test_review_unknown_vendor_exits_2_naming_field_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    panel = tmp_path / "panel.yaml"
+    panel.write_text("critics:\n  - name: a\n    model: m\n    vendor: acme\n", encoding="utf-8")
+    items = write_items(tmp_path, [{"query": "q"}])
+    code, _, err = run(capsys, "review", items, "--panel", panel, "--out", tmp_path / "o.jsonl")
+    assert code == 2
+    assert f"cross-judge: error: {panel}:4: critics[0].vendor: unknown vendor 'acme'" in err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_review_unknown_prompt_exits_2(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    panel = write_panel(tmp_path, server)
+    panel.write_text(panel.read_text().replace("taxonomy-review@1", "nope@1"), encoding="utf-8")
+    items = write_items(tmp_path, [{"query": "q"}])
+    code, _, err = run(capsys, "review", items, "--panel", panel, "--out", tmp_path / "o.jsonl")
+    assert code == 2 and "critics[0].prompt: no packaged prompt 'nope'" in err
+
+
+def test_review_missing_key_variable_exits_2_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    panel = tmp_path / "panel.yaml"
+    panel.write_text(
+        "critics:\n  - name: a\n    model: deepseek-chat\n    api_key_env: CJ_TEST_UNSET_KEY\n",
+        encoding="utf-8",
+    )
+    items = write_items(tmp_path, [{"query": "q"}])
+    code, _, err = run(capsys, "review", items, "--panel", panel, "--out", tmp_path / "o.jsonl")
+    assert code == 2 and "CJ_TEST_UNSET_KEY is not set" in err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_review_reports_a_non_json_line_and_goes_on(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    items = write_items(
+        tmp_path, [{"id": "a", "query": tag}, "{not json", {"id": "b", "query": tag + "b"}]
+    )
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out
+    )
+    assert code == 1
+    assert f"{items}:2: skipped: not JSON" in err
+    assert sorted(ids_in(out)) == ["a", "b"]
+
+
+def test_review_skips_a_later_duplicate_id_naming_both_lines(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    rows: list[object] = [{"id": "a", "query": tag}, {"id": "b", "query": tag + "b"}]
+    rows.append({"id": "a", "query": tag + " again"})
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys,
+        "review",
+        write_items(tmp_path, rows),
+        "--panel",
+        write_panel(tmp_path, server),
+        "--out",
+        out,
+    )
+    assert code == 1
+    assert ":3: skipped: duplicate id 'a' (first on line 1)" in err
+    assert sorted(ids_in(out)) == ["a", "b"]
+    assert server.item_requests().get(tag + " again") is None
+
+
+def test_review_skips_an_item_without_query(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    items = write_items(tmp_path, [{"id": "a"}, {"id": "b", "query": tag}])
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out
+    )
+    assert code == 1
+    assert ":1: skipped: 'query' must be the text to judge, got nothing" in err
+    assert ids_in(out) == ["b"]
+
+
+def test_review_skips_an_item_whose_context_lacks_a_template_field(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    (tmp_path / "domain.yaml").write_text(
+        textwrap.dedent(
+            """\
+            id: domain-review
+            version: "1"
+            variables: [domain]
+            user_prompt_template: |
+              Judge this {domain} item; answer JSON {{"kind": "KEEP"}}.
+              <item>
+              {query}
+              </item>
+            """
+        ),
+        encoding="utf-8",
+    )
+    panel = write_panel(tmp_path, server)
+    panel.write_text(
+        panel.read_text().replace("taxonomy-review@1", "domain.yaml"), encoding="utf-8"
+    )
+    rows: list[object] = [{"id": "a", "query": tag}]
+    rows.append({"id": "b", "query": tag + "b", "context": {"domain": "biology"}})
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys, "review", write_items(tmp_path, rows), "--panel", panel, "--out", out
+    )
+    assert code == 1
+    assert ":1: skipped: id 'a':" in err and "domain" in err
+    assert ids_in(out) == ["b"]
+
+
+def test_review_refuses_a_results_file_without_resume(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("keep me\n", encoding="utf-8")
+    items = write_items(tmp_path, [{"query": "q"}])
+    code, _, err = run(
+        capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out
+    )
+    assert code == 2 and "already holds results; pass --resume" in err
+    assert out.read_text(encoding="utf-8") == "keep me\n"
+
+
+def test_review_refuses_the_items_file_as_out(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = write_items(tmp_path, [{"query": "q"}])
+    code, _, err = run(
+        capsys,
+        "review",
+        items,
+        "--panel",
+        write_panel(tmp_path, server),
+        "--out",
+        items,
+        "--resume",
+    )
+    assert code == 2 and "is the items file" in err
+
+
+def test_review_resume_skips_done_items_and_sends_them_no_request(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    rows = [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(5)]
+    panel, out = write_panel(tmp_path, server), tmp_path / "out.jsonl"
+    assert (
+        run(capsys, "review", write_items(tmp_path, rows[:3]), "--panel", panel, "--out", out)[0]
+        == 0
+    )
+    code, stdout, err = run(
+        capsys, "review", write_items(tmp_path, rows), "--panel", panel, "--out", out, "--resume"
+    )
+    assert code == 0
+    assert "resuming:" in err and "holds 3 results" in err
+    assert "3 items already in" in stdout
+    assert sorted(ids_in(out)) == [f"i{n}" for n in range(5)]
+    counts = server.item_requests()
+    assert [counts[f"{tag} {n}"] for n in range(5)] == [3] * 5  # one request per critic
+
+
+def test_review_items_with_failed_calls_exit_1_and_are_named(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    server.always("m-broken", Reply.status(400))
+    try:
+        panel = write_panel(tmp_path, server, models=("m-ok", "m-broken"))
+        out = tmp_path / "out.jsonl"
+        items = write_items(tmp_path, [{"id": "a", "query": tag}])
+        code, stdout, err = run(capsys, "review", items, "--panel", panel, "--out", out)
+    finally:
+        server.always("m-broken", None)
+    assert code == 1
+    assert "1 item with a failed call: 'a'" in err and "--resume" in err
+    assert "items with a failed call" in stdout
+
+
+def test_review_draws_progress_when_stderr_is_a_terminal(
+    tmp_path: Path,
+    server: VendorServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tag: str,
+) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    items = write_items(tmp_path, [{"query": tag}])
+    code, _, err = run(
+        capsys,
+        "review",
+        items,
+        "--panel",
+        write_panel(tmp_path, server),
+        "--out",
+        tmp_path / "o.jsonl",
+    )
+    assert code == 0 and "judging" in err
+
+
+def test_review_no_progress_turns_the_bar_off(
+    tmp_path: Path,
+    server: VendorServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tag: str,
+) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    items = write_items(tmp_path, [{"query": tag}])
+    code, _, err = run(
+        capsys,
+        "review",
+        items,
+        "--panel",
+        write_panel(tmp_path, server),
+        "--out",
+        tmp_path / "o.jsonl",
+        "--no-progress",
+    )
+    assert code == 0 and "judging" not in err
+
+
+def test_review_takes_concurrency_from_the_panel(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    panel = write_panel(tmp_path, server)
+    panel.write_text("concurrency: 1\n" + panel.read_text(), encoding="utf-8")
+    items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(4)])
+    server.reset_stats()
+    code, _, _ = run(capsys, "review", items, "--panel", panel, "--out", tmp_path / "o.jsonl")
+    assert code == 0
+    assert server.stats()["max_in_flight"] <= 3  # one item at a time, three critics
+
+
+def test_review_rejects_a_concurrency_below_1(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = write_items(tmp_path, [{"query": "q"}])
+    panel = write_panel(tmp_path, server)
+    code, _, err = run(
+        capsys, "review", items, "--panel", panel, "--out", tmp_path / "o", "--concurrency", "0"
+    )
+    assert code == 2 and "expected a whole number >= 1" in err
+
+
+def test_review_of_the_shipped_example_runs_offline_and_prints_the_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "review.jsonl"
+    code, stdout, err = run(
+        capsys, "review", EXAMPLES / "items.jsonl", "--panel", EXAMPLES / "panel.yaml", "--out", out
+    )
+    assert code == 0, err
+    assert len(ids_in(out)) == 30
+    assert "critics careful, lenient, reasoner are SIMULATED" in err
+    assert "Krippendorff's alpha" in stdout and "consensus" in stdout
+    assert "were simulated" in stdout
+
+
+def test_real_vendor_example_panel_loads_and_needs_its_keys() -> None:
+    from cross_judge.panel_file import PanelError, load_panel
+
+    spec = load_panel(EXAMPLES / "panel.real.yaml")
+    assert [c.vendor for c in spec.critics] == ["deepseek", "openai", "openrouter"]
+    with pytest.raises(PanelError, match="DEEPSEEK_API_KEY is not set"):
+        spec.build(environ={})
+    keys = {"DEEPSEEK_API_KEY": "k1", "OPENAI_API_KEY": "k2", "OPENROUTER_API_KEY": "k3"}
+    assert len(spec.build(environ=keys).critics) == 3
+
+
+# -- revote -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    """Four stored results: two unanimous KEEP, two 2-1 splits (majority REJECT)."""
+    critics = [
+        Critic(name=n, model="m", vendor="custom", base_url="http://127.0.0.1:9/v1") for n in "abc"
+    ]
+    ensemble = Ensemble(critics)
+    votes = {"u1": "KKK", "u2": "KKK", "s1": "RRK", "s2": "KRR"}
+    labels = {"K": "KEEP", "R": "REJECT"}
+    batch = BatchResult(
+        verdicts=[
+            ensemble.aggregate_verdicts(
+                [
+                    Verdict(kind=labels[k], confidence=0.9, critic_id=n)
+                    for n, k in zip("abc", ks, strict=True)
+                ],
+                query_id=item,
+            )
+            for item, ks in votes.items()
+        ],
+        critics=list("abc"),
+        voting="majority",
+    )
+    path = tmp_path / "out.jsonl"
+    batch.to_jsonl(path)
+    return path
+
+
+def test_revote_writes_the_new_file_and_counts_consensus_changes(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    new = tmp_path / "new.jsonl"
+    code, stdout, _ = run(
+        capsys,
+        "revote",
+        results,
+        "--voting",
+        "unanimous",
+        "--voting-kwargs",
+        '{"fallback": "UNCLEAR"}',
+        "--out",
+        new,
+    )
+    assert code == 0
+    assert "consensus changed on 2 of 4 items (majority -> unanimous)" in stdout
+    assert "REJECT" in stdout and "UNCLEAR" in stdout
+    revoted = {r.query_id: r.consensus for r in ResultsFile.read(new)}
+    assert revoted == {"u1": "KEEP", "u2": "KEEP", "s1": "UNCLEAR", "s2": "UNCLEAR"}
+
+
+def test_revote_without_out_writes_nothing(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = sorted(tmp_path.iterdir())
+    code, stdout, _ = run(capsys, "revote", results, "--voting", "unanimous")
+    assert code == 0 and "nothing written" in stdout
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_revote_refuses_an_existing_out_and_leaves_it_untouched(
+    results: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    new = tmp_path / "new.jsonl"
+    new.write_text("precious\n", encoding="utf-8")
+    code, _, err = run(capsys, "revote", results, "--voting", "unanimous", "--out", new)
+    assert code == 2 and "already exists; revote never overwrites results" in err
+    assert new.read_text(encoding="utf-8") == "precious\n"
+
+
+def test_revote_refuses_to_overwrite_the_results_it_reads(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = results.read_bytes()
+    code, _, err = run(capsys, "revote", results, "--voting", "unanimous", "--out", results)
+    assert code == 2 and "is the results file being re-voted" in err
+    assert results.read_bytes() == before
+
+
+def test_revote_invalid_voting_kwargs_json_exits_2(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "revote", results, "--voting", "majority", "--voting-kwargs", "{bad")
+    assert code == 2 and "--voting-kwargs is not valid JSON" in err
+
+
+def test_revote_unknown_strategy_exits_2(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "revote", results, "--voting", "plurality")
+    assert code == 2 and "Unknown voting strategy 'plurality'" in err
+
+
+def test_revote_missing_results_file_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "revote", tmp_path / "nope.jsonl", "--voting", "majority")
+    assert code == 2 and "no such results file" in err
+
+
+# -- stats --------------------------------------------------------------------------------------
+
+
+def test_stats_prints_agreement_tables(results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, _ = run(capsys, "stats", results)
+    assert code == 0
+    for heading in (
+        "Krippendorff's alpha (nominal)",
+        "Fleiss' kappa",
+        "pairwise agreement",
+        "Cohen's kappa",
+        "critics",
+        "consensus",
+    ):
+        assert heading in stdout
+    assert "items with disagreement" in stdout
+
+
+def test_stats_numeric_level_on_text_labels_exits_2_with_a_hint(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "stats", results, "--level", "interval")
+    assert code == 2 and "needs numbers" in err and "--order" in err
+
+
+def test_stats_ordinal_level_takes_the_label_order(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, _ = run(capsys, "stats", results, "--level", "ordinal", "--order", "REJECT,KEEP")
+    assert code == 0 and "Krippendorff's alpha (ordinal)" in stdout
+
+
+def test_stats_empty_results_file_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "out.jsonl"
+    empty.write_text("", encoding="utf-8")
+    code, _, err = run(capsys, "stats", empty)
+    assert code == 2 and "holds no results" in err
+
+
+def test_stats_on_a_torn_results_file_says_to_resume(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = results.read_bytes()
+    results.write_bytes(data[: len(data) - 10])
+    code, _, err = run(capsys, "stats", results)
+    assert code == 2 and "the last line is torn" in err and "--resume" in err
+
+
+def test_stats_file_that_is_not_results_exits_2_with_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "out.jsonl"
+    bad.write_text('{"query": "q"}\n', encoding="utf-8")
+    code, _, err = run(capsys, "stats", bad)
+    assert code == 2 and "line 1: not a result record" in err
+
+
+# -- prompts ------------------------------------------------------------------------------------
+
+
+def test_prompts_list_shows_refs_and_labels(capsys: pytest.CaptureFixture[str]) -> None:
+    code, stdout, _ = run(capsys, "prompts", "list")
+    assert code == 0
+    assert "taxonomy-review@1" in stdout and "pass-fail@1" in stdout and "PASS, FAIL" in stdout
+
+
+def test_prompts_show_prints_the_yaml_fields(capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    code, stdout, _ = run(capsys, "prompts", "show", "taxonomy-review@1")
+    assert code == 0
+    fields = yaml.safe_load(stdout)
+    assert fields["id"] == "taxonomy-review" and fields["version"] == "1"
+    assert "{query}" in fields["user_prompt_template"]
+    assert fields["labels"] == ["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR"]
+
+
+def test_prompts_show_unknown_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "prompts", "show", "nope@1")
+    assert code == 2 and "no packaged prompt 'nope'" in err
+
+
+def test_prompts_validate_accepts_a_good_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        'id: mine\nversion: "3"\nuser_prompt_template: "<item>{query}</item>"\n', encoding="utf-8"
+    )
+    assert run(capsys, "prompts", "validate", path)[:2] == (0, "ok: mine@3\n")
+
+
+def test_prompts_validate_reports_field_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text('id: mine\nversion: "3"\nuser_promt_template: "{query}"\n', encoding="utf-8")
+    code, _, err = run(capsys, "prompts", "validate", path)
+    assert code == 2
+    assert "cross-judge: error:" in err and "'user_promt_template' (line 3)" in err
+
+
+def test_prompts_validate_missing_file_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "prompts", "validate", tmp_path / "nope.yaml")
+    assert code == 2 and "no such prompt file" in err
+
+
+def test_prompts_without_an_action_prints_help_and_exits_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(capsys, "prompts")
+    assert code == 2 and "validate" in err
