@@ -1,8 +1,9 @@
-"""Batch review: many items, bounded concurrency, batch-level agreement, offline.
+"""Batch review: 200 items through ``Ensemble.judge_many``, then the batch statistics, offline.
 
-Each ``Ensemble.judge`` fans out to its critics; a capacity limiter bounds how many items
-are in flight. At the end, Krippendorff's alpha over the whole batch says how far the
-panel can be trusted (the per-item ``krippendorff_alpha`` is only an "all agree?" flag).
+``judge_many`` keeps at most ``concurrency`` items in flight (each fans out to every
+critic) and returns a ``BatchResult`` in input order. Its Krippendorff's alpha over the
+whole batch says how far the panel can be trusted (the per-item ``krippendorff_alpha`` is
+only an "all agree?" flag). For files of items, resumable, see ``cross-judge review``.
 
     python examples/batch_review.py
 """
@@ -13,7 +14,7 @@ import random
 
 import anyio
 
-from cross_judge import Critic, Ensemble, EnsembleVerdict, reliability_alpha
+from cross_judge import Critic, Ensemble
 from cross_judge.testing import Persona, VendorServer
 
 LABELS = ["KEEP", "REJECT", "SPLIT", "MERGE"]
@@ -31,7 +32,6 @@ async def main(n_items: int = 200, in_flight: int = 32) -> None:
         Persona("sim-b", accuracy=0.8, latency=0.05, seed=2, bias={"KEEP": 3.0}),
         Persona("sim-c", accuracy=0.85, latency=0.05, seed=3),
     ]
-    results: list[EnsembleVerdict] = []
     async with VendorServer(personas, gold=gold) as server:
         critics = [
             Critic(
@@ -43,28 +43,19 @@ async def main(n_items: int = 200, in_flight: int = 32) -> None:
             )
             for p in personas
         ]
-        limiter = anyio.CapacityLimiter(in_flight)
+        items = [{"id": f"c{i}", "query": text} for i, text in enumerate(gold)]
+        async with Ensemble(critics) as panel:
+            batch = await panel.judge_many(items, concurrency=in_flight)
 
-        async def review(item: str) -> None:
-            async with limiter:
-                results.append(await panel.judge(item))
-
-        async with Ensemble(critics) as panel, anyio.create_task_group() as tg:
-            for item in gold:
-                tg.start_soon(review, item)
-
-    by_id = {r.query_id: r for r in results}
-    ordered = [by_id[item] for item in gold]
-    matrix = [
-        [v.kind if v.is_valid else None for v in (r.verdicts[i] for r in ordered)]
-        for i in range(len(critics))
-    ]
-    correct = sum(r.consensus == gold[r.query_id] for r in ordered)
-    alpha = reliability_alpha(matrix)
-    print(f"{len(ordered)} items x {len(critics)} critics, {in_flight} items in flight")
-    print(f"consensus matched gold on {correct}/{len(ordered)} items")
+    correct = sum(
+        r.consensus == gold[item["query"]] for r, item in zip(batch.verdicts, items, strict=True)
+    )
+    alpha = batch.reliability_alpha()
+    print(f"{len(batch)} items x {len(critics)} critics, {in_flight} items in flight")
+    print(f"consensus matched gold on {correct}/{len(batch)} items")
     print(f"batch Krippendorff's alpha (nominal): {alpha:.3f}" if alpha is not None else "n/a")
-    print(f"errors: {sum(r.n_errors for r in ordered)}")
+    print(f"errors: {len(batch.failed_items)}")
+    print(batch)
 
 
 if __name__ == "__main__":

@@ -332,8 +332,25 @@ def test_review_items_with_failed_calls_exit_1_and_are_named(
     finally:
         server.always("m-broken", None)
     assert code == 1
-    assert "1 item with a failed call: 'a'" in err and "--resume" in err
+    assert "1 item with a failed call: 'a'" in err and "--retry-failed" in err
     assert "items with a failed call" in stdout
+
+
+def test_review_retry_failed_judges_only_the_failed_items_again(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    panel = write_panel(tmp_path, server, models=("m-ok", "m-flaky"))
+    out = tmp_path / "out.jsonl"
+    items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(4)])
+    server.script("m-flaky", Reply.status(400))  # the first item's call fails, once
+    code, _, _ = run(capsys, "review", items, "--panel", panel, "--out", out, "--concurrency", "1")
+    assert code == 1
+    server.reset_stats()
+    code, _, err = run(capsys, "review", items, "--panel", panel, "--out", out, "--retry-failed")
+    assert code == 0
+    assert "removed 1 result with a failed call, to judge again: 'i0'" in err
+    assert sorted(ids_in(out)) == ["i0", "i1", "i2", "i3"]
+    assert server.item_requests() == {f"{tag} 0": 2}  # only i0, once per critic
 
 
 def test_review_draws_progress_when_stderr_is_a_terminal(

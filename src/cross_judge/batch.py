@@ -823,17 +823,32 @@ class ResultsFile:
     Use as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: Path, handle: IO[str], done: set[str], repaired: bool) -> None:
+    def __init__(
+        self,
+        path: Path,
+        handle: IO[str],
+        done: set[str],
+        *,
+        repaired: bool = False,
+        dropped: list[str] | None = None,
+    ) -> None:
         self.path = path
         self.done_ids = done
         self.repaired = repaired
+        self.dropped_ids = dropped or []
         self._handle = handle
 
     @classmethod
-    def open(cls, path: str | os.PathLike[str], *, resume: bool = False) -> ResultsFile:
+    def open(
+        cls, path: str | os.PathLike[str], *, resume: bool = False, retry_failed: bool = False
+    ) -> ResultsFile:
         """Open ``path`` for appending results.
 
         Without ``resume`` the file must not exist or be empty (nothing is overwritten).
+        With ``retry_failed`` (which implies ``resume``) the results that have a failed
+        call (an ``ERROR`` verdict) are removed from the file first, so those items are
+        judged again; their ids are in :attr:`dropped_ids`. The file is rewritten through
+        a temporary file and an atomic rename, so a kill leaves either version whole.
 
         Raises:
             ConfigError: the file holds results and ``resume`` is false; a line that is
@@ -842,19 +857,22 @@ class ResultsFile:
         target = Path(path)
         done: set[str] = set()
         repaired = False
+        dropped: list[str] = []
         if target.exists() and target.stat().st_size > 0:
-            if not resume:
+            if not (resume or retry_failed):
                 raise ConfigError(
                     f"{target} already holds results; pass --resume to continue that run "
                     "(resume=True in Python), or choose another output file"
                 )
             repaired = _repair_torn_tail(target)
-            for record in cls.read(target):
+            if retry_failed:
+                dropped = _drop_failed(target)
+            for record in cls.read(target, slim=True):
                 done.add(record.query_id)
         if not target.parent.exists():
             raise ConfigError(f"{target.parent} does not exist; create it or choose another path")
         handle = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        return cls(target, handle, done, repaired)
+        return cls(target, handle, done, repaired=repaired, dropped=dropped)
 
     def append(self, result: EnsembleVerdict) -> None:
         """Write ``result`` as one line and flush it."""
@@ -903,6 +921,32 @@ class ResultsFile:
                         for v in result.verdicts
                     ]
                 yield result
+
+
+def _drop_failed(path: Path) -> list[str]:
+    """Rewrite ``path`` without results that have an ERROR verdict; return their ids."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = EnsembleVerdict.model_validate_json(line)
+            except ValidationError:
+                raise ConfigError(f"{path} line {number}: not a result record") from None
+            if any(v.kind == "ERROR" for v in record.verdicts):
+                dropped.append(record.query_id)
+            else:
+                kept.append(line if line.endswith("\n") else line + "\n")
+    if dropped:
+        temporary = path.with_name(path.name + ".tmp")
+        with open(temporary, "w", encoding="utf-8") as out:
+            out.writelines(kept)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    return dropped
 
 
 def _repair_torn_tail(path: Path) -> bool:

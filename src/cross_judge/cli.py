@@ -98,6 +98,14 @@ def _build_parser() -> argparse.ArgumentParser:
         help="continue a run: skip the items whose ids are already in OUT",
     )
     review.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help=(
+            "continue a run and judge again the items whose result in OUT has a failed call "
+            "(their lines are removed from OUT first); implies --resume"
+        ),
+    )
+    review.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (by default it is drawn when stderr is a terminal)",
@@ -478,14 +486,22 @@ def _review(args: argparse.Namespace) -> int:
             simulator_url = server.url
             _note(err, _simulated_note(simulated, simulator_url))
         ensemble = spec.build(simulator_url=simulator_url)
-        results = stack.enter_context(ResultsFile.open(out_path, resume=args.resume))
+        results = stack.enter_context(
+            ResultsFile.open(out_path, resume=args.resume, retry_failed=args.retry_failed)
+        )
         if results.repaired:
             _note(
                 err,
                 f"{out_path}: cut off a torn last line (a run was killed while writing it); "
                 "that item is judged again",
             )
-        if args.resume and results.done_ids:
+        if results.dropped_ids:
+            _note(
+                err,
+                f"{out_path}: removed {_count(len(results.dropped_ids), 'result')} with a "
+                f"failed call, to judge again: {_shown(results.dropped_ids)}",
+            )
+        if results.done_ids:
             _note(
                 err,
                 f"resuming: {out_path} holds {_count(len(results.done_ids), 'result')}; "
@@ -558,8 +574,8 @@ def _review_report(
     if failed:
         _note(
             err,
-            f"{_count(len(failed), 'item')} with a failed call: {_shown(failed)}. To retry, "
-            f"delete their lines from {out_path} and run again with --resume",
+            f"{_count(len(failed), 'item')} with a failed call: {_shown(failed)}. To judge "
+            "them again, run the same command with --retry-failed",
         )
     return EXIT_FAILED if failed or reader.bad_lines else EXIT_OK
 

@@ -340,3 +340,15 @@ def test_a_random_torn_tail_always_leaves_whole_lines(tmp_path: Path) -> None:
             kept = path.read_text()
             assert kept == blob[: len(kept)] and (kept == "" or kept.endswith("\n"))
             assert len(out.done_ids) == kept.count("\n")
+
+
+def test_retry_failed_removes_results_with_a_failed_call_and_keeps_the_rest(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    failed = EnsembleVerdict(
+        query_id="2", verdicts=[vote("a", None)], consensus="UNCLEAR", voting="majority"
+    )
+    path.write_text("".join(r.model_dump_json() + "\n" for r in (result("1"), failed, result("3"))))
+    with ResultsFile.open(path, retry_failed=True) as out:
+        assert out.dropped_ids == ["2"] and out.done_ids == {"1", "3"}
+    assert [json.loads(x)["query_id"] for x in path.read_text().splitlines()] == ["1", "3"]
+    assert not (tmp_path / "out.jsonl.tmp").exists()
