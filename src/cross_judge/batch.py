@@ -494,7 +494,9 @@ class ResultStream:
                 raise error from None
             raise StopAsyncIteration from None
         except BaseException:  # the consumer was cancelled or interrupted: stop the work
+            self._closed = True
             state.scope.cancel()
+            state.receive.close()
             raise
 
     async def aclose(self) -> None:
