@@ -48,6 +48,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
+from .budget import Budget
 from .errors import ConfigError
 from .verdict import EnsembleVerdict, Usage, Verdict
 
@@ -251,6 +252,7 @@ async def _judge_each(
     feed: _Feed,
     concurrency: int,
     deliver: Deliver,
+    budget: Budget | None = None,
 ) -> None:
     """Judge the feed's items with at most ``concurrency`` in flight; ``deliver`` each result.
 
@@ -266,7 +268,11 @@ async def _judge_each(
     async def run(index: int, item: Item) -> None:
         try:
             result = await ensemble.judge(
-                item.query, query_id=item.id, context=item.context or None, meta=item.meta
+                item.query,
+                query_id=item.id,
+                context=item.context or None,
+                meta=item.meta,
+                budget_usd=budget,
             )
             await deliver(index, result)
         finally:
@@ -299,6 +305,7 @@ async def judge_many(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: bool = False,
+    budget_usd: Budget | float | None = None,
 ) -> BatchResult:
     """Judge every item and return the results in input order (``Ensemble.judge_many``).
 
@@ -312,12 +319,17 @@ async def judge_many(
             :class:`Item` objects; a sync or async iterable.
         concurrency: items in flight at once (each fans out to every critic).
         progress: show a ``rich`` progress bar on stderr.
+        budget_usd: a cap in USD for the whole batch (or a shared
+            :class:`~cross_judge.budget.Budget`); calls that no longer fit are not made
+            and give ``SKIPPED`` verdicts with ``error_kind="budget"``.
 
     Raises:
         ItemError: an item cannot be judged; nothing was sent.
-        ConfigError: ``concurrency`` is not an integer >= 1.
+        ConfigError: ``concurrency`` is not an integer >= 1, or a budget is given and a
+            critic's model has no known price.
     """
     limit = _check_concurrency(concurrency)
+    budget = _checked_budget(ensemble, budget_usd)
     feed = _Feed(ensemble, items)
     checked: list[Item] = []
     try:
@@ -336,7 +348,9 @@ async def judge_many(
             results[index] = result
             bar.advance(result)
 
-        await _judge_each(ensemble, _Feed(ensemble, checked, checked=True), limit, deliver)
+        await _judge_each(
+            ensemble, _Feed(ensemble, checked, checked=True), limit, deliver, budget
+        )
     done = [r for r in results if r is not None]
     return BatchResult(
         verdicts=done,
@@ -344,6 +358,13 @@ async def judge_many(
         voting=_voting_name(ensemble.voting),
         elapsed_s=round(time.perf_counter() - started, 3),
     )
+
+
+def _checked_budget(ensemble: Ensemble, budget_usd: Budget | float | None) -> Budget | None:
+    budget = Budget.of(budget_usd)
+    if budget is not None:
+        ensemble.check_prices()
+    return budget
 
 
 def _voting_name(voting: str | VotingStrategy) -> str:
@@ -358,6 +379,7 @@ def stream(
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: bool = False,
+    budget_usd: Budget | float | None = None,
 ) -> ResultStream:
     """Judge items and hand out each result as it finishes (``Ensemble.stream``).
 
@@ -374,10 +396,14 @@ def stream(
     An item that cannot be judged (see :func:`judge_many`) ends the stream: items in
     flight finish and are handed out, then :class:`ItemError` is raised.
 
+    ``budget_usd`` caps the whole stream, as in :func:`judge_many`.
+
     Raises:
-        ConfigError: ``concurrency`` is not an integer >= 1 (at once, not at iteration).
+        ConfigError: ``concurrency`` is not an integer >= 1, or a budget is given and a
+            critic's model has no known price (at once, not at iteration).
     """
     limit = _check_concurrency(concurrency)
+    budget = _checked_budget(ensemble, budget_usd)
 
     async def run(deliver: Callable[[EnsembleVerdict], Awaitable[None]]) -> None:
         from ._progress import BatchProgress
@@ -389,7 +415,7 @@ def stream(
                 await deliver(result)
                 bar.advance(result)
 
-            await _judge_each(ensemble, _Feed(ensemble, items), limit, handed_out)
+            await _judge_each(ensemble, _Feed(ensemble, items), limit, handed_out, budget)
 
     return ResultStream(run, buffer=limit)
 

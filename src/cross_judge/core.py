@@ -17,9 +17,10 @@ import hashlib
 import json
 import logging
 import math
+import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -30,13 +31,16 @@ from ._retry import call_with_retries
 from ._template import Template
 from .errors import ConfigError, ErrorKind, MissingAPIKeyError, PromptError
 from .parsing import LABEL_KEYS, REASONING_KEYS, extract_json, normalize_label, parse_answer
-from .transport import CallFailure, Completion, aclose_sessions, shared_session
+from .budget import Budget
+from .pricing import Price, estimate_prompt_tokens, price_for, worst_case_cost
+from .transport import CallFailure, ChatRequest, Completion, aclose_sessions, shared_session
+from .transport import openai_compat
 from .transport._http import HTTPSession, HttpxSession, SyncDuckSession
-from .transport.openai_compat import chat_completion
 from .vendors import VENDORS, VendorConfig, get_vendor, resolve_api_key, with_base_url
-from .verdict import Verdict
+from .verdict import Usage, Verdict
 
 if TYPE_CHECKING:
+    from .cache import ResponseCache
     from .prompts import PromptSpec
 
 __all__ = ["DEFAULT_PROMPT_TEMPLATE", "DEFAULT_SYSTEM_PROMPT", "Critic", "_extract_json"]
@@ -94,6 +98,12 @@ class Critic:
             ``"taxonomy-review@1"``; it supplies ``system_prompt``, ``prompt_template`` and
             (unless given) ``labels``, and its id and version are stamped on every verdict.
             Its ``score`` map fills ``Verdict.score`` when the model gives none.
+        seed: sent as ``seed`` to vendors that take one (OpenAI-compatible), for
+            reproducible sampling; part of the response-cache key.
+        cache: reuse stored answers: ``True`` (the default cache file, see
+            :func:`cross_judge.cache.default_cache_path`), a path, or a
+            :class:`~cross_judge.cache.ResponseCache`. Only valid verdicts are stored; a
+            hit is re-parsed and comes back with ``cached=True`` and ``cost_usd=0``.
 
     Raises:
         ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``,
@@ -118,9 +128,12 @@ class Critic:
     deadline: float | None = None
     json_mode: JsonMode = "auto"
     prompt: PromptSpec | str | None = None
+    seed: int | None = None
+    cache: ResponseCache | bool | str | os.PathLike[str] | None = field(default=None, repr=False)
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
+    _cache: ResponseCache | None = field(init=False, repr=False, default=None)
     # Derived from public fields and the registry on the hot path; recomputed if those
     # fields are reassigned or the vendor's registration is replaced (set_vendor_limits).
     _endpoint_memo: tuple[str, str | None, VendorConfig, VendorConfig] | None = field(
@@ -165,8 +178,20 @@ class Critic:
                 "template mentions JSON, and vendors reject json_object requests then; "
                 "mention JSON in the prompt or set json_mode='auto'"
             )
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise ConfigError(f"Critic {self.name!r}: seed must be an integer or None")
         if self.http_client is not None:
+            if self._endpoint().protocol != "openai":
+                raise ConfigError(
+                    f"Critic {self.name!r}: http_client is for OpenAI-compatible vendors; "
+                    f"vendor {self._endpoint().name!r} speaks {self._endpoint().protocol!r}, "
+                    "so leave http_client out (its SDK client is pooled per event loop)"
+                )
             self._injected = _wrap_client(self.name, self.http_client)
+        if self.cache is not None and self.cache is not False:
+            from .cache import resolve_cache
+
+            self._cache = resolve_cache(self.cache)
 
     # -- configuration ------------------------------------------------------------------
 
@@ -306,12 +331,45 @@ class Critic:
 
     # -- calling --------------------------------------------------------------------------
 
-    async def judge(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
+    def build_request(self, query: str, context: Mapping[str, Any] | None = None) -> ChatRequest:
+        """The wire-neutral request sent for ``query`` (see :meth:`build_messages`).
+
+        Raises:
+            PromptError: as :meth:`render_prompt`.
+        """
+        config = self._endpoint()
+        return ChatRequest(
+            model=self.model,
+            system=self.system_prompt,
+            user=self.render_prompt(query, context),
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            json_mode=self._json_mode_on(config),
+            seed=self.seed,
+        )
+
+    def price(self) -> Price | None:
+        """This critic's model price (:func:`cross_judge.pricing.price_for`), if known."""
+        return price_for(self._endpoint().name, self.model)
+
+    async def judge(
+        self,
+        query: str,
+        context: Mapping[str, Any] | None = None,
+        *,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Verdict:
         """Judge ``query`` and return a :class:`Verdict`; vendor failures never raise.
 
         Args:
             query: the item to judge, inserted literally into the template.
             context: values for the template's other fields.
+            budget: a spending cap in USD (or a :class:`~cross_judge.budget.Budget` shared
+                with other calls). The call's worst case is reserved before it is sent; if
+                it does not fit, nothing is sent and the verdict is ``SKIPPED`` with
+                ``error_kind="budget"``.
+            cache: a response cache for this call, instead of the critic's own ``cache``.
 
         Every attempt first waits its turn under the vendor's limits (``max_concurrency``,
         ``rpm`` and the pause after a 429, see :func:`~cross_judge.vendors.set_vendor_limits`),
@@ -320,39 +378,81 @@ class Critic:
 
         Returns:
             A valid verdict, or ``kind="ERROR"`` (call failed: timeout, 429/5xx after
-            retries, 4xx, auth, missing key, invalid body, empty or refused answer) or
-            ``kind="PARSE_FAIL"`` (text without a usable verdict), each with ``error`` and
-            ``error_kind`` set and ``attempts`` counting the requests made.
+            retries, 4xx, auth, missing key, invalid body, empty or refused answer),
+            ``kind="PARSE_FAIL"`` (text without a usable verdict) or ``kind="SKIPPED"``
+            (over budget), each with ``error`` and ``error_kind`` set and ``attempts``
+            counting the requests made. ``usage`` and ``cost_usd`` are the call's
+            (``cost_usd`` is ``None`` when the model's price is unknown; 0 for a cache hit).
 
         Raises:
-            PromptError: the template needs a context key that was not given. Raised
-                before any request, so nothing is billed.
+            PromptError: the template needs a context key that was not given.
+            ConfigError: a budget is given but the model has no known price (register one
+                with :func:`cross_judge.register_price`).
+            Both are raised before any request, so nothing is billed.
         """
-        messages = self.build_messages(query, context)
+        request = self.build_request(query, context)
         config = self._endpoint()
+        price = self.price()
+        spending = Budget.of(budget)
+        if spending is not None and price is None:
+            raise ConfigError(self._no_price_message(config))
         started = time.perf_counter()
+        store = cache if cache is not None else self._cache
+        key = request.cache_key(config) if store is not None else ""
+        if store is not None:
+            stored = await store.get(key)
+            if stored is not None:
+                return self._verdict_from(stored, 0, started, price=None, cached=True)
         try:
             api_key = resolve_api_key(config, self.api_key)
         except MissingAPIKeyError as exc:
-            return self._failed(ErrorKind.MISSING_KEY, str(exc), started, attempts=0)
-        payload: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-            config.max_tokens_field: self.max_tokens,
-        }
-        if self._json_mode_on(config):
-            payload["response_format"] = {"type": "json_object"}
-        session = self._injected or shared_session(config.base_url)
+            return self._failed(ErrorKind.MISSING_KEY, str(exc), started, attempts=0, price=price)
+        reserved = 0.0
+        if spending is not None:
+            assert price is not None
+            reserved = worst_case_cost(price, request)
+            if not spending.reserve(reserved):
+                return self._over_budget(spending, reserved, started)
+        spent: float | None = None
+        try:
+            verdict = await self._call(config, request, api_key, price, started)
+            spent = verdict.cost_usd or 0.0
+            if store is not None and verdict.is_valid and verdict.raw_response is not None:
+                await store.put(key, self._stored_completion(verdict))
+            return verdict
+        finally:
+            if spending is not None:
+                if spent is None:  # cancelled in flight: the vendor may bill the prompt
+                    assert price is not None
+                    prompt = Usage(prompt_tokens=estimate_prompt_tokens(request))
+                    spent = price.cost(prompt)
+                spending.settle(reserved, spent)
 
-        async def attempt() -> Completion:
-            return await chat_completion(
-                session,
-                base_url=config.base_url,
-                api_key=api_key,
-                payload=payload,
-                timeout=self.timeout,
-            )
+    async def _call(
+        self,
+        config: VendorConfig,
+        request: ChatRequest,
+        api_key: str | None,
+        price: Price | None,
+        started: float,
+    ) -> Verdict:
+        """Send ``request`` under the retry policy and the vendor's gate; never raises for
+        a vendor failure."""
+        if config.protocol == "anthropic":
+            from .transport import anthropic
+
+            async def attempt() -> Completion:
+                return await anthropic.complete(
+                    config, request, api_key=api_key, timeout=self.timeout
+                )
+
+        else:
+            session = self._injected or shared_session(config.base_url)
+
+            async def attempt() -> Completion:
+                return await openai_compat.complete(
+                    session, config, request, api_key=api_key, timeout=self.timeout
+                )
 
         try:
             completion, attempts = await call_with_retries(
@@ -363,14 +463,18 @@ class Critic:
                 # Limits are the vendor's, so an injected http_client passes the gate too.
                 gate=VendorGate(config),
             )
-            return self._verdict_from(completion, attempts, started)
+            return self._verdict_from(completion, attempts, started, price=price)
         except CallFailure as failure:
             message = str(failure)
             if failure.attempts > 1:
                 message += f" (after {failure.attempts} attempts)"
             logger.debug("critic %s: %s", self.name, redact(message, api_key))
             return self._failed(
-                failure.kind, redact(message, api_key), started, attempts=failure.attempts
+                failure.kind,
+                redact(message, api_key),
+                started,
+                attempts=failure.attempts,
+                price=price,
             )
         except Exception as exc:
             # A bug of ours, or a client library failing in a way it does not document:
@@ -378,14 +482,28 @@ class Critic:
             # a BaseException and still propagates.
             message = redact(f"internal: {type(exc).__name__}: {exc}", api_key)
             logger.warning("critic %s: unexpected failure: %s", self.name, message, exc_info=True)
-            return self._failed(ErrorKind.INTERNAL, message, started, attempts=1)
+            return self._failed(ErrorKind.INTERNAL, message, started, attempts=1, price=price)
 
     def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
         return _sync.run_sync(self.judge, query, context)
 
-    def _verdict_from(self, completion: Completion, attempts: int, started: float) -> Verdict:
+    def _verdict_from(
+        self,
+        completion: Completion,
+        attempts: int,
+        started: float,
+        *,
+        price: Price | None,
+        cached: bool = False,
+    ) -> Verdict:
+        """The verdict for a completed call (or a cache hit: no usage, cost 0)."""
         common = self._common(started, attempts)
+        if cached:
+            common.update(cached=True, cost_usd=0.0)
+            completion = replace(completion, usage=None)
+        elif price is not None and completion.usage is not None:
+            common["cost_usd"] = price.cost(completion.usage)
         if completion.refusal:
             return Verdict(
                 kind="ERROR",
@@ -414,7 +532,7 @@ class Critic:
         )
         if not parsed.ok:
             error = parsed.error or "parse_fail"
-            if completion.finish_reason == "length":
+            if completion.truncated:
                 error += f" (the answer was cut off at max_tokens={self.max_tokens})"
             return Verdict(
                 kind="PARSE_FAIL",
@@ -450,14 +568,52 @@ class Critic:
         common = self._common(time.perf_counter() - elapsed_s, attempts=0)
         return Verdict(kind=kind, reasoning=message, error=message, error_kind=error_kind, **common)
 
-    def _failed(self, kind: ErrorKind, message: str, started: float, *, attempts: int) -> Verdict:
+    def _failed(
+        self,
+        kind: ErrorKind,
+        message: str,
+        started: float,
+        *,
+        attempts: int,
+        price: Price | None,
+    ) -> Verdict:
+        """An ``ERROR`` verdict. A failed call reports no usage, so it costs $0 when the
+        price is known (a vendor may still bill a request that timed out)."""
         return Verdict(
             kind="ERROR",
             reasoning=message,
             error=message,
             error_kind=kind,
+            cost_usd=None if price is None else 0.0,
             **self._common(started, attempts),
         )
+
+    def _over_budget(self, budget: Budget, needed: float, started: float) -> Verdict:
+        message = (
+            f"budget: this call could cost up to ${needed:.6f} (prompt and max_tokens="
+            f"{self.max_tokens} at worst), more than the ${max(budget.remaining_usd, 0.0):.6f} "
+            f"left of budget_usd={budget.limit_usd:g}; not sent"
+        )
+        return Verdict(
+            kind="SKIPPED",
+            reasoning=message,
+            error=message,
+            error_kind=ErrorKind.BUDGET,
+            **self._common(started, 0),
+        )
+
+    def _no_price_message(self, config: VendorConfig) -> str:
+        return (
+            f"Critic {self.name!r}: a budget needs the price of model {self.model!r} on vendor "
+            f"{config.name!r}, and none is known; add it with cross_judge.register_price("
+            f"{self.model!r}, vendor={config.name!r}, input=..., output=...) (USD per million "
+            "tokens) or load a price file with cross_judge.load_prices(path)"
+        )
+
+    def _stored_completion(self, verdict: Verdict) -> Completion:
+        """What the response cache keeps of a valid verdict: the text (re-parsed on a hit),
+        the usage and the model."""
+        return Completion(text=verdict.raw_response, usage=verdict.usage, model=self.model)
 
     def _common(self, started: float, attempts: int) -> dict[str, Any]:
         prompt_id, prompt_version = self._prompt_provenance()

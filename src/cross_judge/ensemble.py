@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import os
 import time
 from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from . import _sync
+from .budget import Budget
 from .batch import DEFAULT_CONCURRENCY, BatchResult, ResultStream, judge_many, stream
 from .core import Critic
 from .errors import ConfigError, ErrorKind
@@ -46,6 +48,7 @@ from .voting import (
 )
 
 if TYPE_CHECKING:
+    from .cache import ResponseCache
     from .schema import Verdict as LegacyVerdict
 
 __all__ = ["Ensemble", "VotingName", "default_query_id", "revote"]
@@ -99,6 +102,9 @@ class Ensemble:
             (``majority`` and ``unanimous`` only).
         deadline: seconds allowed for one ``judge()``; critics still running then give
             ``ERROR`` verdicts with ``error_kind="timeout"``.
+        cache: a response cache for every critic (``True`` for the default file, a path,
+            or a :class:`~cross_judge.cache.ResponseCache`); critics without one of their
+            own use it. See :class:`~cross_judge.core.Critic`.
 
     Raises:
         ConfigError: an empty panel, duplicate names, an unknown strategy or argument,
@@ -112,8 +118,10 @@ class Ensemble:
     min_valid: int | None = None
     early_stop: bool = False
     deadline: float | None = None
+    cache: ResponseCache | bool | str | os.PathLike[str] | None = field(default=None, repr=False)
 
     _strategy: VotingStrategy = field(init=False, repr=False)
+    _cache: ResponseCache | None = field(init=False, repr=False, default=None)
     _kwargs: dict[str, Any] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -150,6 +158,10 @@ class Ensemble:
         self._strategy, self._kwargs = _resolve(
             self.voting, self.voting_kwargs, self.weights, self.min_valid
         )
+        if self.cache is not None and self.cache is not False:
+            from .cache import resolve_cache
+
+            self._cache = resolve_cache(self.cache)
         if self.early_stop and not supports_early_stop(self._strategy):
             raise ConfigError(
                 f"early_stop supports the majority and unanimous strategies, not "
@@ -165,6 +177,7 @@ class Ensemble:
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        budget_usd: Budget | float | None = None,
     ) -> EnsembleVerdict:
         """Judge ``query`` with every critic concurrently and aggregate.
 
@@ -177,7 +190,19 @@ class Ensemble:
             query_id: the item's id; default :func:`default_query_id`.
             context: values for the critics' template fields.
             meta: copied to ``EnsembleVerdict.meta``.
+            budget_usd: a spending cap in USD for this judgement, or a
+                :class:`~cross_judge.budget.Budget` shared with other calls. Each critic's
+                worst case is reserved before its call; critics that do not fit are not
+                called and give ``SKIPPED`` verdicts with ``error_kind="budget"``.
+
+        Raises:
+            PromptError: a template field is missing from ``context``.
+            ConfigError: a budget is given but a critic's model has no known price.
+            Both before any critic is called.
         """
+        budget = Budget.of(budget_usd)
+        if budget is not None:
+            self.check_prices()
         for critic in self.critics:
             critic.render_prompt(query, context)
         started = time.perf_counter()
@@ -187,7 +212,7 @@ class Ensemble:
 
         async def run(index: int, critic: Critic, group: TaskGroup) -> None:
             nonlocal stopped_early
-            results[index] = await critic.judge(query, context)
+            results[index] = await critic.judge(query, context, budget=budget, cache=self._cache)
             if self.early_stop and not stopped_early:
                 done = [v for v in results if v is not None]
                 if outcome_is_decided(self._strategy, done, n - len(done), self._kwargs):
@@ -208,6 +233,16 @@ class Ensemble:
         return self.aggregate_verdicts(
             verdicts, query_id=query_id or default_query_id(query), meta=meta, elapsed_s=elapsed
         )
+
+    def check_prices(self) -> None:
+        """Raise unless every critic's model has a known price (needed by a budget).
+
+        Raises:
+            ConfigError: naming the first critic without one and how to add it.
+        """
+        for critic in self.critics:
+            if critic.price() is None:
+                raise ConfigError(critic._no_price_message(critic._endpoint()))
 
     def _unfinished(
         self, critic: Critic, stopped_early: bool, finished: int, elapsed: float
@@ -234,9 +269,17 @@ class Ensemble:
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        budget_usd: Budget | float | None = None,
     ) -> EnsembleVerdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
-        call = functools.partial(self.judge, query, query_id=query_id, context=context, meta=meta)
+        call = functools.partial(
+            self.judge,
+            query,
+            query_id=query_id,
+            context=context,
+            meta=meta,
+            budget_usd=budget_usd,
+        )
         return _sync.run_sync(call)
 
     # -- batches ------------------------------------------------------------------------
@@ -247,17 +290,23 @@ class Ensemble:
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
         progress: bool = False,
+        budget_usd: Budget | float | None = None,
     ) -> BatchResult:
         """Judge every item, at most ``concurrency`` at once; results in input order.
 
         ``items``: strings, mappings (``id``, ``query``, ``context``, ``meta``) or
         :class:`~cross_judge.batch.Item` objects, sync or async. Every item is checked
-        before the first call. See :func:`cross_judge.batch.judge_many`.
+        before the first call. ``budget_usd`` caps the whole batch: once it is spent, the
+        remaining calls are ``SKIPPED`` with ``error_kind="budget"``. See
+        :func:`cross_judge.batch.judge_many`.
 
         Raises:
             ItemError: an item cannot be judged (nothing was sent).
+            ConfigError: a budget is given but a critic's model has no known price.
         """
-        return await judge_many(self, items, concurrency=concurrency, progress=progress)
+        return await judge_many(
+            self, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
+        )
 
     def judge_many_sync(
         self,
@@ -265,9 +314,16 @@ class Ensemble:
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
         progress: bool = False,
+        budget_usd: Budget | float | None = None,
     ) -> BatchResult:
         """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
-        call = functools.partial(self.judge_many, items, concurrency=concurrency, progress=progress)
+        call = functools.partial(
+            self.judge_many,
+            items,
+            concurrency=concurrency,
+            progress=progress,
+            budget_usd=budget_usd,
+        )
         return _sync.run_sync(call)
 
     def stream(
@@ -276,11 +332,14 @@ class Ensemble:
         *,
         concurrency: int = DEFAULT_CONCURRENCY,
         progress: bool = False,
+        budget_usd: Budget | float | None = None,
     ) -> ResultStream:
         """Judge items and hand out results as they finish: ``async for r in
-        ensemble.stream(items)``. Items are read lazily, so memory stays flat. See
-        :func:`cross_judge.batch.stream`."""
-        return stream(self, items, concurrency=concurrency, progress=progress)
+        ensemble.stream(items)``. Items are read lazily, so memory stays flat.
+        ``budget_usd`` caps the whole stream. See :func:`cross_judge.batch.stream`."""
+        return stream(
+            self, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
+        )
 
     def aggregate_verdicts(
         self,

@@ -33,7 +33,11 @@ _LEGACY_ALIASES = {"verdict": "kind", "rationale": "reasoning", "reviewer_id": "
 class Usage(BaseModel):
     """Token counts of one call (or, summed, of many).
 
-    ``total_tokens`` defaults to the sum of the other two when a vendor leaves it out.
+    ``prompt_tokens`` counts every input token, including those read from or written to
+    the vendor's prompt cache; ``cache_read_tokens`` and ``cache_write_tokens`` are those
+    parts (OpenAI's ``cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``, Anthropic's
+    ``cache_read_input_tokens`` / ``cache_creation_input_tokens``), priced differently.
+    ``total_tokens`` defaults to prompt + completion when a vendor leaves it out.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -41,6 +45,8 @@ class Usage(BaseModel):
     prompt_tokens: NonNegativeInt = 0
     completion_tokens: NonNegativeInt = 0
     total_tokens: NonNegativeInt = 0
+    cache_read_tokens: NonNegativeInt = 0
+    cache_write_tokens: NonNegativeInt = 0
 
     @model_validator(mode="after")
     def _fill_total(self) -> Usage:
@@ -55,6 +61,8 @@ class Usage(BaseModel):
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

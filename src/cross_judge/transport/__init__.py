@@ -9,10 +9,11 @@ in :mod:`._pool`. Failures come out as :class:`CallFailure`, classified by
 from ._failure import CallFailure
 from ._http import HTTPSession, RawResponse
 from ._pool import aclose_sessions, shared_session
-from .openai_compat import Completion
+from ._wire import ChatRequest, Completion
 
 __all__ = [
     "CallFailure",
+    "ChatRequest",
     "Completion",
     "HTTPSession",
     "RawResponse",

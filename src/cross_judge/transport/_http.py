@@ -23,6 +23,7 @@ transport exceptions into :class:`~cross_judge.transport.CallFailure`; none retr
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
@@ -189,9 +190,12 @@ class HttpxSession:
 
         client = self._get()
         try:
-            request = client.build_request(
-                "POST", url, content=body, headers=dict(headers), timeout=timeout
-            )
+            request = client.build_request("POST", url, headers=dict(headers), timeout=timeout)
+            # Not content=body: httpx would wrap it in an async *generator*, which a call
+            # cancelled mid-send leaves suspended for the garbage collector to finalise,
+            # possibly after its trio run has ended (an "Exception ignored" at exit).
+            request.stream = _one_shot_body(body)
+            request.headers["Content-Length"] = str(len(body))
             response = await client.send(request, stream=True)
             body_chunks = cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
             try:
@@ -220,6 +224,44 @@ class HttpxSession:
         if self._owned and self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
+
+
+class _Once:
+    """An async iterator over one bytes object; a plain object, not a generator."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+
+    def __aiter__(self) -> _Once:
+        return self
+
+    async def __anext__(self) -> bytes:
+        data, self._data = self._data, None
+        if data is None:
+            raise StopAsyncIteration
+        return data
+
+
+@functools.cache
+def _one_shot_body_type() -> type[Any]:
+    import httpx
+
+    class OneShotBody(httpx.AsyncByteStream):
+        """A request body httpx can send (and re-send on a redirect) without a generator."""
+
+        def __init__(self, data: bytes) -> None:
+            self._data = data
+
+        def __aiter__(self) -> _Once:
+            return _Once(self._data)
+
+    return OneShotBody
+
+
+def _one_shot_body(data: bytes) -> Any:
+    return _one_shot_body_type()(data)
 
 
 class SyncDuckSession:

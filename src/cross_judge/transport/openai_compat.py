@@ -19,30 +19,67 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ErrorKind
 from ..verdict import Usage
 from ._failure import CallFailure
 from ._http import HTTPSession, RawResponse
+from ._wire import ChatRequest, Completion
 
-__all__ = ["Completion", "chat_completion", "parse_chat_response", "retry_after_seconds"]
+if TYPE_CHECKING:
+    from ..vendors import VendorConfig
+
+__all__ = [
+    "Completion",
+    "build_payload",
+    "chat_completion",
+    "complete",
+    "parse_chat_response",
+    "retry_after_seconds",
+]
 
 _MAX_MESSAGE_CHARS = 500
 
 
-@dataclass(frozen=True)
-class Completion:
-    """What one successful call returned."""
+def build_payload(config: VendorConfig, request: ChatRequest) -> dict[str, Any]:
+    """The chat-completions body for ``request`` on ``config``'s vendor: its output cap
+    field (``max_tokens`` or ``max_completion_tokens``), ``response_format`` in JSON mode,
+    ``seed`` when set."""
+    payload: dict[str, Any] = {
+        "model": request.model,
+        "messages": request.chat_messages(),
+        "temperature": request.temperature,
+        config.max_tokens_field: request.max_tokens,
+    }
+    if request.json_mode:
+        payload["response_format"] = {"type": "json_object"}
+    if request.seed is not None:
+        payload["seed"] = request.seed
+    return payload
 
-    text: str | None
-    usage: Usage | None = None
-    finish_reason: str | None = None
-    model: str | None = None
-    refusal: str | None = None
-    reasoning: str | None = None
+
+async def complete(
+    session: HTTPSession,
+    config: VendorConfig,
+    request: ChatRequest,
+    *,
+    api_key: str | None,
+    timeout: float,
+) -> Completion:
+    """One attempt of ``request`` against ``config``'s chat-completions endpoint.
+
+    Raises:
+        CallFailure: for every outcome that is not a usable completion.
+    """
+    return await chat_completion(
+        session,
+        base_url=config.base_url,
+        api_key=api_key,
+        payload=build_payload(config, request),
+        timeout=timeout,
+    )
 
 
 async def chat_completion(
@@ -183,14 +220,21 @@ def _usage_of(usage: Any) -> Usage | None:
     if not isinstance(usage, dict):
         return None
 
-    def count(key: str) -> int:
-        value = usage.get(key)
+    def count(data: Any, key: str) -> int:
+        value = data.get(key) if isinstance(data, dict) else None
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
+    # Cached input: OpenAI reports prompt_tokens_details.cached_tokens, DeepSeek
+    # prompt_cache_hit_tokens; both are part of prompt_tokens.
+    cached = count(usage.get("prompt_tokens_details"), "cached_tokens") or count(
+        usage, "prompt_cache_hit_tokens"
+    )
+    prompt = count(usage, "prompt_tokens")
     return Usage(
-        prompt_tokens=count("prompt_tokens"),
-        completion_tokens=count("completion_tokens"),
-        total_tokens=count("total_tokens"),
+        prompt_tokens=prompt,
+        completion_tokens=count(usage, "completion_tokens"),
+        total_tokens=count(usage, "total_tokens"),
+        cache_read_tokens=min(cached, prompt),
     )
 
 

@@ -1,0 +1,298 @@
+"""What a call costs: token prices per vendor and model, and cost from usage.
+
+Prices ship as data (``prices.yaml`` in the package: DeepSeek, OpenAI, Anthropic and
+popular OpenRouter models, with the date they were checked). Add or override them with
+:func:`register_price` or a YAML file of the same shape and :func:`load_prices`; those win
+over the shipped table. :func:`price_for` finds a model's :class:`Price`, or ``None`` when
+no price is known, which makes the verdict's ``cost_usd`` ``None``: an unknown price is
+never reported as $0.
+
+Costs follow each vendor's billing: uncached input, cache reads and cache writes, and
+output (reasoning included) at their own rates; DeepSeek's peak hours at its peak
+multiplier. :func:`worst_case_cost` bounds a call before it is made, for budget caps: the
+prompt counted roughly but never low (one token per three UTF-8 bytes), all of it
+uncached, plus ``max_tokens`` of output, at peak rates.
+
+This module makes no network calls; the shipped table is read on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import ConfigError
+from .verdict import Usage
+
+if TYPE_CHECKING:
+    from .transport import ChatRequest
+
+__all__ = [
+    "PRICES_AS_OF",
+    "PeakHours",
+    "Price",
+    "estimate_prompt_tokens",
+    "load_prices",
+    "price_for",
+    "register_price",
+    "worst_case_cost",
+]
+
+_PER_TOKEN = 1e-6  # prices are per million tokens
+_MESSAGE_OVERHEAD_TOKENS = 16  # roles, separators and the chat template around the text
+_DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})\Z")
+
+
+@dataclass(frozen=True)
+class PeakHours:
+    """Hours (UTC) at which a vendor charges ``multiplier`` times its listed prices."""
+
+    windows: tuple[tuple[int, int], ...]  # minutes after midnight, [start, end)
+    weekdays_only: bool = True
+    multiplier: float = 2.0
+
+    def applies(self, at: datetime) -> bool:
+        """True when ``at`` (any timezone) falls in a peak window."""
+        utc = at.astimezone(timezone.utc)
+        if self.weekdays_only and utc.weekday() >= 5:
+            return False
+        minute = utc.hour * 60 + utc.minute
+        return any(start <= minute < end for start, end in self.windows)
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens. ``cache_read`` / ``cache_write`` default to ``input``."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+    peak: PeakHours | None = None
+
+    def cost(self, usage: Usage, *, at: datetime | None = None) -> float:
+        """The cost of ``usage`` in USD; ``at`` (default now) decides peak pricing.
+
+        ``usage.prompt_tokens`` includes the cache reads and writes, which are billed at
+        their own rates; the rest of the prompt at ``input``.
+        """
+        cached = min(usage.cache_read_tokens, usage.prompt_tokens)
+        written = min(usage.cache_write_tokens, usage.prompt_tokens - cached)
+        uncached = usage.prompt_tokens - cached - written
+        read_rate = self.input if self.cache_read is None else self.cache_read
+        write_rate = self.input if self.cache_write is None else self.cache_write
+        dollars = (
+            uncached * self.input
+            + cached * read_rate
+            + written * write_rate
+            + usage.completion_tokens * self.output
+        ) * _PER_TOKEN
+        if self.peak is not None and self.peak.applies(at or datetime.now(timezone.utc)):
+            dollars *= self.peak.multiplier
+        return dollars
+
+    @property
+    def highest_multiplier(self) -> float:
+        """The largest factor time of day can apply (1.0 without peak hours)."""
+        return max(1.0, self.peak.multiplier) if self.peak is not None else 1.0
+
+
+# -- the registry -------------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_registered: dict[tuple[str, str], Price] = {}
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> tuple[str, dict[tuple[str, str], Price]]:
+    text = (resources.files("cross_judge") / "prices.yaml").read_text(encoding="utf-8")
+    as_of, table = _parse_table(text, source="cross_judge/prices.yaml")
+    return as_of, table
+
+
+def _as_of() -> str:
+    return _shipped()[0]
+
+
+def __getattr__(name: str) -> Any:
+    # PRICES_AS_OF is read from the data file on first access, not at import.
+    if name == "PRICES_AS_OF":
+        return _as_of()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def price_for(vendor: str, model: str) -> Price | None:
+    """The price of ``model`` on ``vendor``, or ``None`` when none is known.
+
+    Registered prices (:func:`register_price`, :func:`load_prices`) win over the shipped
+    table. Within each: the exact model id, then the id without a date suffix
+    (``-20251001`` or ``-2025-10-01``), then the vendor's ``"*"`` entry.
+    """
+    key_vendor = vendor.strip().lower()
+    candidates = [model]
+    stripped = _DATE_SUFFIX.sub("", model)
+    if stripped != model:
+        candidates.append(stripped)
+    candidates.append("*")
+    with _lock:
+        registered = dict(_registered)
+    shipped = _shipped()[1]
+    for table in (registered, shipped):
+        for candidate in candidates:
+            price = table.get((key_vendor, candidate))
+            if price is not None:
+                return price
+    return None
+
+
+def register_price(
+    model: str,
+    *,
+    vendor: str,
+    input: float,
+    output: float,
+    cache_read: float | None = None,
+    cache_write: float | None = None,
+) -> Price:
+    """Set the price of ``model`` on ``vendor`` (USD per million tokens); ``"*"`` for every
+    model of the vendor. Overrides the shipped table for the rest of the process.
+
+    Raises:
+        ConfigError: a price is negative or not a finite number.
+    """
+    where = f"register_price({model!r}, vendor={vendor!r})"
+    price = Price(
+        input=_rate(where, "input", input),
+        output=_rate(where, "output", output),
+        cache_read=None if cache_read is None else _rate(where, "cache_read", cache_read),
+        cache_write=None if cache_write is None else _rate(where, "cache_write", cache_write),
+    )
+    with _lock:
+        _registered[vendor.strip().lower(), model] = price
+    return price
+
+
+def load_prices(path: str | os.PathLike[str]) -> int:
+    """Register every price in a YAML file shaped like the shipped ``prices.yaml``
+    (``vendors: {name: {peak: ..., models: {id: {input, output, ...}}}}``); returns how
+    many model prices were loaded.
+
+    Raises:
+        ConfigError: the file is missing or malformed; the message names the file and the
+            entry.
+    """
+    source = os.fspath(path)
+    try:
+        text = Path(source).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read the price file ({exc.strerror or exc})") from None
+    _, table = _parse_table(text, source=source)
+    with _lock:
+        _registered.update(table)
+    return len(table)
+
+
+def _clear_registered() -> None:
+    """Forget registered prices (tests)."""
+    with _lock:
+        _registered.clear()
+
+
+# -- estimates ---------------------------------------------------------------------------------
+
+
+def estimate_prompt_tokens(request: ChatRequest) -> int:
+    """A rough count of the prompt's tokens that errs high: one token per three UTF-8 bytes
+    (English runs near four characters per token, CJK near one character per token at
+    three bytes each), plus a fixed overhead for roles and formatting."""
+    return math.ceil(request.utf8_bytes() / 3) + _MESSAGE_OVERHEAD_TOKENS
+
+
+def worst_case_cost(price: Price, request: ChatRequest) -> float:
+    """The most ``request`` can cost: the estimated prompt, all uncached, plus
+    ``max_tokens`` of output, at the highest time-of-day rate."""
+    usage = Usage(prompt_tokens=estimate_prompt_tokens(request), completion_tokens=request.max_tokens)
+    base = Price(input=price.input, output=price.output)
+    return base.cost(usage) * price.highest_multiplier
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+
+def _rate(where: str, name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{where}: {name} must be a number of USD per million tokens, got {value!r}")
+    if value < 0:
+        raise ConfigError(f"{where}: {name} must be >= 0, got {value!r}")
+    return float(value)
+
+
+def _parse_table(text: str, *, source: str) -> tuple[str, dict[tuple[str, str], Price]]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: invalid YAML ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("vendors"), dict):
+        raise ConfigError(f"{source}: expected a mapping with 'vendors: {{name: {{models: ...}}}}'")
+    table: dict[tuple[str, str], Price] = {}
+    for vendor, section in data["vendors"].items():
+        where = f"{source}: vendors.{vendor}"
+        if not isinstance(section, dict) or not isinstance(section.get("models"), dict):
+            raise ConfigError(f"{where}: expected a mapping with 'models: {{id: {{input, output}}}}'")
+        peak = _parse_peak(where, section.get("peak"))
+        for model, entry in section["models"].items():
+            at = f"{where}.models.{model}"
+            if not isinstance(entry, dict):
+                raise ConfigError(f"{at}: expected {{input: ..., output: ...}}")
+            unknown = sorted(set(entry) - {"input", "output", "cache_read", "cache_write"})
+            if unknown:
+                raise ConfigError(
+                    f"{at}: unknown field(s) {unknown}; use input, output, cache_read, cache_write"
+                )
+            for needed in ("input", "output"):
+                if needed not in entry:
+                    raise ConfigError(f"{at}: '{needed}' is required (USD per million tokens)")
+            table[str(vendor).lower(), str(model)] = Price(
+                input=_rate(at, "input", entry["input"]),
+                output=_rate(at, "output", entry["output"]),
+                cache_read=_optional_rate(at, "cache_read", entry),
+                cache_write=_optional_rate(at, "cache_write", entry),
+                peak=peak,
+            )
+    return str(data.get("as_of", "")), table
+
+
+def _optional_rate(where: str, name: str, entry: dict[str, Any]) -> float | None:
+    return None if entry.get(name) is None else _rate(where, name, entry[name])
+
+
+def _parse_peak(where: str, peak: object) -> PeakHours | None:
+    if peak is None:
+        return None
+    if not isinstance(peak, dict) or not isinstance(peak.get("hours_utc"), list):
+        raise ConfigError(f"{where}.peak: expected {{hours_utc: ['HH:MM-HH:MM', ...], multiplier}}")
+    windows: list[tuple[int, int]] = []
+    for span in peak["hours_utc"]:
+        match = re.fullmatch(r"(\d\d):(\d\d)-(\d\d):(\d\d)", str(span))
+        if match is None:
+            raise ConfigError(f"{where}.peak.hours_utc: {span!r} is not 'HH:MM-HH:MM'")
+        h1, m1, h2, m2 = (int(g) for g in match.groups())
+        start, end = h1 * 60 + m1, h2 * 60 + m2
+        if not (0 <= start < end <= 24 * 60):
+            raise ConfigError(f"{where}.peak.hours_utc: {span!r} is not a window within one day")
+        windows.append((start, end))
+    return PeakHours(
+        windows=tuple(windows),
+        weekdays_only=bool(peak.get("weekdays_only", True)),
+        multiplier=_rate(f"{where}.peak", "multiplier", peak.get("multiplier", 2.0)),
+    )
