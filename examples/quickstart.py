@@ -2,7 +2,7 @@
 
 The critics are simulated by ``cross_judge.testing.VendorServer`` on 127.0.0.1, so this
 runs with no API key and no network. To use real models, drop the server and give each
-Critic a real vendor, e.g. ``Critic(name="ds", model="deepseek-chat", vendor="deepseek",
+Critic a real vendor, e.g. ``Critic(name="ds", model="deepseek-flash", vendor="deepseek",
 prompt="taxonomy-review@1")`` with ``DEEPSEEK_API_KEY`` set.
 
     python examples/quickstart.py

@@ -3,7 +3,9 @@ input with its exit code and message (never a traceback)."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -333,7 +335,7 @@ def test_review_items_with_failed_calls_exit_1_and_are_named(
         server.always("m-broken", None)
     assert code == 1
     assert "1 item with a failed call: 'a'" in err and "--retry-failed" in err
-    assert "items with a failed call" in stdout
+    assert "items to retry (call failed or over budget)" in stdout
 
 
 def test_review_retry_failed_judges_only_the_failed_items_again(
@@ -660,3 +662,285 @@ def test_prompts_without_an_action_prints_help_and_exits_2(
 ) -> None:
     code, _, err = run(capsys, "prompts")
     assert code == 2 and "validate" in err
+
+
+# -- cache --------------------------------------------------------------------------------------
+
+
+class _Terminal(io.StringIO):
+    """Typed answers on a stdin that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The default cache location, inside the test's tmp folder (never the user's)."""
+    folder = tmp_path / "cache-dir"
+    monkeypatch.setenv("CROSS_JUDGE_CACHE_DIR", str(folder))
+    return folder
+
+
+def fill_cache(path: Path, entries: int) -> None:
+    import anyio
+
+    from cross_judge.cache import ResponseCache
+    from cross_judge.transport import Completion
+
+    async def fill() -> None:
+        async with ResponseCache(path) as cache:
+            for i in range(entries):
+                await cache.put(f"key-{i}", Completion(text=f"answer {i}", model="m"))
+
+    anyio.run(fill)
+
+
+def entries_in(path: Path) -> int:
+    from cross_judge.cache import ResponseCache
+
+    with ResponseCache(path) as cache:
+        return cache.stats().entries
+
+
+def test_cache_stats_prints_the_file_entries_and_size(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "mine.sqlite3"
+    fill_cache(path, 3)
+    code, stdout, _ = run(capsys, "cache", "stats", "--path", path)
+    assert code == 0
+    assert f"response cache: {path}" in stdout
+    assert re.search(r"entries\s+3\b", stdout)
+    assert re.search(r"size on disk\s+[\d.]+ kB", stdout)
+    assert "oldest entry" in stdout and "newest entry" in stdout
+    assert not cache_dir.exists()
+
+
+def test_cache_stats_reads_the_default_cache_in_cross_judge_cache_dir(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill_cache(cache_dir / "responses.sqlite3", 2)
+    code, stdout, _ = run(capsys, "cache", "stats")
+    assert code == 0 and str(cache_dir / "responses.sqlite3") in stdout
+    assert re.search(r"entries\s+2\b", stdout)
+
+
+def test_cache_stats_of_a_missing_cache_says_so_and_creates_nothing(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, stdout, _ = run(capsys, "cache", "stats")
+    assert code == 0 and "no response cache at" in stdout
+    assert not cache_dir.exists()
+
+
+def test_cache_stats_of_a_damaged_file_exits_2_with_the_fix(
+    tmp_path: Path, cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "mine.sqlite3"
+    fill_cache(path, 1)
+    with open(path, "r+b") as handle:
+        handle.seek(100)
+        handle.write(b"\xff" * 3000)
+    code, _, err = run(capsys, "cache", "stats", "--path", path)
+    assert code == 2 and err.startswith("cross-judge: error:")
+    assert "damaged" in err and f"cross-judge cache clear --path {path}" in err
+
+
+def test_cache_clear_yes_removes_every_entry(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = cache_dir / "responses.sqlite3"
+    fill_cache(path, 4)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, stdout, _ = run(capsys, "cache", "clear", "--yes")
+    assert code == 0 and f"removed 4 cached answers from {path}" in stdout
+    assert entries_in(path) == 0
+
+
+def test_cache_clear_without_yes_on_a_pipe_exits_2_and_removes_nothing(
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "mine.sqlite3"
+    fill_cache(path, 2)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    code, _, err = run(capsys, "cache", "clear", "--path", path)
+    assert code == 2
+    assert "cross-judge: error:" in err and "pass --yes" in err
+    assert entries_in(path) == 2
+
+
+def test_cache_clear_on_a_terminal_asks_and_clears_on_yes(
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "mine.sqlite3"
+    fill_cache(path, 2)
+    monkeypatch.setattr(sys, "stdin", _Terminal("y\n"))
+    code, stdout, err = run(capsys, "cache", "clear", "--path", path)
+    assert code == 0
+    assert f"Remove all 2 cached answers from {path}? [y/N]" in err
+    assert "removed 2 cached answers" in stdout
+    assert entries_in(path) == 0
+
+
+@pytest.mark.parametrize("answer", ["n\n", "\n", "", "yes please\n"], ids=repr)
+def test_cache_clear_on_a_terminal_keeps_everything_unless_the_answer_is_yes(
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    answer: str,
+) -> None:
+    path = tmp_path / "mine.sqlite3"
+    fill_cache(path, 2)
+    monkeypatch.setattr(sys, "stdin", _Terminal(answer))
+    code, _, err = run(capsys, "cache", "clear", "--path", path)
+    assert code == 1 and "nothing removed" in err
+    assert entries_in(path) == 2
+
+
+def test_cache_clear_removes_a_damaged_cache_file(
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "mine.sqlite3"
+    fill_cache(path, 1)
+    with open(path, "r+b") as handle:
+        handle.seek(100)
+        handle.write(b"\xff" * 3000)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, stdout, _ = run(capsys, "cache", "clear", "--path", path, "--yes")
+    assert code == 0 and f"removed the unusable response cache {path}" in stdout
+    assert list(tmp_path.glob("mine.sqlite3*")) == []
+    fill_cache(path, 1)  # a new cache can take its place
+    assert entries_in(path) == 1
+
+
+def test_cache_clear_never_touches_a_file_that_is_not_a_cache(
+    tmp_path: Path,
+    cache_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    path = tmp_path / "items.jsonl"
+    path.write_text('{"id": "1", "query": "Felines"}\n' * 20, encoding="utf-8")
+    before = path.read_bytes()
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, _, err = run(capsys, "cache", "clear", "--path", path, "--yes")
+    assert code == 2 and "not a cross-judge response cache" in err
+    assert path.read_bytes() == before
+
+
+def test_cache_clear_of_a_missing_cache_creates_nothing(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    code, stdout, _ = run(capsys, "cache", "clear", "--yes")
+    assert code == 0 and "nothing to clear" in stdout
+    assert not cache_dir.exists()
+
+
+def test_cache_without_an_action_prints_help_and_exits_2(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "cache")
+    assert code == 2 and "stats" in err and "clear" in err
+
+
+# -- cache, budget and the run manifest on review ------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _no_registered_prices() -> Iterator[None]:
+    from cross_judge import pricing
+
+    yield
+    pricing._clear_registered()  # --prices registers for the whole process
+
+
+def test_a_review_rerun_with_the_cache_makes_no_call_and_gives_the_same_statistics(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    panel = write_panel(tmp_path, server)
+    items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(200)])
+    cache = tmp_path / "responses.sqlite3"
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    code, _, _ = run(capsys, "review", items, "--panel", panel, "--out", first, "--cache", cache)
+    assert code == 0
+    server.reset_stats()
+    code, stdout, _ = run(
+        capsys, "review", items, "--panel", panel, "--out", second, "--cache", cache
+    )
+    assert code == 0
+    assert sum(server.item_requests().values()) == 0  # the server's own count
+    assert "0 calls, 600 answers from the cache" in stdout
+    a, b = BatchResult.from_jsonl(first), BatchResult.from_jsonl(second)
+    # Files are in completion order, which differs between runs: compare by id.
+    assert {r.query_id: r.consensus for r in a.verdicts} == {
+        r.query_id: r.consensus for r in b.verdicts
+    }
+    assert a.reliability_alpha() == pytest.approx(b.reliability_alpha(), abs=1e-12)
+    assert all(v.cached and v.cost_usd == 0 for r in b.verdicts for v in r.verdicts)
+
+
+def test_review_with_a_budget_needs_prices_and_skips_calls_that_do_not_fit(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    panel = write_panel(tmp_path, server, models=("m-a",))
+    items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(5)])
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "review", items, "--panel", panel, "--out", out, "--budget-usd", "1")
+    assert code == 2 and "register_price" in err and not out.exists()
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("vendors: {custom: {models: {m-a: {input: 1, output: 1}}}}\n")
+    # At $1/M a call costs about $0.0004 but reserves its worst case, about $0.0025
+    # (max_tokens=2000): $0.003 lets two calls through one after the other, then refuses.
+    code, stdout, err = run(
+        capsys, "review", items, "--panel", panel, "--out", out,
+        "--budget-usd", "0.003", "--prices", prices, "--concurrency", "1",
+    )  # fmt: skip
+    assert code == 1
+    assert "3 calls not made (over budget)" in stdout and "--retry-failed" in err
+    kinds = [r.verdicts[0].error_kind for r in ResultsFile.read(out)]
+    assert kinds.count("budget") == 3
+
+
+def test_review_writes_a_run_manifest_without_secrets(
+    tmp_path: Path,
+    server: VendorServer,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tag: str,
+) -> None:
+    key = "sk-manifest-secret-0123456789abcdef"
+    monkeypatch.setenv("PANEL_KEY", key)
+    panel = write_panel(tmp_path, server)
+    panel.write_text(
+        panel.read_text().replace(
+            "    max_retries: 0", "    max_retries: 0\n    api_key_env: PANEL_KEY"
+        )
+    )
+    items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(3)])
+    out = tmp_path / "out.jsonl"
+    assert run(capsys, "review", items, "--panel", panel, "--out", out)[0] == 0
+    assert run(capsys, "review", items, "--panel", panel, "--out", out, "--resume")[0] == 0
+    text = (tmp_path / "out.jsonl.manifest.json").read_text()
+    manifest = json.loads(text)
+    first, second = manifest["runs"]
+    assert (first["status"], second["status"]) == ("done", "done")
+    assert first["totals"]["items_judged"] == 3 and first["totals"]["calls"] == 9
+    assert second["totals"]["items_already_done"] == 3 and second["totals"]["calls"] == 0
+    assert first["cross_judge"] == __version__ and first["command"][:2] == ["cross-judge", "review"]
+    assert first["prompts"]["a"]["id"] == "taxonomy-review"
+    assert len(first["prompts"]["a"]["sha256"]) == 64
+    assert [c["name"] for c in first["panel"]["critics"]] == ["a", "b", "c"]
+    assert key not in text and key not in out.read_text()

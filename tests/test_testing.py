@@ -1,7 +1,8 @@
-"""Specification of ``cross_judge.testing``: the simulated OpenAI-compatible vendor.
+"""Specification of ``cross_judge.testing``: the simulated vendor, over its OpenAI
+chat-completions and its Anthropic Messages endpoints.
 
-Every test drives a real ``VendorServer`` on 127.0.0.1 over HTTP with plain ``httpx`` and
-stops it before returning.
+Every test drives a real ``VendorServer`` on 127.0.0.1 over HTTP with plain ``httpx`` (one
+with the ``anthropic`` SDK) and stops it before returning.
 """
 
 from __future__ import annotations
@@ -658,3 +659,285 @@ def test_item_requests_counts_persona_requests_per_fenced_item() -> None:
 def test_item_requests_needs_count_items() -> None:
     with serving(Persona("critic")) as (server, _), pytest.raises(RuntimeError, match="count"):
         server.item_requests()
+
+
+# -- the Anthropic Messages endpoint -------------------------------------------------------
+
+NEW_API = {"anthropic-version": "2026-10-21"}
+
+
+@contextmanager
+def serving_messages(
+    *personas: Persona, **kwargs: Any
+) -> Iterator[tuple[VendorServer, httpx.Client]]:
+    with (
+        VendorServer(personas, **kwargs) as server,
+        httpx.Client(base_url=server.anthropic_url, **CLIENT_OPTIONS) as client,
+    ):
+        yield server, client
+
+
+def send(
+    client: httpx.Client,
+    model: str,
+    text: str = "an item",
+    *,
+    path: str = "/v1/messages",
+    headers: dict[str, str] | None = None,
+    **fields: Any,
+) -> httpx.Response:
+    body = {
+        "model": model,
+        "max_tokens": 100,
+        "messages": [{"role": "user", "content": text}],
+        **fields,
+    }
+    return client.post(path, json=body, headers={**NEW_API, **(headers or {})})
+
+
+def message_text(response: httpx.Response) -> str:
+    assert response.status_code == 200, response.text
+    blocks = response.json()["content"]
+    return "".join(b["text"] for b in blocks if b["type"] == "text")
+
+
+def test_anthropic_url_is_the_origin_and_url_adds_v1() -> None:
+    with VendorServer() as server:
+        assert server.anthropic_url == f"http://127.0.0.1:{server.port}"
+        assert server.url == f"{server.anthropic_url}/v1"
+
+
+def test_messages_persona_answer_is_a_message_with_content_blocks_and_usage() -> None:
+    with serving_messages(Persona("critic")) as (_, client):
+        data = send(client, "critic", "an item", system="Be brief.").json()
+    assert (data["type"], data["role"], data["model"]) == ("message", "assistant", "critic")
+    assert data["id"].startswith("msg_") and data["stop_reason"] == "end_turn"
+    [block] = data["content"]
+    assert block["type"] == "text" and json.loads(block["text"])["kind"] in LABELS
+    usage = data["usage"]
+    assert usage["input_tokens"] == len("Be brief." + "an item") // 4
+    assert usage["output_tokens"] == len(block["text"]) // 4
+    assert usage["cache_read_input_tokens"] == usage["cache_creation_input_tokens"] == 0
+
+
+def test_a_persona_gives_the_same_answer_over_both_protocols() -> None:
+    with serving_messages(Persona("critic", accuracy=0.5)) as (server, client):
+        for i in range(10):
+            over_messages = json.loads(message_text(send(client, "critic", f"item {i}")))
+            with httpx.Client(base_url=server.url, **CLIENT_OPTIONS) as chat_client:
+                assert answer(chat_client, "critic", f"item {i}") == over_messages
+
+
+def test_messages_is_also_served_without_the_v1_prefix() -> None:
+    with serving_messages(Persona("critic")) as (_, client):
+        assert message_text(send(client, "critic", path="/messages"))
+
+
+def test_messages_needs_post() -> None:
+    with serving_messages() as (_, client):
+        response = client.get("/v1/messages")
+    assert response.status_code == 405 and response.json()["type"] == "error"
+
+
+def test_messages_require_x_api_key_when_a_key_is_configured() -> None:
+    with serving_messages(Persona("critic"), api_key="secret") as (_, client):
+        refused = send(client, "critic")
+        wrong = send(client, "critic", headers={"x-api-key": "nope"})
+        accepted = send(client, "critic", headers={"x-api-key": "secret"})
+        bearer = send(client, "critic", headers={"Authorization": "Bearer secret"})
+    assert refused.status_code == wrong.status_code == 401
+    assert refused.json()["error"]["type"] == "authentication_error"
+    assert accepted.status_code == bearer.status_code == 200
+
+
+def test_messages_without_a_valid_max_tokens_get_400() -> None:
+    with serving_messages(Persona("critic")) as (_, client):
+        missing = client.post(
+            "/v1/messages",
+            json={"model": "critic", "messages": [{"role": "user", "content": "x"}]},
+        )
+        zero = send(client, "critic", max_tokens=0)
+    assert missing.status_code == zero.status_code == 400
+    assert missing.json()["error"] == {
+        "type": "invalid_request_error",
+        "message": "max_tokens: Field required",
+    }
+
+
+@pytest.mark.parametrize("name", ["temperature", "top_p", "top_k"])
+def test_sampling_parameters_get_400_from_api_version_2026_10_21(name: str) -> None:
+    with serving_messages(Persona("critic")) as (_, client):
+        response = send(client, "critic", **{name: 1})
+        old_api = send(client, "critic", headers={"anthropic-version": "2023-06-01"}, **{name: 1})
+    assert response.status_code == 400
+    assert response.json()["error"]["message"] == f"{name}: Extra inputs are not permitted"
+    assert old_api.status_code == 200
+
+
+def test_messages_for_an_unknown_model_get_404_not_found_error() -> None:
+    with serving_messages() as (_, client):
+        response = send(client, "nobody")
+    assert response.status_code == 404
+    assert response.json()["error"]["type"] == "not_found_error"
+
+
+@pytest.mark.parametrize(
+    ("status", "err_type"),
+    [
+        (400, "invalid_request_error"),
+        (429, "rate_limit_error"),
+        (500, "api_error"),
+        (529, "overloaded_error"),
+    ],
+)
+def test_status_reply_on_messages_has_an_anthropic_error_body(status: int, err_type: str) -> None:
+    with serving_messages() as (server, client):
+        server.script("m", Reply.status(status, message="detail", retry_after=2))
+        response = send(client, "m")
+    assert response.status_code == status and response.headers["retry-after"] == "2"
+    assert response.json() == {"type": "error", "error": {"type": err_type, "message": "detail"}}
+
+
+def test_status_reply_with_a_verbatim_body_sends_it_to_both_protocols() -> None:
+    with serving_messages() as (server, client):
+        server.always("m", Reply.status(418, body="short and stout"))
+        over_messages = send(client, "m")
+        with httpx.Client(base_url=server.url, **CLIENT_OPTIONS) as chat_client:
+            over_chat = chat(chat_client, "m")
+    assert over_messages.text == over_chat.text == "short and stout"
+
+
+@pytest.mark.parametrize(
+    ("finish_reason", "stop_reason"),
+    [
+        ("stop", "end_turn"),
+        ("length", "max_tokens"),
+        ("content_filter", "refusal"),
+        ("max_tokens", "max_tokens"),
+        ("stop_sequence", "stop_sequence"),
+    ],
+)
+def test_content_reply_on_messages_maps_the_finish_reason(
+    finish_reason: str, stop_reason: str
+) -> None:
+    with serving_messages() as (server, client):
+        server.script("m", Reply.content("hi", finish_reason=finish_reason))
+        data = send(client, "m").json()
+    assert data["stop_reason"] == stop_reason
+    assert data["content"] == [{"type": "text", "text": "hi"}]
+
+
+def test_content_reply_on_messages_puts_reasoning_in_a_thinking_block_first() -> None:
+    with serving_messages() as (server, client):
+        server.script("m", Reply.content("answer", reasoning_content="pondering"))
+        blocks = send(client, "m").json()["content"]
+    assert [b["type"] for b in blocks] == ["thinking", "text"]
+    assert blocks[0]["thinking"] == "pondering"
+
+
+def test_content_reply_on_messages_with_a_refusal_stops_for_refusal() -> None:
+    with serving_messages() as (server, client):
+        server.script("m", Reply.content(None, refusal="Not this."))
+        data = send(client, "m").json()
+    assert (data["content"], data["stop_reason"]) == ([], "refusal")
+    assert data["stop_details"] == {"type": "refusal", "category": None, "explanation": "Not this."}
+
+
+def test_content_reply_usage_is_reported_verbatim_in_both_protocols() -> None:
+    anthropic_usage = {"input_tokens": 7, "output_tokens": 3, "cache_read_input_tokens": 2}
+    chat_usage = {"prompt_tokens": 9, "prompt_tokens_details": {"cached_tokens": 4}}
+    with serving_messages() as (server, client):
+        server.script(
+            "m", Reply.content("a", usage=anthropic_usage), Reply.content("b", usage=chat_usage)
+        )
+        over_messages = send(client, "m").json()
+        with httpx.Client(base_url=server.url, **CLIENT_OPTIONS) as chat_client:
+            over_chat = chat(chat_client, "m").json()
+    assert over_messages["usage"] == anthropic_usage
+    assert over_chat["usage"] == chat_usage
+
+
+def test_html_raw_and_reset_replies_work_on_messages() -> None:
+    with serving_messages() as (server, client):
+        server.script("m", Reply.html(502), Reply.raw(b'{"type": "mess'), Reply.reset())
+        html = send(client, "m")
+        raw = send(client, "m")
+        with pytest.raises(httpx.TransportError):
+            send(client, "m")
+    assert html.status_code == 502 and html.headers["content-type"].startswith("text/html")
+    assert raw.content == b'{"type": "mess'
+
+
+def test_hang_on_messages_ends_when_the_client_gives_up() -> None:
+    with serving_messages() as (server, client):
+        server.script("m", Reply.hang())
+        with pytest.raises(httpx.ReadTimeout):
+            client.post(
+                "/v1/messages", json={"model": "m", "max_tokens": 5}, headers=NEW_API, timeout=0.2
+            )
+        deadline = time.monotonic() + 2
+        while server.stats()["in_flight"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.stats()["in_flight"] == 0
+
+
+def test_fault_rate_faults_on_messages_are_anthropic_shaped() -> None:
+    with serving_messages(Persona("critic", fault_rate=1.0)) as (server, client):
+        responses = [send(client, "critic", f"item {i}") for i in range(20)]
+        assert server.stats()["faults"] == 20
+    errors = [r for r in responses if r.status_code >= 400]
+    assert errors and all(r.json()["type"] == "error" for r in errors)
+    malformed = [r for r in responses if r.status_code == 200]
+    assert all(r.content.startswith(b'{"id": "msg_fault"') for r in malformed)
+
+
+def test_capacity_429_on_messages_is_an_anthropic_rate_limit_error() -> None:
+    with serving_messages(Persona("critic", latency=0.3), capacity=1) as (server, _):
+        results: list[httpx.Response] = []
+
+        def call(i: int) -> None:
+            with httpx.Client(base_url=server.anthropic_url, **CLIENT_OPTIONS) as own:
+                results.append(send(own, "critic", f"item {i}"))
+
+        threads = [threading.Thread(target=call, args=(i,)) for i in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+    refused = [r for r in results if r.status_code == 429]
+    assert len(results) == 3 and len(refused) == 2
+    assert all(r.json()["error"]["type"] == "rate_limit_error" for r in refused)
+
+
+def test_messages_requests_are_counted_and_recorded_with_their_path() -> None:
+    with serving_messages(Persona("critic"), api_key="k", count_items=True) as (server, client):
+        send(client, "critic", "<item>A</item>", headers={"x-api-key": "k"})
+        with httpx.Client(base_url=server.url, **CLIENT_OPTIONS) as chat_client:
+            chat(chat_client, "critic", "<item>A</item>", Authorization="Bearer k")
+        stats = server.stats()
+        recent = server.recent_requests
+        items = server.item_requests()
+    assert stats["requests"] == 2 and stats["by_model"] == {"critic": 2}
+    assert items == {"A": 2}
+    assert [r["path"] for r in recent] == ["/v1/messages", "/v1/chat/completions"]
+    assert recent[0]["headers"]["x-api-key"] == "***"
+
+
+def test_the_anthropic_sdk_reads_the_servers_messages() -> None:
+    import anthropic
+
+    with (
+        VendorServer([Persona("critic")]) as server,
+        anthropic.Anthropic(
+            base_url=server.anthropic_url, api_key="unused", max_retries=0, timeout=5.0
+        ) as client,
+    ):
+        reply = client.messages.create(
+            model="critic",
+            max_tokens=100,
+            system="Be brief.",
+            messages=[{"role": "user", "content": "an item"}],
+        )
+    assert reply.stop_reason == "end_turn" and reply.usage.input_tokens > 0
+    [block] = reply.content
+    assert block.type == "text" and json.loads(block.text)["kind"] in LABELS

@@ -15,6 +15,8 @@ from .aggregation import (
 )
 from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .batch import BatchResult, Item, ItemError
+from .budget import Budget
+from .cache import CacheStats, ResponseCache
 from .core import Critic
 from .ensemble import Ensemble, revote
 from .errors import (
@@ -26,6 +28,7 @@ from .errors import (
     UnknownVendorError,
 )
 from .panel import JudgePanel
+from .pricing import Price, load_prices, price_for, register_price
 from .reviewer import Reviewer
 from .schema import EnsembleResult
 from .schema import Verdict as LegacyVerdict
@@ -59,6 +62,8 @@ __all__ = [
     "VOTING_STRATEGIES",
     "AggregationStrategy",
     "BatchResult",
+    "Budget",
+    "CacheStats",
     "ConfigError",
     "Critic",
     "CrossJudgeError",
@@ -71,7 +76,9 @@ __all__ = [
     "JudgePanel",
     "LegacyVerdict",
     "MissingAPIKeyError",
+    "Price",
     "PromptError",
+    "ResponseCache",
     "Reviewer",
     "UnknownVendorError",
     "Usage",
@@ -90,10 +97,13 @@ __all__ = [
     "get_vendor",
     "get_voting_strategy",
     "krippendorff_alpha",
+    "load_prices",
     "majority",
     "majority_vote",
     "make_client",
     "pairwise_agreement",
+    "price_for",
+    "register_price",
     "register_vendor",
     "register_voting_strategy",
     "reliability_alpha",

@@ -54,9 +54,11 @@ class BatchProgress:
             self._progress = None
 
     def advance(self, result: EnsembleVerdict) -> None:
-        """Count one finished item."""
+        """Count one finished item (``failed``: see :func:`cross_judge.batch.is_incomplete`)."""
+        from .batch import is_incomplete
+
         self.done += 1
-        if any(v.kind == "ERROR" for v in result.verdicts):
+        if is_incomplete(result):
             self.failed += 1
         if result.cost_usd is None:
             self.cost_known = False

@@ -41,7 +41,7 @@ def render_summary(batch: BatchResult) -> RenderableType:
     overview.add_row("items", str(n))
     overview.add_row("critics", ", ".join(batch.critics))
     overview.add_row("voting", batch.voting)
-    overview.add_row("items with a failed call", str(len(batch.failed_items)))
+    overview.add_row("items to retry (call failed or over budget)", str(len(batch.failed_items)))
     overview.add_row("Krippendorff's alpha (nominal)", _number(batch.reliability_alpha()))
     overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
     overview.add_row(

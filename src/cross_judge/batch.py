@@ -49,7 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .budget import Budget
-from .errors import ConfigError
+from .errors import ConfigError, ErrorKind
 from .verdict import EnsembleVerdict, Usage, Verdict
 
 if TYPE_CHECKING:
@@ -348,9 +348,7 @@ async def judge_many(
             results[index] = result
             bar.advance(result)
 
-        await _judge_each(
-            ensemble, _Feed(ensemble, checked, checked=True), limit, deliver, budget
-        )
+        await _judge_each(ensemble, _Feed(ensemble, checked, checked=True), limit, deliver, budget)
     done = [r for r in results if r is not None]
     return BatchResult(
         verdicts=done,
@@ -662,9 +660,10 @@ class BatchResult(BaseModel):
 
     @property
     def failed_items(self) -> list[str]:
-        """Ids of items with at least one ``ERROR`` verdict (a call that failed after its
-        retries). Parse failures and skipped calls do not count."""
-        return [r.query_id for r in self.verdicts if any(v.kind == "ERROR" for v in r.verdicts)]
+        """Ids of items that are worth judging again: a call failed after its retries
+        (an ``ERROR`` verdict), or was not made for lack of budget (``SKIPPED`` with
+        ``error_kind="budget"``). Parse failures and early-stop skips do not count."""
+        return [r.query_id for r in self.verdicts if is_incomplete(r)]
 
     @property
     def usage(self) -> Usage:
@@ -821,6 +820,15 @@ class BatchResult(BaseModel):
         return buffer.getvalue().rstrip("\n")
 
 
+def is_incomplete(result: EnsembleVerdict) -> bool:
+    """True when a call of ``result`` failed after its retries (``ERROR``) or was not made
+    for lack of budget: the item is worth judging again (``--retry-failed``)."""
+    return any(
+        v.kind == "ERROR" or (v.kind == "SKIPPED" and v.error_kind is ErrorKind.BUDGET)
+        for v in result.verdicts
+    )
+
+
 def _numeric(verdict: Verdict, level: str) -> float:
     if verdict.score is not None:
         return verdict.score
@@ -963,7 +971,7 @@ def _drop_failed(path: Path) -> list[str]:
                 record = EnsembleVerdict.model_validate_json(line)
             except ValidationError:
                 raise ConfigError(f"{path} line {number}: not a result record") from None
-            if any(v.kind == "ERROR" for v in record.verdicts):
+            if is_incomplete(record):
                 dropped.append(record.query_id)
             else:
                 kept.append(line if line.endswith("\n") else line + "\n")

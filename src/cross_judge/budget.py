@@ -41,7 +41,9 @@ class Budget:
             or not math.isfinite(limit_usd)
             or limit_usd < 0
         ):
-            raise ConfigError(f"budget_usd must be a finite number of dollars >= 0, got {limit_usd!r}")
+            raise ConfigError(
+                f"budget_usd must be a finite number of dollars >= 0, got {limit_usd!r}"
+            )
         self._limit = float(limit_usd)
         self._spent = 0.0
         self._reserved = 0.0

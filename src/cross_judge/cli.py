@@ -9,6 +9,7 @@ Subcommands:
   is called, and no existing file is ever overwritten.
 * ``stats OUT.jsonl``: agreement statistics of a finished run.
 * ``prompts list | show ID | validate FILE``: the packaged prompts, and checking a new one.
+* ``cache stats | clear [--path FILE]``: the response cache's size and age; emptying it.
 * ``demo``: the full pipeline offline, against simulated critics; ``version``.
 
 Exit codes: 0 done; 1 finished, but some items were skipped for bad input or had a failed
@@ -23,6 +24,7 @@ import argparse
 import codecs
 import contextlib
 import json
+import math
 import os
 import shlex
 import signal
@@ -31,11 +33,12 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .errors import ConfigError
+from .errors import ConfigError, ErrorKind
 
 if TYPE_CHECKING:
     from anyio import CancelScope
@@ -43,9 +46,12 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from .batch import BatchResult, Item, ResultsFile
+    from .budget import Budget
+    from .cache import ResponseCache
     from .core import Critic
     from .ensemble import Ensemble
     from .prompts import PromptSpec
+    from .verdict import EnsembleVerdict
 
 __all__ = ["main"]
 
@@ -62,6 +68,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def _dollars(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of US dollars >= 0, got {text!r}")
     return value
 
 
@@ -103,6 +119,33 @@ def _build_parser() -> argparse.ArgumentParser:
         help=(
             "continue a run and judge again the items whose result in OUT has a failed call "
             "(their lines are removed from OUT first); implies --resume"
+        ),
+    )
+    review.add_argument(
+        "--budget-usd",
+        type=_dollars,
+        metavar="X",
+        help=(
+            "spend at most X dollars in this run: a call whose worst case no longer fits is "
+            "not made (its verdict is SKIPPED, error_kind budget); needs known model prices"
+        ),
+    )
+    review.add_argument(
+        "--prices",
+        metavar="FILE",
+        help=(
+            "a YAML price file (the shape of cross_judge/prices.yaml) for models the shipped "
+            "table lacks, e.g. a custom endpoint's; its prices win"
+        ),
+    )
+    review.add_argument(
+        "--cache",
+        nargs="?",
+        const=True,
+        metavar="PATH",
+        help=(
+            "reuse stored answers and store new valid ones (default file: see "
+            "'cross-judge cache stats'); a re-run judges cached items without calling anyone"
         ),
     )
     review.add_argument(
@@ -158,6 +201,8 @@ def _build_parser() -> argparse.ArgumentParser:
     show.add_argument("ref", metavar="ID", help="e.g. taxonomy-review@1, or a file path")
     validate = actions.add_parser("validate", help="check a prompt file")
     validate.add_argument("file", metavar="FILE", help="a prompt YAML file")
+
+    _add_cache_parser(sub)
 
     demo = sub.add_parser(
         "demo",
@@ -389,6 +434,41 @@ def _count_lines(path: Path) -> int:
 class _RunState:
     interrupted: bool = False
     written: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    budget_skips: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_known: bool = True
+
+    def count(self, result: EnsembleVerdict) -> None:
+        """Add one finished result to this run's totals."""
+        self.written += 1
+        for verdict in result.verdicts:
+            self.calls += verdict.attempts
+            self.cache_hits += verdict.cached
+            self.budget_skips += verdict.error_kind is ErrorKind.BUDGET
+        self.prompt_tokens += result.usage.prompt_tokens
+        self.completion_tokens += result.usage.completion_tokens
+        if result.cost_usd is None:
+            self.cost_known = False
+        else:
+            self.cost_usd += result.cost_usd
+
+    def totals(self, reader: _ItemReader) -> dict[str, Any]:
+        """The run's totals, as the manifest records them."""
+        return {
+            "items_judged": self.written,
+            "items_already_done": reader.already_done,
+            "lines_skipped": reader.bad_lines,
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "calls_over_budget": self.budget_skips,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 6) if self.cost_known else None,
+        }
 
 
 async def _watch_interrupt(
@@ -424,22 +504,24 @@ async def _judge_into(
     progress: bool,
     total: int | None,
     console: Console,
+    budget: Budget | None,
+    state: _RunState,
 ) -> _RunState:
     """Stream ``items`` through ``ensemble`` and append each result to ``results`` at once."""
     import anyio
 
     from ._progress import BatchProgress
 
-    state = _RunState()
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
         await group.start(_watch_interrupt, group.cancel_scope, state)
         try:
             with BatchProgress(total, enabled=progress, console=console) as bar:
-                async with ensemble.stream(items, concurrency=concurrency) as stream:
+                stream = ensemble.stream(items, concurrency=concurrency, budget_usd=budget)
+                async with stream:
                     async for result in stream:
                         results.append(result)
-                        state.written += 1
+                        state.count(result)
                         bar.advance(result)
         except Exception as exc:  # re-raised below, outside the task group
             failure = exc
@@ -458,14 +540,26 @@ def _resume_command(args: argparse.Namespace) -> str:
         words += ["--concurrency", str(args.concurrency)]
     if args.no_progress:
         words.append("--no-progress")
+    if args.cache is True:
+        words.append("--cache")
+    elif args.cache:
+        words += ["--cache", args.cache]
+    if args.budget_usd is not None:
+        words += ["--budget-usd", f"{args.budget_usd:g}"]
+    if args.prices is not None:
+        words += ["--prices", args.prices]
     return shlex.join([*words, "--resume"])
 
 
 def _review(args: argparse.Namespace) -> int:
     import anyio
 
+    from ._manifest import RunManifest
     from .batch import DEFAULT_CONCURRENCY, ResultsFile
+    from .budget import Budget
+    from .cache import resolve_cache
     from .panel_file import load_panel
+    from .pricing import load_prices
 
     items_path, out_path = Path(args.items), Path(args.out)
     if not items_path.exists():
@@ -476,6 +570,12 @@ def _review(args: argparse.Namespace) -> int:
     if out_path.exists() and out_path.resolve() == items_path.resolve():
         raise ConfigError(f"--out {out_path} is the items file; write results to another file")
     concurrency = args.concurrency or spec.concurrency or DEFAULT_CONCURRENCY
+    if args.prices is not None:
+        load_prices(args.prices)
+    cache = resolve_cache(args.cache) if args.cache else None
+    if cache is not None:
+        cache.check()  # an unusable cache file stops the run before anything is billed
+    budget = Budget(args.budget_usd) if args.budget_usd is not None else None
     err = _stderr()
     simulated = spec.simulated_critics
     started = time.perf_counter()
@@ -485,7 +585,9 @@ def _review(args: argparse.Namespace) -> int:
             server = stack.enter_context(spec.simulator())
             simulator_url = server.url
             _note(err, _simulated_note(simulated, simulator_url))
-        ensemble = spec.build(simulator_url=simulator_url)
+        ensemble = spec.build(simulator_url=simulator_url, cache=cache)
+        if budget is not None:
+            ensemble.check_prices()
         results = stack.enter_context(
             ResultsFile.open(out_path, resume=args.resume, retry_failed=args.retry_failed)
         )
@@ -510,8 +612,26 @@ def _review(args: argparse.Namespace) -> int:
         reader = _ItemReader(items_path, ensemble.critics, set(results.done_ids), err)
         progress = not args.no_progress and sys.stderr.isatty()
         total = max(0, _count_lines(items_path) - len(results.done_ids)) if progress else None
+        manifest = RunManifest.start(
+            out_path,
+            ensemble=ensemble,
+            argv=args.argv,
+            items=items_path,
+            panel=Path(args.panel),
+            options={
+                "concurrency": concurrency,
+                "budget_usd": args.budget_usd,
+                "prices": args.prices,
+                "cache": str(cache.path) if cache is not None else None,
+                "resume": args.resume or args.retry_failed,
+                "retry_failed": args.retry_failed,
+                "simulated_critics": list(simulated),
+            },
+        )
+        state = _RunState()
+        status = "failed"  # unless the run gets further
         try:
-            state = anyio.run(
+            anyio.run(
                 lambda: _judge_into(
                     ensemble,
                     reader,
@@ -520,10 +640,15 @@ def _review(args: argparse.Namespace) -> int:
                     progress=progress,
                     total=total,
                     console=err,
+                    budget=budget,
+                    state=state,
                 )
             )
+            status = "interrupted" if state.interrupted else "done"
         except KeyboardInterrupt:
-            state = _RunState(interrupted=True)
+            state.interrupted, status = True, "interrupted"
+        finally:
+            manifest.finish(status, state.totals(reader))
     elapsed = time.perf_counter() - started
     if state.interrupted:
         _note(
@@ -532,7 +657,7 @@ def _review(args: argparse.Namespace) -> int:
             f"Resume with:\n  {_resume_command(args)}",
         )
         return EXIT_INTERRUPTED
-    return _review_report(args, out_path, reader, state, simulated, elapsed, err)
+    return _review_report(args, out_path, reader, state, simulated, elapsed, err, budget)
 
 
 def _simulated_note(names: Sequence[str], url: str) -> str:
@@ -550,17 +675,29 @@ def _review_report(
     simulated: Sequence[str],
     elapsed: float,
     err: Console,
+    budget: Budget | None,
 ) -> int:
     batch = _read_results(str(out_path), slim=True) if out_path.stat().st_size else None
     out = _stdout()
     if batch is not None:
         out.print(batch.summary())
     line = f"this run: judged {_count(state.written, 'item')} in {elapsed:.2f} s"
+    line += f"; {_count(state.calls, 'call')}"
+    if state.cache_hits:
+        line += f", {_count(state.cache_hits, 'answer')} from the cache"
+    if state.cost_known:
+        line += f", ${state.cost_usd:.4f}"
     if reader.already_done:
         line += f"; {_count(reader.already_done, 'item')} already in {out_path}"
     if reader.bad_lines:
         line += f"; {_count(reader.bad_lines, 'line')} skipped for bad input"
     _say(out, line)
+    if budget is not None:
+        _say(
+            out,
+            f"budget: ${budget.spent_usd:.4f} of ${budget.limit_usd:g} spent; "
+            f"{_count(state.budget_skips, 'call')} not made (over budget)",
+        )
     _say(out, f"results: {out_path}")
     if simulated:
         _say(
@@ -679,7 +816,7 @@ def _stats(args: argparse.Namespace) -> int:
     overview.add_row(f"Krippendorff's alpha ({args.level})", _number(alpha))
     overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
     overview.add_row("items with disagreement", str(sum(r.disagreement for r in batch.verdicts)))
-    overview.add_row("items with a failed call", str(len(batch.failed_items)))
+    overview.add_row("items to retry (call failed or over budget)", str(len(batch.failed_items)))
     overview.add_row(
         "tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"
     )
@@ -800,16 +937,151 @@ def _prompt_yaml(spec: PromptSpec) -> str:
     return header + body
 
 
+# -- cache --------------------------------------------------------------------------------------
+
+
+def _add_cache_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cache = sub.add_parser(
+        "cache",
+        help="show or clear the response cache",
+        description=(
+            "The response cache keeps the answers of valid verdicts (Critic(cache=True) or a "
+            "cache path) so that asking again costs nothing. Its file is "
+            "$CROSS_JUDGE_CACHE_DIR/responses.sqlite3 when that is set, else "
+            "cross-judge/responses.sqlite3 in the user cache folder; --path names another."
+        ),
+    )
+    cache.set_defaults(cache_parser=cache)
+    actions = cache.add_subparsers(dest="cache_command", metavar="ACTION")
+    where = (
+        "the cache file (default: $CROSS_JUDGE_CACHE_DIR/responses.sqlite3, else "
+        "cross-judge/responses.sqlite3 in the user cache folder)"
+    )
+    stats = actions.add_parser("stats", help="entries, size and age of the cache")
+    stats.add_argument("--path", metavar="FILE", help=where)
+    clear = actions.add_parser(
+        "clear",
+        help="remove every cached answer",
+        description=(
+            "Remove every cached answer, after asking for confirmation on a terminal. When "
+            "stdin is not a terminal, --yes is required. A damaged cache file, or one of a "
+            "newer cross-judge, is removed as a whole; a file that is not a cross-judge "
+            "cache is never touched. Exit code 1 when the answer to the question is no."
+        ),
+    )
+    clear.add_argument("--path", metavar="FILE", help=where)
+    clear.add_argument("--yes", "-y", action="store_true", help="clear without asking")
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from .cache import ResponseCache
+
+    if args.cache_command is None:
+        args.cache_parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    if args.cache_command == "clear" and not args.yes and not _stdin_is_terminal():
+        raise ConfigError(
+            "cache clear asks for confirmation, and stdin is not a terminal; "
+            "pass --yes to clear without asking"
+        )
+    with ResponseCache(args.path) as cache:
+        if args.cache_command == "stats":
+            return _cache_stats(cache)
+        return _cache_clear(cache, ask=not args.yes)
+
+
+def _cache_stats(cache: ResponseCache) -> int:
+    from rich import box
+    from rich.table import Table
+
+    out = _stdout()
+    stats = cache.stats()
+    if not stats.exists:
+        _say(out, f"no response cache at {cache.path} yet: nothing has been cached there")
+        return EXIT_OK
+    _say(out, f"response cache: {cache.path}")
+    table = Table(box=box.SIMPLE_HEAD, show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    table.add_row("entries", f"{stats.entries:,}")
+    table.add_row("size on disk", _human_size(stats.size_bytes))
+    table.add_row("oldest entry", _local_time(stats.oldest))
+    table.add_row("newest entry", _local_time(stats.newest))
+    out.print(table)
+    return EXIT_OK
+
+
+def _cache_clear(cache: ResponseCache, *, ask: bool) -> int:
+    from .cache import _database_files, _UnusableCache
+
+    out = _stdout()
+    path = cache.path
+    if not path.exists():
+        _say(out, f"nothing to clear: no response cache at {path}")
+        return EXIT_OK
+    try:
+        entries = cache.stats().entries
+    except _UnusableCache as exc:
+        if not exc.removable:
+            raise
+        if ask and not _confirm(f"{exc}\nRemove the file {path}?"):
+            _note(_stderr(), "nothing removed")
+            return EXIT_FAILED
+        cache.close()
+        for file in _database_files(path):
+            file.unlink(missing_ok=True)
+        _say(out, f"removed the unusable response cache {path}")
+        return EXIT_OK
+    if entries == 0:
+        _say(out, f"the response cache {path} is already empty")
+        return EXIT_OK
+    if ask and not _confirm(f"Remove all {_count(entries, 'cached answer')} from {path}?"):
+        _note(_stderr(), "nothing removed")
+        return EXIT_FAILED
+    removed = cache.clear()
+    _say(out, f"removed {_count(removed, 'cached answer')} from {path}")
+    return EXIT_OK
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stdin
+        return False
+
+
+def _confirm(question: str) -> bool:
+    """Ask ``question`` on stderr and read the answer from stdin; only yes is yes."""
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{size} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")
+
+
+def _local_time(moment: datetime | None) -> str:
+    return "n/a" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
 # -- entry point --------------------------------------------------------------------------------
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (also for usage errors, instead of exiting)."""
     parser = _build_parser()
+    arguments = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(arguments)
     except SystemExit as exc:  # --help, --version, or a usage error already printed
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    args.argv = arguments  # for the run manifest
     try:
         if args.command == "review":
             return _review(args)
@@ -819,6 +1091,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _stats(args)
         if args.command == "prompts":
             return _prompts(args)
+        if args.command == "cache":
+            return _cache(args)
         if args.command == "demo":
             return _run_demo(args.latency_scale)
         if args.command == "version":

@@ -29,12 +29,18 @@ from ._limits import VendorGate
 from ._redact import redact
 from ._retry import call_with_retries
 from ._template import Template
+from .budget import Budget
 from .errors import ConfigError, ErrorKind, MissingAPIKeyError, PromptError
 from .parsing import LABEL_KEYS, REASONING_KEYS, extract_json, normalize_label, parse_answer
-from .budget import Budget
 from .pricing import Price, estimate_prompt_tokens, price_for, worst_case_cost
-from .transport import CallFailure, ChatRequest, Completion, aclose_sessions, shared_session
-from .transport import openai_compat
+from .transport import (
+    CallFailure,
+    ChatRequest,
+    Completion,
+    aclose_sessions,
+    openai_compat,
+    shared_session,
+)
 from .transport._http import HTTPSession, HttpxSession, SyncDuckSession
 from .vendors import VENDORS, VendorConfig, get_vendor, resolve_api_key, with_base_url
 from .verdict import Usage, Verdict
@@ -69,13 +75,16 @@ class Critic:
 
     Args:
         name: unique id of the critic; becomes ``Verdict.critic_id``.
-        model: the vendor's model id (``"deepseek-chat"``, ``"gpt-4o-mini"``, ...).
+        model: the vendor's model id (``"deepseek-flash"``, ``"gpt-4o-mini"``, ...).
         prompt_template: user message with ``{query}`` and any other ``{name}`` fields,
             filled from ``context`` at judge time. Only plain named fields; write literal
             braces doubled. Checked at construction.
         vendor: a registered vendor name, case-insensitive (``deepseek``, ``openai``,
-            ``openrouter``, ``custom``, ``ollama``, ``llamacpp``, ``vllm``, ``lmstudio`` or
-            one added with :func:`~cross_judge.vendors.register_vendor`).
+            ``openrouter``, ``anthropic``, ``custom``, ``ollama``, ``llamacpp``, ``vllm``,
+            ``lmstudio`` or one added with :func:`~cross_judge.vendors.register_vendor`).
+            ``anthropic`` speaks the native Messages API through the ``anthropic`` SDK; it
+            sends no sampling parameters (the current API version refuses them on every
+            model), so ``temperature``, ``seed`` and ``json_mode`` do not apply to it.
         system_prompt: system message; ``""`` sends none.
         temperature: sampling temperature (0 for reproducible judging).
         max_tokens: output cap per answer.
@@ -178,10 +187,18 @@ class Critic:
                 "template mentions JSON, and vendors reject json_object requests then; "
                 "mention JSON in the prompt or set json_mode='auto'"
             )
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+        if self.seed is not None and (
+            isinstance(self.seed, bool) or not isinstance(self.seed, int)
+        ):
             raise ConfigError(f"Critic {self.name!r}: seed must be an integer or None")
+        protocol = self._endpoint().protocol
+        if protocol == "anthropic" and self.json_mode is True:
+            raise ConfigError(
+                f"Critic {self.name!r}: Anthropic's Messages API has no JSON mode; ask for "
+                "JSON in the prompt (the packaged prompts do) and set json_mode='auto'"
+            )
         if self.http_client is not None:
-            if self._endpoint().protocol != "openai":
+            if protocol != "openai":
                 raise ConfigError(
                     f"Critic {self.name!r}: http_client is for OpenAI-compatible vendors; "
                     f"vendor {self._endpoint().name!r} speaks {self._endpoint().protocol!r}, "
@@ -402,7 +419,11 @@ class Critic:
         if store is not None:
             stored = await store.get(key)
             if stored is not None:
-                return self._verdict_from(stored, 0, started, price=None, cached=True)
+                hit = self._verdict_from(stored, 0, started, price=None, cached=True)
+                # Only valid answers are stored, but the key does not cover the labels: an
+                # answer this critic's vocabulary rejects is a miss, and the vendor is asked.
+                if hit.is_valid:
+                    return hit
         try:
             api_key = resolve_api_key(config, self.api_key)
         except MissingAPIKeyError as exc:
@@ -599,6 +620,7 @@ class Critic:
             reasoning=message,
             error=message,
             error_kind=ErrorKind.BUDGET,
+            cost_usd=0.0,  # nothing was sent
             **self._common(started, 0),
         )
 
@@ -649,7 +671,8 @@ class Critic:
         """The critic's configuration as plain data, without secrets or the client.
 
         ``api_key`` and ``http_client`` are left out; a ``base_url`` loses any
-        ``user:password@`` part. The result is safe to log or write to a manifest.
+        ``user:password@`` part; ``cache`` is the cache file's path. The result is safe to
+        log or write to a manifest.
         """
         skip = {"api_key", "http_client"}
         data: dict[str, Any] = {
@@ -665,6 +688,7 @@ class Critic:
         data["vendor"] = self._endpoint().name
         data["api_key_env"] = self._endpoint().api_key_env
         data["prompt_sha256"] = self.prompt_sha256
+        data["cache"] = str(self._cache.path) if self._cache is not None else None
         return data
 
     def model_dump_json(self, *, indent: int | None = None) -> str:

@@ -30,8 +30,8 @@ import anyio
 from anyio.abc import TaskGroup
 
 from . import _sync
-from .budget import Budget
 from .batch import DEFAULT_CONCURRENCY, BatchResult, ResultStream, judge_many, stream
+from .budget import Budget
 from .core import Critic
 from .errors import ConfigError, ErrorKind
 from .transport import aclose_sessions
@@ -197,14 +197,16 @@ class Ensemble:
 
         Raises:
             PromptError: a template field is missing from ``context``.
-            ConfigError: a budget is given but a critic's model has no known price.
-            Both before any critic is called.
+            ConfigError: a budget is given but a critic's model has no known price, or a
+                response cache file cannot be used.
+            All before any critic is called.
         """
         budget = Budget.of(budget_usd)
         if budget is not None:
             self.check_prices()
         for critic in self.critics:
             critic.render_prompt(query, context)
+        await self._check_caches()
         started = time.perf_counter()
         n = len(self.critics)
         results: list[Verdict | None] = [None] * n
@@ -233,6 +235,16 @@ class Ensemble:
         return self.aggregate_verdicts(
             verdicts, query_id=query_id or default_query_id(query), meta=meta, elapsed_s=elapsed
         )
+
+    async def _check_caches(self) -> None:
+        """Open every response cache in use now, so that an unusable cache file raises its
+        ``ConfigError`` here, not wrapped in an exception group from the critics' tasks.
+        Costs nothing once the caches are open."""
+        caches = {
+            id(c): c for c in (self._cache, *(x._cache for x in self.critics)) if c is not None
+        }
+        for cache in caches.values():
+            await cache.acheck()
 
     def check_prices(self) -> None:
         """Raise unless every critic's model has a known price (needed by a budget).
@@ -453,7 +465,10 @@ def _aggregate(
     for v in verdicts:
         if v.usage is not None:
             usage = usage + v.usage
-    costs = [v.cost_usd for v in verdicts if v.attempts > 0 or v.cached]
+    # A verdict counts when a call was made (or answered from the cache), or when it states
+    # a cost (a call refused by the budget: $0). A made call of unknown cost makes the
+    # total unknown.
+    costs = [v.cost_usd for v in verdicts if v.attempts > 0 or v.cached or v.cost_usd is not None]
     return EnsembleVerdict(
         query_id=query_id,
         verdicts=verdicts,

@@ -12,7 +12,7 @@
     concurrency: 16                   # optional, items in flight (the CLI's default)
     critics:
       - name: strict-deepseek
-        model: deepseek-chat
+        model: deepseek-flash
         vendor: deepseek              # default deepseek
         api_key_env: DEEPSEEK_API_KEY # optional; default the vendor's own variable
         prompt: taxonomy-review@1     # a packaged id@version, or a path
@@ -78,6 +78,7 @@ from ._redact import redact
 from .errors import ConfigError, PromptError
 
 if TYPE_CHECKING:
+    from .cache import ResponseCache
     from .core import Critic
     from .ensemble import Ensemble
     from .prompts import PromptSpec
@@ -273,7 +274,9 @@ class CriticSpec(BaseModel):
                     "or remove persona",
                 )
             if self.model is None:
-                raise _Problem(("model",), "is required: the vendor's model id, e.g. deepseek-chat")
+                raise _Problem(
+                    ("model",), "is required: the vendor's model id, e.g. deepseek-flash"
+                )
         if self.prompt is not None:
             self._prompt = _load_prompt(self.prompt, base_dir)
         try:
@@ -479,6 +482,7 @@ class PanelSpec(BaseModel):
         *,
         simulator_url: str | None = None,
         environ: Mapping[str, str] | None = None,
+        cache: ResponseCache | bool | str | os.PathLike[str] | None = None,
     ) -> Ensemble:
         """The :class:`~cross_judge.ensemble.Ensemble` this panel describes.
 
@@ -490,6 +494,7 @@ class PanelSpec(BaseModel):
             simulator_url: the base URL of a running :meth:`simulator`; required when
                 the panel has simulated critics.
             environ: the environment to read keys from (default ``os.environ``).
+            cache: a response cache for every critic (see :class:`~cross_judge.Ensemble`).
 
         Raises:
             PanelError: a key variable is unset or empty (the message names the variable,
@@ -525,7 +530,7 @@ class PanelSpec(BaseModel):
             raise PanelError(self._source, problems)
         from .ensemble import Ensemble
 
-        return Ensemble(critics, **self._ensemble_kwargs())
+        return Ensemble(critics, cache=cache, **self._ensemble_kwargs())
 
     def _missing_key(self, index: int, spec: CriticSpec, var: str) -> PanelProblem:
         if spec.api_key_env is not None:
@@ -715,7 +720,7 @@ _EXPECTED = {
 
 _MISSING_HINTS = {
     "name": "a unique name for the critic, e.g. strict-deepseek",
-    "model": "the vendor's model id, e.g. deepseek-chat",
+    "model": "the vendor's model id, e.g. deepseek-flash",
     "critics": "the list of critics, each with at least name and model",
 }
 

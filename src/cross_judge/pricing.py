@@ -36,12 +36,12 @@ if TYPE_CHECKING:
     from .transport import ChatRequest
 
 __all__ = [
-    "PRICES_AS_OF",
     "PeakHours",
     "Price",
     "estimate_prompt_tokens",
     "load_prices",
     "price_for",
+    "prices_as_of",
     "register_price",
     "worst_case_cost",
 ]
@@ -118,15 +118,9 @@ def _shipped() -> tuple[str, dict[tuple[str, str], Price]]:
     return as_of, table
 
 
-def _as_of() -> str:
+def prices_as_of() -> str:
+    """The date the shipped price table was last checked against the vendors' pages."""
     return _shipped()[0]
-
-
-def __getattr__(name: str) -> Any:
-    # PRICES_AS_OF is read from the data file on first access, not at import.
-    if name == "PRICES_AS_OF":
-        return _as_of()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def price_for(vendor: str, model: str) -> Price | None:
@@ -219,7 +213,9 @@ def estimate_prompt_tokens(request: ChatRequest) -> int:
 def worst_case_cost(price: Price, request: ChatRequest) -> float:
     """The most ``request`` can cost: the estimated prompt, all uncached, plus
     ``max_tokens`` of output, at the highest time-of-day rate."""
-    usage = Usage(prompt_tokens=estimate_prompt_tokens(request), completion_tokens=request.max_tokens)
+    usage = Usage(
+        prompt_tokens=estimate_prompt_tokens(request), completion_tokens=request.max_tokens
+    )
     base = Price(input=price.input, output=price.output)
     return base.cost(usage) * price.highest_multiplier
 
@@ -229,7 +225,9 @@ def worst_case_cost(price: Price, request: ChatRequest) -> float:
 
 def _rate(where: str, name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ConfigError(f"{where}: {name} must be a number of USD per million tokens, got {value!r}")
+        raise ConfigError(
+            f"{where}: {name} must be a number of USD per million tokens, got {value!r}"
+        )
     if value < 0:
         raise ConfigError(f"{where}: {name} must be >= 0, got {value!r}")
     return float(value)
@@ -248,7 +246,9 @@ def _parse_table(text: str, *, source: str) -> tuple[str, dict[tuple[str, str], 
     for vendor, section in data["vendors"].items():
         where = f"{source}: vendors.{vendor}"
         if not isinstance(section, dict) or not isinstance(section.get("models"), dict):
-            raise ConfigError(f"{where}: expected a mapping with 'models: {{id: {{input, output}}}}'")
+            raise ConfigError(
+                f"{where}: expected a mapping with 'models: {{id: {{input, output}}}}'"
+            )
         peak = _parse_peak(where, section.get("peak"))
         for model, entry in section["models"].items():
             at = f"{where}.models.{model}"

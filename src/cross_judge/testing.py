@@ -1,9 +1,11 @@
 """A local, scriptable, simulated LLM vendor for offline tests, demos and benchmarks.
 
-:class:`VendorServer` speaks the OpenAI chat-completions protocol over real HTTP on a
-loopback address, so any OpenAI-compatible client (cross-judge's own, ``openai``,
-``httpx``) can be pointed at :attr:`VendorServer.url` and exercised end to end: connection
-pooling, timeouts, retries, error classification, parsing.
+:class:`VendorServer` speaks two wire protocols over real HTTP on a loopback address: the
+OpenAI chat-completions protocol (point any OpenAI-compatible client, cross-judge's own,
+``openai`` or ``httpx``, at :attr:`VendorServer.url`) and the Anthropic Messages API (point
+an ``anthropic`` client at :attr:`VendorServer.anthropic_url`). Either way a client is
+exercised end to end: connection pooling, timeouts, retries, error classification,
+parsing.
 
 What it **is**:
 
@@ -13,6 +15,7 @@ What it **is**:
 * scriptable: :meth:`VendorServer.script` queues one-shot :class:`Reply` objects (a 429
   with ``Retry-After``, an HTML error page, a malformed body, a dropped connection, a
   request that never answers...) and :meth:`VendorServer.always` sets a persistent one;
+  each is answered in the protocol of the request it meets;
 * observable: :meth:`VendorServer.stats` and :attr:`VendorServer.recent_requests`.
 
 What it is **not**: a model. Critics are fake; answers come from ``random.Random`` seeded
@@ -73,8 +76,15 @@ _SHUTDOWN_TIMEOUT_S = 1.0
 _RECENT_MAX = 100
 _GOLD_SUBSTRING_MAX = 256
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
+_MESSAGES_PATHS = frozenset({"/v1/messages", "/messages"})
 _MODELS_PATHS = frozenset({"/v1/models", "/models"})
 _SECRET_HEADERS = frozenset({"x-api-key", "api-key"})
+# The Anthropic API version from which temperature, top_p and top_k are refused.
+_NO_SAMPLING_FROM_VERSION = "2026-10-21"
+_SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
+
+_Api = Literal["chat", "messages"]
+"""The protocol of a request: OpenAI chat completions or Anthropic Messages."""
 
 _REASONS = (
     "The item is consistent with {kind}.",
@@ -188,6 +198,35 @@ def _error_body(status: int, message: str | None = None, code: str | None = None
     return json.dumps({"error": error}).encode()
 
 
+_ANTHROPIC_ERROR_TYPES: dict[int, str] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+
+def _anthropic_error_body(status: int, message: str | None = None) -> bytes:
+    """An Anthropic-style error body, ``{"type": "error", "error": {"type", "message"}}``;
+    the error type follows the status (as the Messages API documents them)."""
+    default_type = "invalid_request_error" if status < 500 else "api_error"
+    err_type = _ANTHROPIC_ERROR_TYPES.get(status, default_type)
+    if message is None:
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "Overloaded" if status == 529 else "Error"
+        message = f"{phrase} (simulated {status} from cross_judge.testing)"
+    body = {"type": "error", "error": {"type": err_type, "message": message}}
+    return json.dumps(body).encode()
+
+
 def _format_seconds(value: float) -> str:
     # Written as given: 0 -> "0", 1.5 -> "1.5" (never "1.5e+00" or "0.0").
     return str(int(value)) if float(value).is_integer() else repr(float(value))
@@ -198,7 +237,9 @@ class Reply:
     """A scripted response. Build one with the static factories, not the constructor.
 
     Replies are immutable, so one object can be queued many times. Latencies are
-    seconds slept before answering.
+    seconds slept before answering. A reply is answered in the protocol of the request
+    it meets: a chat completion or an Anthropic message, an OpenAI-style or an
+    Anthropic-style error body.
     """
 
     action: Literal["content", "status", "hang", "html", "raw", "reset"]
@@ -211,6 +252,11 @@ class Reply:
     body: bytes = b""
     content_type: str = "application/json"
     latency: float = 0.0
+    # The error body sent to an Anthropic Messages request instead of ``body`` (None:
+    # ``body`` for both protocols, as for a verbatim body).
+    anthropic_body: bytes | None = None
+    # The usage object reported verbatim, as JSON (None: estimated from the text).
+    usage_json: str | None = None
 
     @staticmethod
     def content(
@@ -219,11 +265,27 @@ class Reply:
         finish_reason: str = "stop",
         reasoning_content: str | None = None,
         refusal: str | None = None,
+        usage: Mapping[str, Any] | None = None,
         latency: float = 0.0,
     ) -> Reply:
-        """A 200 ``chat.completion`` whose message content is ``text`` (``None`` -> null).
+        """A 200 answer whose text is ``text``.
 
-        ``reasoning_content`` and ``refusal`` are added to the message only when given.
+        For chat completions: a ``chat.completion`` whose message content is ``text``
+        (``None`` -> null); ``reasoning_content`` and ``refusal`` are added to the message
+        only when given.
+
+        For Anthropic Messages: a ``message`` whose content is one text block holding
+        ``text`` (``None`` -> no block), after a ``thinking`` block holding
+        ``reasoning_content`` when given. ``finish_reason`` becomes the ``stop_reason``:
+        ``"stop"`` -> ``"end_turn"``, ``"length"`` -> ``"max_tokens"``,
+        ``"content_filter"`` -> ``"refusal"``, any other value as written (so
+        ``"max_tokens"`` and ``"refusal"`` work too). ``refusal`` makes the stop reason
+        ``"refusal"`` with the text as the ``stop_details`` explanation.
+
+        ``usage`` is sent verbatim as the response's usage object, in the field names of
+        the protocol it will meet (``prompt_tokens``... or ``input_tokens``,
+        ``cache_read_input_tokens``...); without it, token counts are estimated from the
+        text (4 characters a token).
         """
         _check_latency("latency", latency)
         return Reply(
@@ -232,6 +294,7 @@ class Reply:
             finish_reason=finish_reason,
             reasoning_content=reasoning_content,
             refusal=refusal,
+            usage_json=None if usage is None else json.dumps(dict(usage)),
             latency=latency,
         )
 
@@ -249,8 +312,11 @@ class Reply:
 
         The body is ``body`` verbatim when given, else an OpenAI-style
         ``{"error": {"message", "type", "param", "code"}}`` whose message defaults to the
-        status phrase. ``retry_after`` sets ``Retry-After`` in seconds, written as given
-        (``0`` -> ``"0"``, ``1.5`` -> ``"1.5"``) and overriding one in ``headers``.
+        status phrase; to an Anthropic Messages request, an Anthropic-style
+        ``{"type": "error", "error": {"type", "message"}}`` whose type follows the status
+        (429 ``rate_limit_error``, 529 ``overloaded_error``, 500 ``api_error``, ...).
+        ``retry_after`` sets ``Retry-After`` in seconds, written as given (``0`` -> ``"0"``,
+        ``1.5`` -> ``"1.5"``) and overriding one in ``headers``.
         """
         if not 200 <= code <= 599:
             raise ValueError(f"status code must be in 200..599, got {code!r}")
@@ -260,9 +326,18 @@ class Reply:
             _check_latency("retry_after", retry_after)
             hdrs = {k: v for k, v in hdrs.items() if k.lower() != "retry-after"}
             hdrs["Retry-After"] = _format_seconds(retry_after)
-        payload = body.encode() if body is not None else _error_body(code, message)
+        if body is not None:
+            payload, anthropic_payload = body.encode(), None
+        else:
+            payload = _error_body(code, message)
+            anthropic_payload = _anthropic_error_body(code, message)
         return Reply(
-            "status", status_code=code, headers=tuple(hdrs.items()), body=payload, latency=latency
+            "status",
+            status_code=code,
+            headers=tuple(hdrs.items()),
+            body=payload,
+            anthropic_body=anthropic_payload,
+            latency=latency,
         )
 
     @staticmethod
@@ -426,15 +501,58 @@ def _error_response(
     )
 
 
+def _api_error_response(api: _Api, status: int, message: str | None = None) -> web.Response:
+    """An error response in the protocol of the request."""
+    if api == "chat":
+        return _error_response(status, message)
+    return web.Response(
+        body=_anthropic_error_body(status, message),
+        status=status,
+        headers={"Content-Type": "application/json"},
+    )
+
+
+# Chat-completions finish reasons -> Anthropic stop reasons (others are kept as written).
+_STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "content_filter": "refusal"}
+
+
+def _invalid_messages_request(body: Mapping[str, Any], version: str | None) -> str | None:
+    """Why the Messages API would refuse ``body`` with a 400, or ``None``."""
+    max_tokens = body.get("max_tokens")
+    if max_tokens is None:
+        return "max_tokens: Field required"
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        return "max_tokens: Input should be an integer greater than or equal to 1"
+    if version is not None and version >= _NO_SAMPLING_FROM_VERSION:
+        for name in _SAMPLING_PARAMETERS:
+            if name in body:
+                return f"{name}: Extra inputs are not permitted"
+    return None
+
+
+def _all_text(messages: list[Any]) -> str:
+    return "".join(_message_text(m.get("content")) for m in messages if isinstance(m, dict))
+
+
 class VendorServer:
-    """A simulated OpenAI-compatible vendor on a loopback address, served from a thread.
+    """A simulated LLM vendor on a loopback address, served from a thread.
 
-    Endpoints: ``POST /v1/chat/completions`` (and ``/chat/completions``),
+    Endpoints: ``POST /v1/chat/completions`` (and ``/chat/completions``), the OpenAI
+    protocol; ``POST /v1/messages`` (and ``/messages``), the Anthropic Messages API;
     ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``. With ``api_key`` set, the
-    first two require ``Authorization: Bearer <api_key>`` (else 401); the stats
-    endpoints never do.
+    first three require it (else 401): chat completions and models as
+    ``Authorization: Bearer <api_key>``, messages as ``x-api-key: <api_key>`` (or, as the
+    Anthropic API also accepts, the bearer header). The stats endpoints never do.
 
-    How a chat request is answered, first match wins:
+    Both protocols share the personas, scripts, counters and item counts; every answer
+    and error is written in the protocol of its request. A Messages request also needs
+    an integer ``max_tokens`` >= 1 (else 400, before step 1), and one sent with
+    ``anthropic-version: 2026-10-21`` or later gets a 400 for any of ``temperature``,
+    ``top_p`` or ``top_k``, as the Anthropic API answers. Its answer is a ``message``
+    with one text block, ``stop_reason`` ``"end_turn"`` and ``usage.input_tokens`` /
+    ``output_tokens``; the system prompt (``system``) counts as prompt.
+
+    How a chat or Messages request is answered, first match wins:
 
     1. a reply queued by :meth:`script` for its model, then one queued for ``"*"``;
     2. the :meth:`always` reply for its model, then the one for ``"*"``;
@@ -660,8 +778,15 @@ class VendorServer:
     @property
     def url(self) -> str:
         """The base URL for an OpenAI-compatible client, e.g. ``http://127.0.0.1:PORT/v1``."""
+        return f"{self.anthropic_url}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        """The base URL for an Anthropic client, e.g. ``http://127.0.0.1:PORT``: the
+        ``anthropic`` SDK, and a cross-judge critic with ``vendor="anthropic"``, append
+        ``/v1/messages`` to it."""
         host = f"[{self._host}]" if ":" in self._host else self._host
-        return f"http://{host}:{self.port}/v1"
+        return f"http://{host}:{self.port}"
 
     # -- configuration -----------------------------------------------------------------
 
@@ -697,11 +822,12 @@ class VendorServer:
     def stats(self) -> dict[str, Any]:
         """Counters since start or :meth:`reset_stats` (a snapshot copy).
 
-        ``requests`` and ``by_model`` count chat-completion requests (including rejected
-        ones), ``connections`` the TCP connections accepted, ``faults`` the random faults
-        injected by ``Persona.fault_rate`` (not scripted errors), ``rate_limited`` the 429s
-        sent because ``capacity`` was full, and ``max_in_flight`` the most requests being
-        answered at once (those refused by ``capacity`` never count as being answered).
+        ``requests`` and ``by_model`` count chat-completion and Messages requests
+        (including rejected ones), ``connections`` the TCP connections accepted, ``faults``
+        the random faults injected by ``Persona.fault_rate`` (not scripted errors),
+        ``rate_limited`` the 429s sent because ``capacity`` was full, and ``max_in_flight``
+        the most requests being answered at once (those refused by ``capacity`` never count
+        as being answered).
         """
         with self._lock:
             return {
@@ -715,8 +841,8 @@ class VendorServer:
             }
 
     def item_requests(self) -> dict[str, int]:
-        """Chat requests answered by a persona, per item text (the fenced item, as personas
-        see it), since start or :meth:`reset_stats`; retries count. Needs
+        """Chat and Messages requests answered by a persona, per item text (the fenced item,
+        as personas see it), since start or :meth:`reset_stats`; retries count. Needs
         ``count_items=True``; ``RuntimeError`` otherwise."""
         with self._lock:
             if self._item_counts is None:
@@ -742,7 +868,8 @@ class VendorServer:
 
     @property
     def recent_requests(self) -> list[dict[str, Any]]:
-        """The last 100 chat-completion requests, oldest first.
+        """The last 100 chat-completion and Messages requests, oldest first (``path``
+        tells them apart).
 
         Each is ``{"model", "body", "headers", "path"}``: ``body`` is the parsed JSON
         (``None`` if it was not JSON), ``model`` its ``model`` field (or ``None``);
@@ -762,12 +889,16 @@ class VendorServer:
         if path in _CHAT_PATHS:
             if method != "POST":
                 return _error_response(405, f"Use POST for {path}")
-            return await self._chat(run, request)
+            return await self._chat(run, request, "chat")
+        if path in _MESSAGES_PATHS:
+            if method != "POST":
+                return _api_error_response("messages", 405, f"Use POST for {path}")
+            return await self._chat(run, request, "messages")
         if path in _MODELS_PATHS:
             if method != "GET":
                 return _error_response(405, f"Use GET for {path}")
-            if not self._authorized(request):
-                return self._unauthorized()
+            if not self._authorized(request, "chat"):
+                return self._unauthorized("chat")
             with self._lock:
                 models = list(self._personas)
             data = [
@@ -782,16 +913,22 @@ class VendorServer:
             return _json_response(self.stats())
         return _error_response(404, f"Unknown endpoint: {method} {path}")
 
-    def _authorized(self, request: web.BaseRequest) -> bool:
+    def _authorized(self, request: web.BaseRequest, api: _Api) -> bool:
         if self._api_key is None:
             return True
-        return request.headers.get("Authorization") == f"Bearer {self._api_key}"
+        bearer = request.headers.get("Authorization") == f"Bearer {self._api_key}"
+        if api == "messages":
+            key = request.headers.get("x-api-key")
+            return key == self._api_key if key is not None else bearer
+        return bearer
 
     @staticmethod
-    def _unauthorized() -> web.Response:
+    def _unauthorized(api: _Api) -> web.Response:
+        if api == "messages":
+            return _api_error_response("messages", 401, "invalid x-api-key (cross_judge.testing)")
         return _error_response(401, "Incorrect API key provided (cross_judge.testing).")
 
-    async def _chat(self, run: _Run, request: web.BaseRequest) -> web.StreamResponse:
+    async def _chat(self, run: _Run, request: web.BaseRequest, api: _Api) -> web.StreamResponse:
         task = asyncio.current_task()
         if task is not None:
             run.tasks.add(task)
@@ -807,20 +944,18 @@ class VendorServer:
             if task is not None:
                 run.tasks.discard(task)
             # DeepSeek's 429: an error body, no Retry-After, no x-ratelimit-* headers.
-            return web.Response(
-                body=_error_body(429, "Rate limit reached for requests (simulated capacity)"),
-                status=429,
-                content_type="application/json",
+            return _api_error_response(
+                api, 429, "Rate limit reached for requests (simulated capacity)"
             )
         try:
-            return await self._answer_chat(request)
+            return await self._answer_chat(request, api)
         finally:
             with self._lock:
                 self._in_flight -= 1
             if task is not None:
                 run.tasks.discard(task)
 
-    async def _answer_chat(self, request: web.BaseRequest) -> web.StreamResponse:
+    async def _answer_chat(self, request: web.BaseRequest, api: _Api) -> web.StreamResponse:
         # request.content has no size cap (request.read() stops at 1 MiB).
         raw = await request.content.read()
         try:
@@ -848,26 +983,37 @@ class VendorServer:
             if isinstance(model, str):
                 self._by_model[model] = self._by_model.get(model, 0) + 1
 
-        if not self._authorized(request):
-            return self._unauthorized()
+        if not self._authorized(request, api):
+            return self._unauthorized(api)
         if not isinstance(body, dict):
-            return _error_response(400, "The request body is not a JSON object.")
+            return _api_error_response(api, 400, "The request body is not a JSON object.")
         if not isinstance(model, str) or not model:
+            if api == "messages":
+                return _api_error_response(api, 400, "model: Field required")
             return _error_response(400, "You must provide a model parameter.")
+        if api == "messages":
+            invalid = _invalid_messages_request(body, request.headers.get("anthropic-version"))
+            if invalid is not None:
+                return _api_error_response(api, 400, invalid)
 
         with self._lock:
             reply = self._take_reply(model)
             persona = self._personas.get(model, self._default_persona)
         if reply is not None:
-            return await self._send_reply(request, reply, model, body)
+            return await self._send_reply(request, reply, model, body, api)
         if persona is None:
+            if api == "messages":
+                return _api_error_response(api, 404, f"model: {model}")
             return _error_response(
                 404, f"The model '{model}' does not exist", code="model_not_found"
             )
         messages = body.get("messages")
         if not isinstance(messages, list):
+            if api == "messages":
+                return _api_error_response(api, 400, "messages: Input should be a valid list")
             return _error_response(400, "'messages' must be a list of chat messages.")
-        return await self._persona_answer(persona, model, messages)
+        system = _message_text(body.get("system")) if api == "messages" else ""
+        return await self._persona_answer(persona, model, messages, api, system)
 
     def _take_reply(self, model: str) -> Reply | None:
         """Pop a scripted reply, else the ``always`` one; caller holds ``self._lock``."""
@@ -881,25 +1027,38 @@ class VendorServer:
         return self._always.get(model) or self._always.get("*")
 
     async def _send_reply(
-        self, request: web.BaseRequest, reply: Reply, model: str, body: dict[str, Any]
+        self, request: web.BaseRequest, reply: Reply, model: str, body: dict[str, Any], api: _Api
     ) -> web.StreamResponse:
         if reply.latency:
             await asyncio.sleep(reply.latency)
         action = reply.action
+        usage = json.loads(reply.usage_json) if reply.usage_json is not None else None
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            messages = []
+        if action == "content" and api == "messages":
+            stop_reason = _STOP_REASONS.get(reply.finish_reason, reply.finish_reason)
+            if reply.refusal is not None:
+                stop_reason = "refusal"
+            return _json_response(
+                self._message(
+                    model,
+                    reply.text,
+                    stop_reason,
+                    prompt=_message_text(body.get("system")) + _all_text(messages),
+                    thinking=reply.reasoning_content,
+                    refusal=reply.refusal,
+                    usage=usage,
+                )
+            )
         if action == "content":
             message: dict[str, Any] = {"role": "assistant", "content": reply.text}
             if reply.reasoning_content is not None:
                 message["reasoning_content"] = reply.reasoning_content
             if reply.refusal is not None:
                 message["refusal"] = reply.refusal
-            messages = body.get("messages")
             return _json_response(
-                self._completion(
-                    model,
-                    message,
-                    reply.finish_reason,
-                    messages if isinstance(messages, list) else [],
-                )
+                self._completion(model, message, reply.finish_reason, messages, usage=usage)
             )
         if action == "hang":
             # Never resolved: ends by cancellation (client gone or stop()).
@@ -910,7 +1069,10 @@ class VendorServer:
         # A Content-Type given in Reply.status(headers=...) wins over the default.
         if not any(k.lower() == "content-type" for k in headers):
             headers["Content-Type"] = reply.content_type
-        return web.Response(body=reply.body, status=reply.status_code, headers=headers)
+        payload = reply.body
+        if api == "messages" and reply.anthropic_body is not None:
+            payload = reply.anthropic_body
+        return web.Response(body=payload, status=reply.status_code, headers=headers)
 
     @staticmethod
     def _drop_connection(request: web.BaseRequest) -> web.StreamResponse:
@@ -930,7 +1092,7 @@ class VendorServer:
         return _DroppedResponse()
 
     async def _persona_answer(
-        self, persona: Persona, model: str, messages: list[Any]
+        self, persona: Persona, model: str, messages: list[Any], api: _Api, system: str = ""
     ) -> web.StreamResponse:
         user_text = _last_user_text(messages)
         item = _item_text(user_text)
@@ -974,23 +1136,34 @@ class VendorServer:
 
         if fault == "429":
             return web.Response(
-                body=_error_body(429),
+                body=_error_body(429) if api == "chat" else _anthropic_error_body(429),
                 status=429,
                 headers={"Content-Type": "application/json", "Retry-After": "0"},
             )
         if fault in ("500", "503"):
-            return _error_response(int(fault))
+            return _api_error_response(api, int(fault))
         if fault == "malformed":
-            return web.Response(
-                body=b'{"id": "chatcmpl-fault", "object": "chat.completion", "choices": [{"in',
-                headers={"Content-Type": "application/json"},
+            truncated = (
+                b'{"id": "chatcmpl-fault", "object": "chat.completion", "choices": [{"in'
+                if api == "chat"
+                else b'{"id": "msg_fault", "type": "message", "content": [{"ty'
             )
+            return web.Response(body=truncated, headers={"Content-Type": "application/json"})
         text = _render(persona.style, kind, round(confidence, 2), reasoning, labels)
+        if api == "messages":
+            prompt = system + _all_text(messages)
+            return _json_response(self._message(model, text, "end_turn", prompt=prompt))
         message = {"role": "assistant", "content": text}
         return _json_response(self._completion(model, message, "stop", messages))
 
     def _completion(
-        self, model: str, message: dict[str, Any], finish_reason: str, messages: list[Any]
+        self,
+        model: str,
+        message: dict[str, Any],
+        finish_reason: str,
+        messages: list[Any],
+        *,
+        usage: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         prompt_chars = sum(
             len(_message_text(m.get("content"))) for m in messages if isinstance(m, dict)
@@ -998,6 +1171,12 @@ class VendorServer:
         content = message.get("content")
         prompt_tokens = max(1, prompt_chars // 4)
         completion_tokens = len(content) // 4 if isinstance(content, str) else 0
+        if usage is None:
+            usage = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
         return {
             "id": f"chatcmpl-sim{next(self._ids):012d}",
             "object": "chat.completion",
@@ -1006,11 +1185,46 @@ class VendorServer:
             "choices": [
                 {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
             ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+            "usage": usage,
+        }
+
+    def _message(
+        self,
+        model: str,
+        text: str | None,
+        stop_reason: str,
+        *,
+        prompt: str,
+        thinking: str | None = None,
+        refusal: str | None = None,
+        usage: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An Anthropic Messages response body."""
+        content: list[dict[str, Any]] = []
+        if thinking is not None:
+            content.append({"type": "thinking", "thinking": thinking, "signature": "simulated"})
+        if text is not None:
+            content.append({"type": "text", "text": text})
+        if usage is None:
+            usage = {
+                "input_tokens": max(1, len(prompt) // 4),
+                "output_tokens": (len(text or "") + len(thinking or "")) // 4,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            }
+        details = None
+        if refusal is not None:
+            details = {"type": "refusal", "category": None, "explanation": refusal}
+        return {
+            "id": f"msg_sim{next(self._ids):012d}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "stop_details": details,
+            "usage": usage,
         }
 
 
@@ -1023,7 +1237,10 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(
         prog="python -m cross_judge.testing",
-        description="Run a simulated OpenAI-compatible LLM vendor on a loopback address.",
+        description=(
+            "Run a simulated LLM vendor (OpenAI chat completions at /v1/chat/completions, "
+            "Anthropic Messages at /v1/messages) on a loopback address."
+        ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="loopback address to bind")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
@@ -1041,7 +1258,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="MODEL",
         help="serve only these model names (repeatable)",
     )
-    parser.add_argument("--api-key", default=None, help="require this bearer token")
+    parser.add_argument(
+        "--api-key",
+        default=None,
+        help="require this key (as a bearer token; as x-api-key for /v1/messages)",
+    )
     parser.add_argument(
         "--capacity",
         type=int,

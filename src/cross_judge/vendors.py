@@ -1,7 +1,7 @@
 """Vendor registry: where each vendor lives, which key it needs, and what it accepts.
 
-A :class:`VendorConfig` names an OpenAI-compatible (or, later, Anthropic) endpoint, the
-environment variable its API key is read from, and its capabilities, so a
+A :class:`VendorConfig` names an OpenAI-compatible or Anthropic endpoint, the environment
+variable its API key is read from, and its capabilities, so a
 :class:`~cross_judge.core.Critic` only needs ``vendor="deepseek"``. Lookups are
 case-insensitive. This module makes no network calls; ``make_client`` builds an
 ``openai.OpenAI`` client for cross-judge 0.1 code (imported lazily).
@@ -13,6 +13,7 @@ name           base URL                        key env var             json_obje
 =============  ==============================  ======================  ===========
 deepseek       https://api.deepseek.com/v1     DEEPSEEK_API_KEY        yes
 openai         https://api.openai.com/v1       OPENAI_API_KEY          yes
+anthropic      https://api.anthropic.com       ANTHROPIC_API_KEY       no (Messages)
 openrouter     https://openrouter.ai/api/v1    OPENROUTER_API_KEY      no (per model)
 custom         (``base_url=`` required)        none (key optional)     no
 ollama         http://localhost:11434/v1       none                    yes
@@ -20,6 +21,16 @@ llamacpp       http://localhost:8080/v1        none                    yes
 vllm           http://localhost:8000/v1        none                    yes
 lmstudio       http://localhost:1234/v1        none                    no
 =============  ==============================  ======================  ===========
+
+Base URLs. An OpenAI-protocol vendor's base URL is the prefix of ``/chat/completions``
+(it usually ends in ``/v1``). The ``anthropic`` protocol speaks the Messages API through
+the official ``anthropic`` SDK, which appends ``/v1/messages`` to the base URL; a trailing
+``/v1`` is dropped first, so ``https://api.anthropic.com`` and
+``https://api.anthropic.com/v1`` (or a local ``VendorServer``'s ``anthropic_url`` and
+``url``) reach the same endpoint. The key goes out as ``x-api-key``. No sampling
+parameter is sent on that protocol: the API version the SDK speaks (``2026-10-21``) refuses
+``temperature``, ``top_p`` and ``top_k`` for every model, so a critic's ``temperature``
+has no effect there (see :mod:`cross_judge.transport.anthropic`).
 """
 
 from __future__ import annotations
@@ -115,6 +126,10 @@ _BUILTIN: tuple[VendorConfig, ...] = (
         json_object=True,
         json_schema=True,
         max_tokens_field="max_completion_tokens",
+    ),
+    # The Messages API has no json_object mode; prompts ask for JSON instead.
+    VendorConfig(
+        "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", protocol="anthropic"
     ),
     # OpenRouter forwards response_format only to models that support it; off by default.
     VendorConfig("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
@@ -305,7 +320,8 @@ def make_client(
     Raises:
         UnknownVendorError: unknown vendor.
         MissingAPIKeyError: (a ``RuntimeError``) no key; the message names the env var.
-        ConfigError: ``custom`` without ``base_url``.
+        ConfigError: ``custom`` without ``base_url``, or a vendor that does not speak the
+            OpenAI protocol (``anthropic``).
         ImportError: the ``openai`` package is missing.
     """
     try:
@@ -317,6 +333,12 @@ def make_client(
         ) from exc
 
     config = with_base_url(get_vendor(vendor), base_url)
+    if config.protocol != "openai":
+        raise ConfigError(
+            f"make_client() builds an OpenAI client, and vendor {config.name!r} speaks the "
+            f"{config.protocol!r} protocol; use a Critic(vendor={config.name!r}), or that "
+            "vendor's own SDK"
+        )
     key = resolve_api_key(config, api_key)
     # The OpenAI client insists on a key; local servers accept any placeholder.
     return OpenAI(api_key=key or "not-needed", base_url=config.base_url)

@@ -258,7 +258,7 @@ def test_to_records_is_flat_with_a_column_per_critic() -> None:
 def test_printing_a_batch_shows_the_summary_and_repr_stays_short() -> None:
     batch = batch_of(ROWS)
     text = str(batch)
-    assert "Krippendorff's alpha (nominal)" in text and "items with a failed call" in text
+    assert "Krippendorff's alpha (nominal)" in text and "items to retry" in text
     assert "REJECT" in text and "25.0%" in text
     assert repr(batch) == (
         "BatchResult(4 items, critics=['a', 'b', 'c'], voting='majority', elapsed_s=2.0)"

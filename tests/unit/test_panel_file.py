@@ -133,7 +133,7 @@ def test_unknown_vendor_lists_known_ones_and_suggests_one(tmp_path: Path) -> Non
     error = problem(tmp_path, MINIMAL + "    vendor: deepsek\n")
     message = str(error)
     assert ":4: critics[0].vendor: unknown vendor 'deepsek' (did you mean 'deepseek'?)" in message
-    assert "known: custom, deepseek" in message and "simulated" in message
+    assert "known: anthropic, custom, deepseek" in message and "simulated" in message
 
 
 def test_unknown_packaged_prompt_lists_packaged_ones(tmp_path: Path) -> None:

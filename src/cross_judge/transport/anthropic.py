@@ -1,0 +1,434 @@
+"""The Anthropic Messages wire protocol (``vendor="anthropic"``), through the official SDK.
+
+One request in, a :class:`Completion` (text + usage) or a :class:`CallFailure` out. Like
+:mod:`.openai_compat`, this module classifies; it does not retry, parse verdicts or decide
+what an empty answer means for a vote (that is :mod:`cross_judge.core`'s job).
+
+The request
+    ``POST {base}/v1/messages`` with ``model``, ``max_tokens`` (the API requires it), one
+    user message and, when it is not empty, the system prompt as ``system``. The SDK's own
+    retries are off (``max_retries=0``): :mod:`cross_judge._retry` is the one policy. The
+    per-attempt ``timeout`` is passed to the SDK too.
+
+    **No sampling parameter is sent, for any model.** The SDK (``anthropic`` 2.x) speaks
+    API version ``2026-10-21``, which removed ``temperature``, ``top_p`` and ``top_k``: a
+    request carrying any of them, at any value and on any model, gets a 400
+    (https://platform.claude.com/docs/en/api/versioning; the SDK's ``messages.create``
+    has no such argument any more). Under the older version ``2023-06-01`` the newest
+    models already rejected non-default values (Claude Opus 4.7 and later, Sonnet 5 and
+    5.5, Haiku 5.5, Fable and Mythos), so a per-model list would only have postponed the
+    400s. ``Critic.temperature`` therefore has no effect on an Anthropic critic: steer it
+    with the prompt. ``json_mode`` and ``seed`` have no Messages equivalent and are not
+    sent either. A 400 the vendor sends anyway is ``BAD_REQUEST``, with its message kept.
+
+The key
+    Sent as ``x-api-key``, the header the Messages API documents (the SDK on its own would
+    send ``Authorization: Bearer``, which Anthropic-compatible gateways may refuse). It is
+    held only in the memory of the pooled SDK client made for it: never in a repr, an
+    error or a log line (the SDK's debug log prints per-request options; the key is not
+    one of them).
+
+The base URL
+    The SDK appends ``/v1/messages`` to the base URL. A base URL ending in ``/v1`` is used
+    without it, so ``https://api.anthropic.com`` and ``https://api.anthropic.com/v1`` both
+    reach ``https://api.anthropic.com/v1/messages``, and a gateway at
+    ``https://gw.example/anthropic`` gets ``/anthropic/v1/messages`` (see
+    :func:`sdk_base_url`).
+
+Pooling
+    Per event loop and endpoint origin (:mod:`._pool`, kind ``"anthropic"``): one
+    ``httpx2`` client holds the connection pool (``anthropic.DefaultAioHttpClient`` under
+    asyncio; ``anthropic.DefaultAsyncHttpxClient`` under trio, where aiohttp cannot run),
+    and over it one light ``AsyncAnthropic`` per base URL and key. Redirects are not
+    followed: one would carry the key to another host. Nothing is created at import;
+    :func:`cross_judge.transport.aclose_sessions` closes the pool.
+
+The response
+    Its body is read up to :data:`~._http.MAX_RESPONSE_BYTES` (an ``httpx2`` response hook
+    caps the stream) and parsed here, not by the SDK's lenient models:
+
+    * 2xx with a Messages body -> :class:`Completion`: the text blocks joined as ``text``;
+      ``thinking`` blocks as ``reasoning``, never as the verdict; ``stop_reason`` as
+      ``finish_reason`` (``"max_tokens"`` counts as truncated); ``stop_reason ==
+      "refusal"`` as ``refusal``; :func:`usage_of` for the usage.
+    * 2xx that is not JSON, not an object, or has no ``content`` list ->
+      ``INVALID_RESPONSE``; a 2xx error object -> ``SERVER``; a body over the cap ->
+      ``INVALID_RESPONSE``.
+    * 401/403 -> ``AUTH``; 429 -> ``RATE_LIMIT``; 5xx, 529 "overloaded" included ->
+      ``SERVER``; 408 -> ``TIMEOUT``; other statuses -> ``BAD_REQUEST`` (409 is still
+      retried). The vendor's ``{"type": "error", "error": {"type", "message"}}`` is kept
+      in the message, truncated, and ``retry-after-ms`` / ``Retry-After`` are read into
+      ``retry_after``.
+    * no answer within the timeout -> ``TIMEOUT``; a refused, reset or dropped
+      connection -> ``CONNECTION``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+import anyio.to_thread
+import httpx2
+
+from ..errors import ErrorKind
+from ..verdict import Usage
+from ._failure import CallFailure
+from ._http import DEFAULT_MAX_CONNECTIONS, MAX_RESPONSE_BYTES
+from ._pool import shared_client
+from ._wire import ChatRequest, Completion
+from .openai_compat import retry_after_seconds
+
+if TYPE_CHECKING:
+    import anthropic
+
+    from ..vendors import VendorConfig
+
+__all__ = [
+    "classify_exception",
+    "complete",
+    "parse_message_response",
+    "sdk_base_url",
+    "status_failure",
+    "usage_of",
+]
+
+_MAX_MESSAGE_CHARS = 500
+_KEEPALIVE_S = 30.0
+_POOL_KIND = "anthropic"
+
+
+def sdk_base_url(base_url: str) -> str:
+    """The base URL to give the SDK, which appends ``/v1/messages`` itself: ``base_url``
+    without trailing slashes and without one trailing ``/v1``."""
+    url = base_url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+async def complete(
+    config: VendorConfig,
+    request: ChatRequest,
+    *,
+    api_key: str | None,
+    timeout: float,
+) -> Completion:
+    """One attempt of ``request`` against ``config``'s Messages endpoint.
+
+    Raises:
+        CallFailure: for every outcome that is not a usable completion.
+    """
+    endpoint = shared_client(_POOL_KIND, config.base_url, _Endpoint)
+    client = await endpoint.client(sdk_base_url(config.base_url), api_key)
+    import anthropic  # already imported by endpoint.client(), in a worker thread
+
+    try:
+        response = await client.messages.with_raw_response.create(
+            model=request.model,
+            max_tokens=request.max_tokens,
+            messages=[{"role": "user", "content": request.user}],
+            system=request.system or anthropic.omit,
+            timeout=timeout,
+        )
+    except anthropic.APIError as exc:
+        raise classify_exception(exc, timeout) from exc
+    http = response.http_response
+    return parse_message_response(http.status_code, http.headers, http.content)
+
+
+def parse_message_response(status: int, headers: Mapping[str, str], body: bytes) -> Completion:
+    """Turn a 2xx response into a :class:`Completion`, or raise a classified failure."""
+    data = _json_object(status, headers, body)
+    if data.get("type") == "error" or ("error" in data and "content" not in data):
+        # Some gateways answer 200 with an error object.
+        raise CallFailure(ErrorKind.SERVER, f"HTTP {status}: {_vendor_detail(data)}")
+    content = data.get("content")
+    if not isinstance(content, list):
+        raise CallFailure(ErrorKind.INVALID_RESPONSE, "response has no content blocks")
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind == "thinking" and isinstance(block.get("thinking"), str):
+            thoughts.append(block["thinking"])
+    text = "".join(texts)
+    stop_reason = _str_or_none(data.get("stop_reason"))
+    return Completion(
+        text=text,
+        usage=usage_of(data.get("usage")),
+        finish_reason=stop_reason,
+        model=_str_or_none(data.get("model")),
+        refusal=_refusal_of(data.get("stop_details"), text) if stop_reason == "refusal" else None,
+        reasoning="\n\n".join(t for t in thoughts if t) or None,
+    )
+
+
+def usage_of(usage: Any) -> Usage | None:
+    """Anthropic usage as a :class:`Usage`; ``None`` when there is none.
+
+    ``input_tokens`` excludes the prompt-cache reads and writes, so ``prompt_tokens`` is
+    ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (every input
+    token, as for the other vendors), with the two cache parts kept as
+    ``cache_read_tokens`` / ``cache_write_tokens``; ``completion_tokens`` is
+    ``output_tokens`` (thinking included: it is billed as output). Missing, null or
+    negative counts are 0.
+    """
+    if not isinstance(usage, dict):
+        return None
+    read = _count(usage, "cache_read_input_tokens")
+    written = _count(usage, "cache_creation_input_tokens")
+    return Usage(
+        prompt_tokens=_count(usage, "input_tokens") + read + written,
+        completion_tokens=_count(usage, "output_tokens"),
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+def status_failure(status: int, headers: Mapping[str, str], body: object) -> CallFailure:
+    """The failure for an HTTP error status; ``body`` is the parsed JSON error (or its text).
+
+    ``headers`` must look names up case-insensitively (``httpx2.Headers`` does) or have
+    lower-case keys.
+    """
+    if status in (401, 403):
+        kind = ErrorKind.AUTH
+    elif status == 429:
+        kind = ErrorKind.RATE_LIMIT
+    elif status >= 500:
+        kind = ErrorKind.SERVER
+    elif status == 408:
+        kind = ErrorKind.TIMEOUT
+    else:
+        kind = ErrorKind.BAD_REQUEST
+    detail = _vendor_detail(body)
+    message = f"HTTP {status}" + (f": {detail}" if detail else "")
+    return CallFailure(kind, message, status=status, retry_after=retry_after_seconds(headers))
+
+
+def classify_exception(exc: anthropic.APIError, timeout: float) -> CallFailure:
+    """The :class:`CallFailure` for an exception the SDK raised."""
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return status_failure(exc.status_code, exc.response.headers, exc.body)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return CallFailure(ErrorKind.TIMEOUT, f"no response within {timeout:g}s")
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__
+        while cause is not None and not isinstance(cause, _BodyTooLarge):
+            cause = cause.__cause__
+        if cause is not None:
+            return CallFailure(ErrorKind.INVALID_RESPONSE, str(cause))
+        return CallFailure(ErrorKind.CONNECTION, _describe(exc.__cause__ or exc))
+    return CallFailure(ErrorKind.INVALID_RESPONSE, _describe(exc))
+
+
+# -- pooled clients -------------------------------------------------------------------------
+
+
+class _Endpoint:
+    """The pooled SDK state of one endpoint origin on one event loop.
+
+    One ``httpx2`` client (the connection pool), made on first use, and one
+    ``AsyncAnthropic`` over it per (base URL, key), found by the key's sha256. Used from
+    its event loop only.
+    """
+
+    def __init__(self, library: str) -> None:
+        self._library = library
+        self._http: httpx2.AsyncClient | None = None
+        self._clients: dict[tuple[str, str], anthropic.AsyncAnthropic] = {}
+        self._opening = anyio.Lock()
+
+    async def client(self, base_url: str, api_key: str | None) -> anthropic.AsyncAnthropic:
+        fingerprint = hashlib.sha256((api_key or "").encode("utf-8", "surrogatepass")).hexdigest()
+        found = self._clients.get((base_url, fingerprint))
+        if found is not None:
+            return found
+        if self._http is None:
+            async with self._opening:
+                if self._http is None:
+                    # In a worker thread: the first call imports the SDK (about 2 s) and
+                    # loads the CA bundle, which would stall every call on the loop.
+                    self._http = await anyio.to_thread.run_sync(_new_http_client, self._library)
+        import anthropic
+
+        # api_key="" counts as given, so the SDK reads no key, token or profile from the
+        # environment or the disk. Its "Authorization: Bearer" is replaced by x-api-key.
+        headers: dict[str, str | anthropic.Omit] = {"Authorization": anthropic.omit}
+        if api_key:
+            headers["X-Api-Key"] = api_key
+        client = anthropic.AsyncAnthropic(
+            api_key="",
+            base_url=base_url,
+            max_retries=0,
+            http_client=self._http,
+            # The SDK accepts Omit values here to remove a header (its own merge_headers
+            # makes such mappings); its annotation only says str.
+            default_headers=cast("dict[str, str]", headers),
+        )
+        self._clients[(base_url, fingerprint)] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close the connection pool; the SDK clients over it are forgotten."""
+        http, self._http = self._http, None
+        self._clients.clear()
+        if http is not None:
+            await http.aclose()
+
+
+def _new_http_client(library: str) -> httpx2.AsyncClient:
+    import anthropic
+
+    limits = httpx2.Limits(
+        max_connections=DEFAULT_MAX_CONNECTIONS,
+        max_keepalive_connections=DEFAULT_MAX_CONNECTIONS,
+        keepalive_expiry=_KEEPALIVE_S,
+    )
+    factory = (
+        anthropic.DefaultAioHttpClient
+        if library == "asyncio"
+        else anthropic.DefaultAsyncHttpxClient
+    )
+    return factory(
+        limits=limits,
+        follow_redirects=False,
+        event_hooks={"response": [_cap_response_body]},
+    )
+
+
+# -- the body cap ---------------------------------------------------------------------------
+
+
+class _BodyTooLarge(Exception):
+    def __init__(self) -> None:
+        super().__init__(f"response body larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB")
+
+
+async def _cap_response_body(response: httpx2.Response) -> None:
+    """httpx2 response hook, run before the body is read: refuse a declared length over
+    the cap, and cap the stream for bodies without one."""
+    length = response.headers.get("content-length", "")
+    if length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
+        raise _BodyTooLarge()
+    response.stream = _CappedStream(response.stream)
+
+
+class _CappedStream(httpx2.AsyncByteStream):
+    """A response stream that fails once more than MAX_RESPONSE_BYTES have been read.
+
+    Iterated through :class:`_CappedIterator`, a plain object rather than an async
+    generator, so that an abandoned read leaves nothing for the garbage collector to
+    finalise after its event loop has ended.
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __aiter__(self) -> _CappedIterator:
+        return _CappedIterator(self._inner.__aiter__())
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    @property
+    def elapsed(self) -> timedelta | None:
+        """httpx2 reads ``response.elapsed`` from its own stream's attribute."""
+        value = getattr(self._inner, "elapsed", None)
+        return value if isinstance(value, timedelta) else None
+
+
+class _CappedIterator:
+    __slots__ = ("_inner", "_size")
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._size = 0
+
+    def __aiter__(self) -> _CappedIterator:
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = cast("bytes", await self._inner.__anext__())
+        self._size += len(chunk)
+        if self._size > MAX_RESPONSE_BYTES:
+            close = getattr(self._inner, "aclose", None)
+            if close is not None:
+                await close()
+            raise _BodyTooLarge()
+        return chunk
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+def _json_object(status: int, headers: Mapping[str, str], body: bytes) -> dict[str, Any]:
+    content_type = headers.get("content-type", "")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        what = "HTML" if "html" in content_type or body.lstrip()[:1] == b"<" else "not JSON"
+        if not body.strip():
+            what = "empty"
+        raise CallFailure(
+            ErrorKind.INVALID_RESPONSE,
+            f"HTTP {status} body is {what} (content-type {content_type or 'unset'})",
+        ) from exc
+    if not isinstance(data, dict):
+        raise CallFailure(ErrorKind.INVALID_RESPONSE, "response body is not a JSON object")
+    return data
+
+
+def _vendor_detail(body: object) -> str:
+    """The vendor's error text, ``"<type>: <message>"`` for an Anthropic error body."""
+    if isinstance(body, Mapping):
+        error = body.get("error", body)
+        if isinstance(error, Mapping):
+            message = error.get("message")
+            text = message.strip() if isinstance(message, str) else ""
+            err_type = error.get("type")
+            if isinstance(err_type, str) and err_type and err_type != "error":
+                text = f"{err_type}: {text}" if text else err_type
+            if text:
+                return text[:_MAX_MESSAGE_CHARS]
+        elif isinstance(error, str) and error.strip():
+            return error.strip()[:_MAX_MESSAGE_CHARS]
+        return json.dumps(body, default=str)[:_MAX_MESSAGE_CHARS]
+    if isinstance(body, str):
+        text = body.strip()
+        return "non-JSON error body" if text.startswith("<") else text[:_MAX_MESSAGE_CHARS]
+    return ""
+
+
+def _refusal_of(details: Any, text: str) -> str:
+    """What a refusal says: the vendor's explanation (with its category), else the text
+    written before it stopped, else a plain statement."""
+    explanation = category = None
+    if isinstance(details, dict):
+        explanation = _str_or_none(details.get("explanation"))
+        category = _str_or_none(details.get("category"))
+    said = explanation or text.strip() or "the model declined to answer"
+    return f"{category}: {said}" if category else said
+
+
+def _count(data: Mapping[str, Any], key: str) -> int:
+    value = data.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _describe(exc: BaseException) -> str:
+    detail = str(exc).strip()
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
