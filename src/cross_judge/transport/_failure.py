@@ -6,9 +6,19 @@ It never escapes :meth:`cross_judge.core.Critic.judge`; the critic turns it into
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
+
 from ..errors import ErrorKind
 
-__all__ = ["RETRYABLE_KINDS", "RETRYABLE_STATUSES", "CallFailure"]
+__all__ = [
+    "RETRYABLE_KINDS",
+    "RETRYABLE_STATUSES",
+    "CallFailure",
+    "failure_for_status",
+    "retry_after_seconds",
+]
 
 RETRYABLE_KINDS = frozenset(
     {ErrorKind.TIMEOUT, ErrorKind.RATE_LIMIT, ErrorKind.SERVER, ErrorKind.CONNECTION}
@@ -54,3 +64,48 @@ class CallFailure(Exception):
 
     def __str__(self) -> str:
         return f"{self.kind.value}: {self.message}"
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date).
+
+    ``headers`` must look names up case-insensitively or have lower-case keys.
+    """
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def failure_for_status(status: int, headers: Mapping[str, str], detail: str) -> CallFailure:
+    """The failure for an HTTP error status, the same for every wire protocol: 401/403
+    ``AUTH``, 429 ``RATE_LIMIT``, 5xx (529 "overloaded" included) ``SERVER``, 408
+    ``TIMEOUT``, any other ``BAD_REQUEST`` (409 is still retried, see
+    :data:`RETRYABLE_STATUSES`). ``detail`` is the vendor's own message, kept; the wait it
+    asks for is read from ``headers`` into ``retry_after``."""
+    if status in (401, 403):
+        kind = ErrorKind.AUTH
+    elif status == 429:
+        kind = ErrorKind.RATE_LIMIT
+    elif status >= 500:
+        kind = ErrorKind.SERVER
+    elif status == 408:
+        kind = ErrorKind.TIMEOUT
+    else:
+        kind = ErrorKind.BAD_REQUEST
+    message = f"HTTP {status}" + (f": {detail}" if detail else "")
+    return CallFailure(kind, message, status=status, retry_after=retry_after_seconds(headers))

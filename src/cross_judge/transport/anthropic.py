@@ -77,11 +77,10 @@ import httpx2
 
 from ..errors import ErrorKind
 from ..verdict import Usage
-from ._failure import CallFailure
+from ._failure import CallFailure, failure_for_status
 from ._http import DEFAULT_MAX_CONNECTIONS, MAX_RESPONSE_BYTES
 from ._pool import shared_client
 from ._wire import ChatRequest, Completion
-from .openai_compat import retry_after_seconds
 
 if TYPE_CHECKING:
     import anthropic
@@ -198,19 +197,7 @@ def status_failure(status: int, headers: Mapping[str, str], body: object) -> Cal
     ``headers`` must look names up case-insensitively (``httpx2.Headers`` does) or have
     lower-case keys.
     """
-    if status in (401, 403):
-        kind = ErrorKind.AUTH
-    elif status == 429:
-        kind = ErrorKind.RATE_LIMIT
-    elif status >= 500:
-        kind = ErrorKind.SERVER
-    elif status == 408:
-        kind = ErrorKind.TIMEOUT
-    else:
-        kind = ErrorKind.BAD_REQUEST
-    detail = _vendor_detail(body)
-    message = f"HTTP {status}" + (f": {detail}" if detail else "")
-    return CallFailure(kind, message, status=status, retry_after=retry_after_seconds(headers))
+    return failure_for_status(status, headers, _vendor_detail(body))
 
 
 def classify_exception(exc: anthropic.APIError, timeout: float) -> CallFailure:

@@ -17,14 +17,12 @@ Classification of a response:
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ErrorKind
 from ..verdict import Usage
-from ._failure import CallFailure
+from ._failure import CallFailure, failure_for_status, retry_after_seconds
 from ._http import HTTPSession, RawResponse
 from ._wire import ChatRequest, Completion
 
@@ -127,43 +125,8 @@ def parse_chat_response(raw: RawResponse) -> Completion:
     )
 
 
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 def _status_failure(raw: RawResponse) -> CallFailure:
-    status = raw.status
-    if status in (401, 403):
-        kind = ErrorKind.AUTH
-    elif status == 429:
-        kind = ErrorKind.RATE_LIMIT
-    elif status >= 500:
-        kind = ErrorKind.SERVER
-    elif status in (408,):
-        kind = ErrorKind.TIMEOUT
-    else:
-        kind = ErrorKind.BAD_REQUEST
-    detail = _vendor_message(raw.body)
-    message = f"HTTP {status}" + (f": {detail}" if detail else "")
-    return CallFailure(kind, message, status=status, retry_after=retry_after_seconds(raw.headers))
+    return failure_for_status(raw.status, raw.headers, _vendor_message(raw.body))
 
 
 def _vendor_message(body: bytes) -> str:
