@@ -26,30 +26,46 @@ def _cost(value: float | None) -> str:
     return "n/a" if value is None else f"${value:.4f}"
 
 
-def render_summary(batch: BatchResult) -> RenderableType:
-    """Three tables: the run and its agreement, consensus counts, one row per critic."""
+def render_summary(
+    batch: BatchResult,
+    *,
+    level: str = "nominal",
+    alpha: float | None = None,
+    detailed: bool = False,
+) -> RenderableType:
+    """The run and its agreement, consensus counts, one row per critic.
+
+    ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
+    nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
+    items with disagreement, a pairwise agreement table and each critic's skipped calls.
+    """
     from rich import box
     from rich.console import Group
     from rich.table import Table
 
     n = len(batch.verdicts)
     usage = batch.usage
+    if alpha is None and level == "nominal":
+        alpha = batch.reliability_alpha()
     overview = Table(box=box.SIMPLE_HEAD, show_header=False, title="batch", title_justify="left")
     overview.add_column("what")
     overview.add_column("value", justify="right")
-    rate = n / batch.elapsed_s if batch.elapsed_s > 0 else None
     overview.add_row("items", str(n))
     overview.add_row("critics", ", ".join(batch.critics))
     overview.add_row("voting", batch.voting)
-    overview.add_row("items to retry (call failed or over budget)", str(len(batch.failed_items)))
-    overview.add_row("Krippendorff's alpha (nominal)", _number(batch.reliability_alpha()))
+    overview.add_row(f"Krippendorff's alpha ({level})", _number(alpha))
     overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
-    overview.add_row(
-        "tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"
-    )
+    if detailed:
+        disagreeing = sum(r.disagreement for r in batch.verdicts)
+        overview.add_row("items with disagreement", str(disagreeing))
+    overview.add_row("items to retry (call failed or over budget)", str(len(batch.failed_items)))
+    tokens = f"{usage.prompt_tokens} / {usage.completion_tokens}"
+    overview.add_row("tokens (prompt / completion)", tokens)
     overview.add_row("cost", _cost(batch.cost_usd))
     if batch.elapsed_s:
+        rate = n / batch.elapsed_s
         overview.add_row("wall time", f"{batch.elapsed_s:.2f} s ({_number(rate, 1)} items/s)")
+    tables: list[RenderableType] = [overview]
 
     consensus = Table(box=box.SIMPLE_HEAD, title="consensus", title_justify="left")
     consensus.add_column("label")
@@ -57,18 +73,36 @@ def render_summary(batch: BatchResult) -> RenderableType:
     consensus.add_column("share", justify="right")
     for label, count in batch.consensus_counts().items():
         consensus.add_row(label, str(count), _rate(count / n if n else None))
+    tables.append(consensus)
+
+    if detailed:
+        pairs = Table(box=box.SIMPLE_HEAD, title="pairwise agreement", title_justify="left")
+        for name in ("critic", "with", "agreement", "Cohen's kappa"):
+            pairs.add_column(
+                name, justify="right" if name in ("agreement", "Cohen's kappa") else "left"
+            )
+        percent = batch.pairwise_agreement("percent")
+        kappa = batch.pairwise_agreement("cohen")
+        for i, a in enumerate(batch.critics):
+            for b in batch.critics[i + 1 :]:
+                pairs.add_row(a, b, _rate(percent.get((a, b))), _number(kappa.get((a, b))))
+        tables.append(pairs)
 
     critics = Table(box=box.SIMPLE_HEAD, title="critics", title_justify="left")
-    for name in ("critic", "valid", "errors", "parse fails", "error rate", "agrees", "mean s"):
+    columns = ["critic", "valid", "errors", "parse fails"]
+    if detailed:
+        columns.append("skipped")
+    for name in (*columns, "error rate", "agrees", "mean s"):
         critics.add_column(name, justify="left" if name == "critic" else "right")
     for stats in batch.critic_stats().values():
+        cells = [stats.critic, str(stats.valid), str(stats.errors), str(stats.parse_failures)]
+        if detailed:
+            cells.append(str(stats.skipped))
         critics.add_row(
-            stats.critic,
-            str(stats.valid),
-            str(stats.errors),
-            str(stats.parse_failures),
+            *cells,
             _rate(stats.error_rate),
             _rate(stats.agreement),
             _number(stats.mean_elapsed_s, 2),
         )
-    return Group(overview, consensus, critics)
+    tables.append(critics)
+    return Group(*tables)

@@ -793,8 +793,7 @@ def _write_new(path: Path, batch: BatchResult) -> None:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from rich import box
-    from rich.table import Table
+    from ._summary import render_summary
 
     batch = _read_results(args.results, slim=True)
     order = [label.strip() for label in args.order.split(",")] if args.order else None
@@ -805,68 +804,8 @@ def _stats(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         hint = " (on the command line: --level ordinal --order LOW,...,HIGH)"
         raise ConfigError(str(exc) + (hint if "values=" in str(exc) else "")) from None
-    n = len(batch.verdicts)
-    usage = batch.usage
-    overview = Table(box=box.SIMPLE_HEAD, show_header=False, title="run", title_justify="left")
-    overview.add_column("what")
-    overview.add_column("value", justify="right")
-    overview.add_row("items", str(n))
-    overview.add_row("critics", ", ".join(batch.critics))
-    overview.add_row("voting", batch.voting)
-    overview.add_row(f"Krippendorff's alpha ({args.level})", _number(alpha))
-    overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
-    overview.add_row("items with disagreement", str(sum(r.disagreement for r in batch.verdicts)))
-    overview.add_row("items to retry (call failed or over budget)", str(len(batch.failed_items)))
-    overview.add_row(
-        "tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"
-    )
-    overview.add_row("cost", "n/a" if batch.cost_usd is None else f"${batch.cost_usd:.4f}")
-
-    consensus = Table(box=box.SIMPLE_HEAD, title="consensus", title_justify="left")
-    consensus.add_column("label")
-    consensus.add_column("items", justify="right")
-    consensus.add_column("share", justify="right")
-    for label, count in batch.consensus_counts().items():
-        consensus.add_row(label, str(count), _rate(count / n))
-
-    pairs = Table(box=box.SIMPLE_HEAD, title="pairwise agreement", title_justify="left")
-    pairs.add_column("critic")
-    pairs.add_column("with")
-    pairs.add_column("agreement", justify="right")
-    pairs.add_column("Cohen's kappa", justify="right")
-    percent = batch.pairwise_agreement("percent")
-    kappa = batch.pairwise_agreement("cohen")
-    for i, a in enumerate(batch.critics):
-        for b in batch.critics[i + 1 :]:
-            pairs.add_row(a, b, _rate(percent.get((a, b))), _number(kappa.get((a, b))))
-
-    critics = Table(box=box.SIMPLE_HEAD, title="critics", title_justify="left")
-    columns = ("critic", "valid", "errors", "parse fails", "skipped", "error rate", "agrees")
-    for name in (*columns, "mean s"):
-        critics.add_column(name, justify="left" if name == "critic" else "right")
-    for row in batch.critic_stats().values():
-        critics.add_row(
-            row.critic,
-            str(row.valid),
-            str(row.errors),
-            str(row.parse_failures),
-            str(row.skipped),
-            _rate(row.error_rate),
-            _rate(row.agreement),
-            _number(row.mean_elapsed_s, 2),
-        )
-    out = _stdout()
-    for table in (overview, consensus, pairs, critics):
-        out.print(table)
+    _stdout().print(render_summary(batch, level=args.level, alpha=alpha, detailed=True))
     return EXIT_OK
-
-
-def _rate(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
 
 
 # -- prompts ------------------------------------------------------------------------------------
