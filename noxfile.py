@@ -31,8 +31,17 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks; each prints a table of ratios and writes bench/results/*.json."""
-    session.install(".")
-    session.run("python", "bench/bench_fanout.py")
-    session.run("python", "bench/bench_transport.py")
-    session.run("python", "bench/bench_memory.py")
+    """Every benchmark: each prints a table, each target with PASS/MISS, and writes
+    bench/results/<name>.json. About 6 minutes on a 2-core machine."""
+    session.install(".[test]")  # krippendorff and numpy, for the statistics comparison
+    for script in (
+        "bench_fanout.py",
+        "bench_throughput.py",
+        "bench_cpu.py",
+        "bench_coldstart.py",
+        "bench_memory.py",
+        "bench_savings.py",
+        "bench_stats.py",
+        "bench_vs_01.py",
+    ):
+        session.run("python", f"bench/{script}")

@@ -11,7 +11,6 @@ measured here, so machine speed cancels out.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -19,13 +18,13 @@ from pathlib import Path
 
 import anyio
 
-import cross_judge
 from cross_judge import Critic, Ensemble
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _report import Report
 from _server import start_server
 
-RESULTS = Path(__file__).parent / "results"
+TARGET = 1.10  # judge() of K concurrent critics within 10% of one call (0.1: K times)
 
 
 async def measure(url: str, k: int, repeats: int) -> tuple[float, float]:
@@ -56,34 +55,34 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
 
-    rows = []
+    report = Report(
+        "fanout",
+        "Fan-out: one judge() of K critics against one call",
+        latency_s=args.latency,
+        repeats=args.repeats,
+    )
     with start_server(args.latency) as url:
         for k in args.critics:
             single, fanned = anyio.run(measure, url, k, args.repeats)
-            rows.append(
-                {
-                    "critics": k,
-                    "one_call_s": round(single, 4),
-                    "judge_s": round(fanned, 4),
-                    "ratio": round(fanned / single, 3),
-                    "cross_judge_0_1_ratio": k,
-                }
+            report.row(
+                critics=k,
+                one_call_s=round(single, 4),
+                judge_s=round(fanned, 4),
+                ratio=round(fanned / single, 3),
+                cross_judge_0_1_ratio=k,
             )
-    print(
-        f"fan-out at {args.latency * 1000:.0f} ms latency, median of {args.repeats}; "
-        f"cross-judge {cross_judge.__version__}"
+            report.check(
+                f"{k} critics: judge() / one call", fanned / single, at_most=TARGET, unit="x"
+            )
+    return report.finish(
+        [
+            ("critics", "critics"),
+            ("one_call_s", "one call s"),
+            ("judge_s", "judge() s"),
+            ("ratio", "ratio"),
+            ("cross_judge_0_1_ratio", "0.1 (sequential)"),
+        ]
     )
-    print(f"{'critics':>7} {'one call s':>10} {'judge() s':>10} {'ratio':>6} {'0.1 ratio':>9}")
-    for r in rows:
-        print(
-            f"{r['critics']:>7} {r['one_call_s']:>10.3f} {r['judge_s']:>10.3f} "
-            f"{r['ratio']:>6.2f} {r['cross_judge_0_1_ratio']:>9}"
-        )
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "fanout.json"
-    out.write_text(json.dumps({"latency_s": args.latency, "rows": rows}, indent=2))
-    print(f"wrote {out}")
-    return 0
 
 
 if __name__ == "__main__":

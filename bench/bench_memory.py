@@ -12,7 +12,6 @@ in-run baseline). Items/s is printed too.
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import sys
 import time
@@ -21,13 +20,12 @@ from pathlib import Path
 
 import anyio
 
-import cross_judge
 from cross_judge import Critic, Ensemble
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _report import Report
 from _server import start_server
 
-RESULTS = Path(__file__).parent / "results"
 PEAK_TARGET_MB = 300.0
 GROWTH_TARGET = 1.25
 _PAGE = resource.getpagesize()
@@ -80,44 +78,32 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=64)
     args = parser.parse_args()
 
+    report = Report(
+        "memory",
+        f"Memory: {args.items} items streamed",
+        critics=args.critics,
+        concurrency=args.concurrency,
+    )
     start_mb = rss_mb()
     with start_server(0.0) as url:
-        report = anyio.run(run, url, args.items, args.critics, args.concurrency)
-    samples = report["samples"]
+        result = anyio.run(run, url, args.items, args.critics, args.concurrency)
+    samples = result["samples"]
     assert isinstance(samples, list)
     assert samples, "no samples: too few items"
+    for sample in samples:
+        report.row(items=sample["items"], rss_mb=sample["rss_mb"])
     baseline, last = samples[0]["rss_mb"], samples[-1]["rss_mb"]
-    growth = last / baseline
     # getrusage and /proc count pages slightly differently; report the larger.
     peak = max(peak_rss_mb(), max(float(x["rss_mb"]) for x in samples))
-    report.update(
-        {
-            "critics": args.critics,
-            "concurrency": args.concurrency,
-            "rss_at_start_mb": round(start_mb, 1),
-            "peak_rss_mb": round(peak, 1),
-            "growth_last_over_first_tenth": round(growth, 3),
-            "peak_pass": peak < PEAK_TARGET_MB,
-            "flat_pass": growth <= GROWTH_TARGET,
-        }
+    report.note(
+        f"RSS before the run {start_mb:.1f} MB; {result['items']} items in "
+        f"{result['elapsed_s']} s = {result['items_per_s']} items/s; failed {result['failed']}"
     )
-    print(
-        f"memory: {report['items']} items streamed, {args.critics} critic(s), "
-        f"concurrency {args.concurrency}; cross-judge {cross_judge.__version__}"
+    report.check("peak RSS", peak, at_most=PEAK_TARGET_MB, unit=" MB")
+    report.check(
+        "last sample / first-tenth sample (flat)", last / baseline, at_most=GROWTH_TARGET, unit="x"
     )
-    print(f"{'items':>8} {'RSS MB':>8}")
-    for sample in samples:
-        print(f"{sample['items']:>8} {sample['rss_mb']:>8.1f}")
-    print(f"items/s: {report['items_per_s']} ({report['elapsed_s']} s, failed {report['failed']})")
-    verdict = "PASS" if report["peak_pass"] else "MISS"
-    print(f"peak RSS {peak:.1f} MB (target < {PEAK_TARGET_MB:.0f} MB): {verdict}")
-    verdict = "PASS" if report["flat_pass"] else "MISS"
-    print(f"last / first-tenth RSS {growth:.3f}x (target <= {GROWTH_TARGET}x, flat): {verdict}")
-    RESULTS.mkdir(exist_ok=True)
-    out = RESULTS / "memory.json"
-    out.write_text(json.dumps(report, indent=2))
-    print(f"wrote {out}")
-    return 0
+    return report.finish([("items", "items"), ("rss_mb", "RSS MB")])
 
 
 if __name__ == "__main__":

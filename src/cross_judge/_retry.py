@@ -120,20 +120,6 @@ async def call_with_retries(
     def remaining() -> float:
         return budget - (time.monotonic() - started)
 
-    def stop(state: RetryCallState) -> bool:
-        if stop_after_attempt(max_retries + 1)(state):
-            return True
-        # Do not start a wait (and a new attempt) that the deadline would cut short.
-        return state.upcoming_sleep >= remaining()
-
-    retrying = AsyncRetrying(
-        stop=stop,
-        wait=_wait,
-        retry=retry_if_exception(_is_retryable),
-        sleep=anyio.sleep,
-        reraise=True,
-    )
-
     async def timed(left: float) -> T:
         limit = min(timeout, left)
         try:
@@ -163,17 +149,49 @@ async def call_with_retries(
         gate.leave(None)
         return result
 
+    async def one() -> T:
+        """One attempt, counted; bounded by the timeout and what is left of the deadline."""
+        nonlocal attempts
+        left = remaining()
+        if left > 0 and gate is not None:
+            return await gated(gate, left)
+        attempts += 1
+        if left <= 0:
+            raise CallFailure(ErrorKind.TIMEOUT, f"deadline of {deadline:g}s exceeded")
+        return await timed(left)
+
+    # The first attempt runs outside tenacity: most calls succeed at once, and setting up
+    # tenacity's loop costs more CPU per call (~65 us, measured) than everything else here.
+    # A retryable failure is replayed into tenacity as its attempt 1, so waits, stops and
+    # retries follow the one policy exactly as if tenacity had made it.
+    try:
+        return await one(), attempts
+    except CallFailure as failure:
+        if max_retries == 0 or not _is_retryable(failure):
+            failure.attempts = attempts
+            raise
+        replay: CallFailure | None = failure
+
+    def stop(state: RetryCallState) -> bool:
+        if stop_after_attempt(max_retries + 1)(state):
+            return True
+        # Do not start a wait (and a new attempt) that the deadline would cut short.
+        return state.upcoming_sleep >= remaining()
+
+    retrying = AsyncRetrying(
+        stop=stop,
+        wait=_wait,
+        retry=retry_if_exception(_is_retryable),
+        sleep=anyio.sleep,
+        reraise=True,
+    )
     try:
         async for attempt_state in retrying:
             with attempt_state:
-                left = remaining()
-                if left > 0 and gate is not None:
-                    result = await gated(gate, left)
-                else:
-                    attempts += 1
-                    if left <= 0:
-                        raise CallFailure(ErrorKind.TIMEOUT, f"deadline of {deadline:g}s exceeded")
-                    result = await timed(left)
+                if replay is not None:
+                    first, replay = replay, None
+                    raise first
+                result = await one()
         return result, attempts
     except CallFailure as failure:
         failure.attempts = attempts

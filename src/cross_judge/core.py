@@ -32,7 +32,13 @@ from ._template import Template
 from .budget import Budget
 from .errors import ConfigError, ErrorKind, MissingAPIKeyError, PromptError
 from .parsing import LABEL_KEYS, REASONING_KEYS, extract_json, normalize_label, parse_answer
-from .pricing import Price, estimate_prompt_tokens, price_for, worst_case_cost
+from .pricing import (
+    Price,
+    estimate_prompt_tokens,
+    price_for,
+    registry_generation,
+    worst_case_cost,
+)
 from .transport import (
     CallFailure,
     ChatRequest,
@@ -149,6 +155,9 @@ class Critic:
         init=False, repr=False, default=None
     )
     _sha_memo: tuple[str, str, str] | None = field(init=False, repr=False, default=None)
+    _price_memo: tuple[str, str, int, Price | None] | None = field(
+        init=False, repr=False, default=None
+    )
     # Which JSON keys hold the label and the reasoning, highest precedence first. The
     # legacy Reviewer reads 0.1's `verdict`/`rationale` first; everything else `kind` first.
     _label_keys: tuple[str, ...] = field(init=False, repr=False, default=LABEL_KEYS)
@@ -367,7 +376,16 @@ class Critic:
 
     def price(self) -> Price | None:
         """This critic's model price (:func:`cross_judge.pricing.price_for`), if known."""
-        return price_for(self._endpoint().name, self.model)
+        vendor, generation = self._endpoint().name, registry_generation()
+        memo = self._price_memo
+        if memo is None or memo[:3] != (vendor, self.model, generation):
+            memo = self._price_memo = (
+                vendor,
+                self.model,
+                generation,
+                price_for(vendor, self.model),
+            )
+        return memo[3]
 
     async def judge(
         self,
@@ -407,7 +425,20 @@ class Critic:
                 with :func:`cross_judge.register_price`).
             Both are raised before any request, so nothing is billed.
         """
-        request = self.build_request(query, context)
+        return await self.judge_request(
+            self.build_request(query, context), budget=budget, cache=cache
+        )
+
+    async def judge_request(
+        self,
+        request: ChatRequest,
+        *,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Verdict:
+        """:meth:`judge` for a request already built with :meth:`build_request` (an
+        :class:`~cross_judge.ensemble.Ensemble` builds every critic's request before it
+        calls any, so a template mistake costs nothing)."""
         config = self._endpoint()
         price = self.price()
         spending = Budget.of(budget)
@@ -579,14 +610,24 @@ class Critic:
         )
 
     def unfinished_verdict(
-        self, kind: str, message: str, error_kind: ErrorKind, *, elapsed_s: float = 0.0
+        self,
+        kind: str,
+        message: str,
+        error_kind: ErrorKind,
+        *,
+        elapsed_s: float = 0.0,
+        sent: bool = True,
     ) -> Verdict:
         """A verdict for a call of this critic that did not complete or was never made.
 
-        Used by ensembles for calls cut off by a deadline (``kind="ERROR"``) or cancelled
-        by early stop (``kind="SKIPPED"``). Carries the critic's provenance.
+        Used by ensembles for calls cut off by a deadline (``kind="ERROR"``) or saved by
+        early stop (``kind="SKIPPED"``). Carries the critic's provenance. A call that was
+        never ``sent`` costs $0 (when the price is known); one cut off in flight has no
+        known cost (a vendor may bill its prompt).
         """
         common = self._common(time.perf_counter() - elapsed_s, attempts=0)
+        if not sent and self.price() is not None:
+            common["cost_usd"] = 0.0
         return Verdict(kind=kind, reasoning=message, error=message, error_kind=error_kind, **common)
 
     def _failed(

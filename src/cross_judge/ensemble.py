@@ -5,9 +5,14 @@ judgement takes as long as the slowest critic, not the sum (cross-judge 0.1 call
 one after another). Verdicts come back in critic order whatever order they finish in.
 The strategy and its arguments are checked at construction, before anything is billed.
 
-With ``early_stop=True`` (``majority`` and ``unanimous``), critics still running are
-cancelled as soon as their answers could no longer change the consensus; their verdicts
-are ``kind="SKIPPED"`` with ``error_kind="early_stop"`` and count in no statistic. With a
+Early stop (``majority`` and ``unanimous``) saves the calls whose answers could no longer
+change the consensus. ``early_stop=True`` (or ``"staged"``) asks only as many critics, in
+critic order, as could decide the outcome (3 of 5 for a majority), and more only while it
+is undecided: fewer calls, at the price of a second round of latency when the first ones
+disagree. ``early_stop="cancel"`` asks every critic at once and cancels those still
+running once the outcome is decided: no extra latency, but every call was sent (a vendor
+may bill a cancelled request's prompt). Either way the critics not heard from are
+``kind="SKIPPED"`` with ``error_kind="early_stop"`` and count in no statistic. With a
 ``deadline``, critics still running when it expires give ``ERROR`` verdicts with
 ``error_kind="timeout"``. Cancelling the caller cancels every call in flight.
 
@@ -40,6 +45,7 @@ from .voting import (
     VotingStrategy,
     accepts_kwarg,
     agreement_pct,
+    calls_to_decide,
     krippendorff_alpha,
     outcome_is_decided,
     strategy_name,
@@ -51,7 +57,10 @@ if TYPE_CHECKING:
     from .cache import ResponseCache
     from .schema import Verdict as LegacyVerdict
 
-__all__ = ["Ensemble", "VotingName", "default_query_id", "revote"]
+__all__ = ["EarlyStop", "Ensemble", "VotingName", "default_query_id", "revote"]
+
+EarlyStop = Literal[False, True, "staged", "cancel"]
+"""``early_stop`` values: ``True`` is ``"staged"``."""
 
 VotingName = Literal[
     "majority",
@@ -98,8 +107,10 @@ class Ensemble:
         weights: vote weight per critic name; default each critic's ``weight``. Passed to
             strategies that accept ``weights``.
         min_valid: quorum: with fewer valid verdicts the consensus is the fallback.
-        early_stop: cancel critics whose answers can no longer change the consensus
-            (``majority`` and ``unanimous`` only).
+        early_stop: save the calls whose answers can no longer change the consensus
+            (``majority`` and ``unanimous`` only): ``True``/``"staged"`` asks critics
+            only as needed, ``"cancel"`` asks all at once and cancels the rest when
+            decided; ``False`` asks and waits for all.
         deadline: seconds allowed for one ``judge()``; critics still running then give
             ``ERROR`` verdicts with ``error_kind="timeout"``.
         cache: a response cache for every critic (``True`` for the default file, a path,
@@ -116,7 +127,7 @@ class Ensemble:
     voting_kwargs: dict[str, Any] = field(default_factory=dict)
     weights: Mapping[str, float] | None = None
     min_valid: int | None = None
-    early_stop: bool = False
+    early_stop: EarlyStop = False
     deadline: float | None = None
     cache: ResponseCache | bool | str | os.PathLike[str] | None = field(default=None, repr=False)
 
@@ -162,6 +173,10 @@ class Ensemble:
             from .cache import resolve_cache
 
             self._cache = resolve_cache(self.cache)
+        if self.early_stop not in (False, True, "staged", "cancel"):
+            raise ConfigError(
+                f"early_stop must be False, True, 'staged' or 'cancel', got {self.early_stop!r}"
+            )
         if self.early_stop and not supports_early_stop(self._strategy):
             raise ConfigError(
                 f"early_stop supports the majority and unanimous strategies, not "
@@ -204,33 +219,47 @@ class Ensemble:
         budget = Budget.of(budget_usd)
         if budget is not None:
             self.check_prices()
-        for critic in self.critics:
-            critic.render_prompt(query, context)
+        requests = [critic.build_request(query, context) for critic in self.critics]
         await self._check_caches()
         started = time.perf_counter()
         n = len(self.critics)
         results: list[Verdict | None] = [None] * n
+        staged = self.early_stop in (True, "staged")
+        launched = 0
         stopped_early = False
 
-        async def run(index: int, critic: Critic, group: TaskGroup) -> None:
+        def launch(count: int, group: TaskGroup) -> None:
+            nonlocal launched
+            for index in range(launched, min(n, launched + count)):
+                group.start_soon(run, index, group)
+            launched = min(n, launched + count)
+
+        async def run(index: int, group: TaskGroup) -> None:
             nonlocal stopped_early
-            results[index] = await critic.judge(query, context, budget=budget, cache=self._cache)
-            if self.early_stop and not stopped_early:
-                done = [v for v in results if v is not None]
-                if outcome_is_decided(self._strategy, done, n - len(done), self._kwargs):
-                    stopped_early = True
-                    group.cancel_scope.cancel()
+            results[index] = await self.critics[index].judge_request(
+                requests[index], budget=budget, cache=self._cache
+            )
+            if not self.early_stop or stopped_early:
+                return
+            done = [v for v in results if v is not None]
+            if outcome_is_decided(self._strategy, done, n - len(done), self._kwargs):
+                stopped_early = True
+                group.cancel_scope.cancel()
+            elif staged and launched == len(done):  # nothing in flight: ask more
+                launch(calls_to_decide(self._strategy, done, n - len(done), self._kwargs), group)
 
         with anyio.move_on_after(self.deadline if self.deadline is not None else math.inf):
             async with anyio.create_task_group() as group:
-                for index, critic in enumerate(self.critics):
-                    group.start_soon(run, index, critic, group)
+                first = calls_to_decide(self._strategy, [], n, self._kwargs) if staged else n
+                launch(first, group)
 
         elapsed = time.perf_counter() - started
         finished = sum(v is not None for v in results)
         verdicts = [
-            v if v is not None else self._unfinished(critic, stopped_early, finished, elapsed)
-            for critic, v in zip(self.critics, results, strict=True)
+            v
+            if v is not None
+            else self._unfinished(critic, stopped_early, finished, elapsed, index < launched)
+            for index, (critic, v) in enumerate(zip(self.critics, results, strict=True))
         ]
         return self.aggregate_verdicts(
             verdicts, query_id=query_id or default_query_id(query), meta=meta, elapsed_s=elapsed
@@ -257,21 +286,25 @@ class Ensemble:
                 raise ConfigError(critic._no_price_message(critic._endpoint()))
 
     def _unfinished(
-        self, critic: Critic, stopped_early: bool, finished: int, elapsed: float
+        self, critic: Critic, stopped_early: bool, finished: int, elapsed: float, sent: bool
     ) -> Verdict:
         if stopped_early:
+            what = "cancelled" if sent else "not asked"
             return critic.unfinished_verdict(
                 "SKIPPED",
-                f"early_stop: the outcome was decided after {finished} of "
+                f"early_stop: {what}; the outcome was decided after {finished} of "
                 f"{len(self.critics)} critics",
                 ErrorKind.EARLY_STOP,
                 elapsed_s=elapsed,
+                sent=sent,
             )
         return critic.unfinished_verdict(
             "ERROR",
-            f"timeout: ensemble deadline of {self.deadline:g}s exceeded",
+            f"timeout: ensemble deadline of {self.deadline:g}s exceeded"
+            + ("" if sent else " before this critic was asked"),
             ErrorKind.TIMEOUT,
             elapsed_s=elapsed,
+            sent=sent,
         )
 
     def judge_sync(

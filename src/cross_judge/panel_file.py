@@ -6,7 +6,7 @@
 
     voting: majority                  # default majority
     voting_kwargs: {priority: [REJECT, SPLIT, MERGE]}
-    early_stop: false                 # optional
+    early_stop: false                 # optional: true (= staged), staged or cancel
     min_valid: 2                      # optional quorum
     deadline: 120                     # optional, seconds per item
     concurrency: 16                   # optional, items in flight (the CLI's default)
@@ -377,7 +377,7 @@ class PanelSpec(BaseModel):
 
     voting: str = "majority"
     voting_kwargs: dict[str, Any] = Field(default_factory=dict)
-    early_stop: bool = False
+    early_stop: bool | Literal["staged", "cancel"] = False
     min_valid: int | None = Field(default=None, ge=1)
     deadline: float | None = Field(default=None, gt=0.0)
     concurrency: int | None = Field(default=None, ge=1)

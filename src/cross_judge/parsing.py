@@ -47,6 +47,7 @@ is removing trailing commas; single-quoted pseudo-JSON still fails.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -324,6 +325,13 @@ def _key_names(keys: Sequence[str]) -> tuple[str, ...]:
     """``keys`` lower-cased and stripped, as :func:`_find_key` compares them."""
     if isinstance(keys, str):
         keys = (keys,)
+    if isinstance(keys, tuple):
+        return _normalised_keys(keys)  # the usual case: a constant tuple, memoised
+    return tuple(k.strip().lower() for k in keys)
+
+
+@functools.lru_cache(maxsize=64)
+def _normalised_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(k.strip().lower() for k in keys)
 
 

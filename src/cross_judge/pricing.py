@@ -43,6 +43,7 @@ __all__ = [
     "price_for",
     "prices_as_of",
     "register_price",
+    "registry_generation",
     "worst_case_cost",
 ]
 
@@ -109,6 +110,12 @@ class Price:
 
 _lock = threading.Lock()
 _registered: dict[tuple[str, str], Price] = {}
+_generation = 0  # bumped by every registration, so callers may memoise lookups
+
+
+def registry_generation() -> int:
+    """A number that changes whenever registered prices change (for memoised lookups)."""
+    return _generation
 
 
 @functools.lru_cache(maxsize=1)
@@ -169,8 +176,10 @@ def register_price(
         cache_read=None if cache_read is None else _rate(where, "cache_read", cache_read),
         cache_write=None if cache_write is None else _rate(where, "cache_write", cache_write),
     )
+    global _generation
     with _lock:
         _registered[vendor.strip().lower(), model] = price
+        _generation += 1
     return price
 
 
@@ -188,16 +197,20 @@ def load_prices(path: str | os.PathLike[str]) -> int:
         text = Path(source).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{source}: cannot read the price file ({exc.strerror or exc})") from None
+    global _generation
     _, table = _parse_table(text, source=source)
     with _lock:
         _registered.update(table)
+        _generation += 1
     return len(table)
 
 
 def _clear_registered() -> None:
     """Forget registered prices (tests)."""
+    global _generation
     with _lock:
         _registered.clear()
+        _generation += 1
 
 
 # -- estimates ---------------------------------------------------------------------------------

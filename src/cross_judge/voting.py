@@ -54,6 +54,7 @@ __all__ = [
     "agreement_pct",
     "any_vote",
     "average_score",
+    "calls_to_decide",
     "first_disagreement",
     "get_voting_strategy",
     "highest_score",
@@ -999,3 +1000,52 @@ def outcome_is_decided(
     runner_up = ranked[1][1] if len(ranked) > 1 else 0
     # A runner-up of 0 also covers a label nobody has voted for yet.
     return top > runner_up + remaining
+
+
+_HYPOTHETICAL = ("\x00cross-judge-leader", "\x00cross-judge-other")
+
+
+def calls_to_decide(
+    strategy: str | VotingStrategy,
+    verdicts_so_far: Sequence[Verdict],
+    remaining: int,
+    kwargs: Mapping[str, Any],
+) -> int:
+    """The fewest further verdicts that could decide an outcome not decided yet (see
+    :func:`outcome_is_decided`), for staged early stop: asking fewer critics can never
+    decide, so asking more than this at once may waste calls.
+
+    Tries ``m = 1, 2, ...`` further valid votes, all for the current leader (the best case
+    for ``majority``), or all but one for it and one for another label (the best case for
+    ``unanimous``, which a single dissent decides). Returns ``remaining`` when no ``m`` up
+    to it could decide (a quorum out of reach, say), and 0 when ``remaining`` is 0.
+
+    Raises:
+        ConfigError: as :func:`outcome_is_decided`.
+    """
+    if remaining <= 0:
+        return 0
+    counts = Counter(
+        v.kind for v in map(as_verdict, verdicts_so_far) if v.error is None and not _is_uncast(v)
+    )
+    leader = counts.most_common(1)[0][0] if counts else _HYPOTHETICAL[0]
+    for m in range(1, remaining + 1):
+        for dissent in (0, 1):
+            labels = [leader] * (m - dissent) + [_HYPOTHETICAL[1]] * dissent
+            hypothetical = [
+                Verdict.model_construct(
+                    kind=label,
+                    error=None,
+                    error_kind=None,
+                    critic_id=f"\x00hypothetical-{i}",
+                    confidence=1.0,
+                    score=None,
+                )
+                for i, label in enumerate(labels)
+            ]
+            decided = outcome_is_decided(
+                strategy, [*verdicts_so_far, *hypothetical], remaining - m, kwargs
+            )
+            if decided:
+                return m
+    return remaining

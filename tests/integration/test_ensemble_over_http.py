@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from cross_judge import Critic, Ensemble, ErrorKind, PromptError
+from cross_judge import ConfigError, Critic, Ensemble, ErrorKind, PromptError
 from cross_judge.testing import Persona, Reply, VendorServer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
@@ -55,12 +55,12 @@ async def test_critics_run_concurrently_and_come_back_in_critic_order(
     assert (result.consensus, result.n_valid, result.agreement_pct) == ("MERGE", 4, 1.0)
 
 
-async def test_early_stop_cancels_the_slow_critics_once_three_of_five_agree(
+async def test_early_stop_cancel_cancels_the_slow_critics_once_three_of_five_agree(
     panel_server: VendorServer,
 ) -> None:
     models = ["fast-1", "slow-1", "fast-2", "slow-2", "fast-3"]
     critics = [critic(panel_server, m, timeout=60) for m in models]
-    async with Ensemble(critics, early_stop=True) as ensemble:
+    async with Ensemble(critics, early_stop="cancel") as ensemble:
         result = await ensemble.judge("Felines (see also: Cats)")
     assert result.consensus == "MERGE"
     assert result.calls_saved == 2 and result.n_valid == 3 and result.n_errors == 0
@@ -71,6 +71,94 @@ async def test_early_stop_cancels_the_slow_critics_once_three_of_five_agree(
     assert in_flight_drops_to_zero(panel_server)  # the server saw both disconnect
     full = Ensemble(critics[::2]).aggregate_verdicts(result.verdicts[::2], query_id="x")
     assert full.consensus == result.consensus
+
+
+def requests_by_model(server: VendorServer) -> dict[str, int]:
+    return dict(server.stats()["by_model"])
+
+
+async def test_staged_early_stop_asks_three_of_five_when_they_agree(
+    panel_server: VendorServer,
+) -> None:
+    models = ["fast-1", "fast-2", "fast-3", "slow-1", "slow-2"]
+    panel_server.reset_stats()
+    async with Ensemble([critic(panel_server, m) for m in models], early_stop=True) as e:
+        result = await e.judge("Felines (see also: Cats)")
+    assert requests_by_model(panel_server) == {"fast-1": 1, "fast-2": 1, "fast-3": 1}
+    assert result.consensus == "MERGE" and result.calls_saved == 2
+    skipped = [v for v in result.verdicts if v.kind == "SKIPPED"]
+    assert [v.critic_id for v in skipped] == ["slow-1", "slow-2"]
+    assert all("not asked" in (v.error or "") and v.attempts == 0 for v in skipped)
+
+
+async def test_staged_early_stop_asks_more_only_while_undecided(
+    panel_server: VendorServer,
+) -> None:
+    # The first wave splits 2-1 (wrong-fast answers KEEP), so one more critic is asked.
+    panel_server.always("wrong-fast", Reply.content('{"kind": "KEEP"}'))
+    try:
+        models = ["fast-1", "wrong-fast", "fast-2", "fast-3", "mid"]
+        panel_server.reset_stats()
+        async with Ensemble([critic(panel_server, m) for m in models], early_stop="staged") as e:
+            result = await e.judge("Felines (see also: Cats)")
+    finally:
+        panel_server.always("wrong-fast", None)
+    assert requests_by_model(panel_server) == {
+        "fast-1": 1,
+        "wrong-fast": 1,
+        "fast-2": 1,
+        "fast-3": 1,
+    }
+    assert result.consensus == "MERGE" and result.calls_saved == 1
+    assert result.verdicts[-1].critic_id == "mid" and result.verdicts[-1].kind == "SKIPPED"
+
+
+async def test_staged_early_stop_replaces_a_failed_critic(panel_server: VendorServer) -> None:
+    panel_server.always("broken", Reply.status(400))
+    try:
+        models = ["fast-1", "broken", "fast-2", "fast-3", "mid"]
+        panel_server.reset_stats()
+        async with Ensemble([critic(panel_server, m) for m in models], early_stop=True) as e:
+            result = await e.judge("Felines (see also: Cats)")
+    finally:
+        panel_server.always("broken", None)
+    assert result.consensus == "MERGE" and result.n_errors == 1 and result.n_valid == 3
+    assert "mid" not in requests_by_model(panel_server)
+
+
+async def test_staged_unanimous_stops_at_the_first_dissent(panel_server: VendorServer) -> None:
+    panel_server.always("dissent", Reply.content('{"kind": "KEEP"}'))
+    try:
+        models = ["fast-1", "dissent", "fast-2", "fast-3"]
+        panel_server.reset_stats()
+        critics = [critic(panel_server, m) for m in models]
+        async with Ensemble(critics, voting="unanimous", early_stop=True) as staged:
+            result = await staged.judge("Felines (see also: Cats)")
+    finally:
+        panel_server.always("dissent", None)
+    assert requests_by_model(panel_server) == {"fast-1": 1, "dissent": 1}
+    assert result.consensus == "UNCLEAR" and result.calls_saved == 2
+
+
+async def test_staged_skips_cost_nothing_when_the_price_is_known(
+    panel_server: VendorServer,
+) -> None:
+    from cross_judge import pricing
+
+    pricing.register_price("*", vendor="custom", input=1.0, output=1.0)
+    try:
+        models = ["fast-1", "fast-2", "fast-3", "slow-1", "slow-2"]
+        async with Ensemble([critic(panel_server, m) for m in models], early_stop=True) as e:
+            result = await e.judge("Felines (see also: Cats)")
+    finally:
+        pricing._clear_registered()
+    assert all(v.cost_usd == 0.0 for v in result.verdicts if v.kind == "SKIPPED")
+    assert result.cost_usd == sum(v.cost_usd or 0.0 for v in result.verdicts)
+
+
+def test_early_stop_values_are_checked() -> None:
+    with pytest.raises(ConfigError, match="early_stop must be False, True, 'staged' or 'cancel'"):
+        Ensemble([Critic(name="a", model="m", api_key="k")], early_stop="sometimes")  # type: ignore[arg-type]
 
 
 async def test_deadline_turns_unfinished_critics_into_timeout_errors(

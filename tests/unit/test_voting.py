@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cross_judge.errors import ConfigError, ErrorKind
@@ -29,6 +29,7 @@ from cross_judge.voting import (
     agreement_pct,
     any_vote,
     average_score,
+    calls_to_decide,
     first_disagreement,
     get_voting_strategy,
     krippendorff_alpha,
@@ -974,3 +975,45 @@ def test_a_decided_outcome_holds_whatever_the_remaining_critics_answer(
         for rest in itertools.product(ANSWERS, repeat=remaining)
     }
     assert labels == {vote(name, so_far, **kwargs).label}
+
+
+# -- calls_to_decide (staged early stop) ---------------------------------------------------------
+
+
+def _votes(*labels: str) -> list[Verdict]:
+    return [Verdict(kind=label, critic_id=f"c{i}") for i, label in enumerate(labels)]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "so_far", "remaining", "expected"),
+    [
+        ("majority", (), 5, 3),
+        ("majority", (), 4, 3),
+        ("majority", ("A", "A", "B"), 2, 1),
+        ("majority", ("A", "B", "C"), 2, 2),
+        ("unanimous", (), 5, 2),
+        ("unanimous", ("A", "A"), 3, 1),
+        ("majority", (), 0, 0),
+    ],
+)
+def test_calls_to_decide_is_the_fewest_further_votes_that_could_decide(
+    strategy: str, so_far: tuple[str, ...], remaining: int, expected: int
+) -> None:
+    assert calls_to_decide(strategy, _votes(*so_far), remaining, {}) == expected
+
+
+@given(
+    st.lists(st.sampled_from(["A", "B", "C"]), max_size=6),
+    st.integers(min_value=1, max_value=6),
+)
+def test_fewer_votes_than_calls_to_decide_never_decide_a_majority(
+    so_far: list[str], remaining: int
+) -> None:
+    verdicts = _votes(*so_far)
+    assume(not outcome_is_decided("majority", verdicts, remaining, {}))  # asked only then
+    needed = calls_to_decide("majority", verdicts, remaining, {})
+    assert 1 <= needed <= remaining
+    for fewer in range(needed):
+        for label in ["A", "B", "C", "D"]:
+            extra = _votes(*([label] * fewer))
+            assert not outcome_is_decided("majority", verdicts + extra, remaining - fewer, {})

@@ -24,6 +24,7 @@ Nothing here holds an API key: keys travel with each call.
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import weakref
 from collections.abc import Callable
@@ -52,6 +53,7 @@ _by_loop: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Closeable]] = (
 )
 
 
+@functools.lru_cache(maxsize=256)
 def endpoint_key(base_url: str) -> str:
     """The pool key of a base URL: its origin, lower-cased (paths share a pool)."""
     parts = urlsplit(base_url)
