@@ -23,22 +23,20 @@ obeys cancellation (a cancelled caller is never turned into a failure).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Awaitable, Callable
-from typing import Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import anyio
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_random_exponential,
-)
 
 from .errors import ErrorKind
 from .transport import CallFailure
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
+    from tenacity.wait import wait_base
 
 __all__ = ["MAX_RETRY_AFTER_S", "Gate", "call_with_retries"]
 
@@ -47,7 +45,18 @@ T = TypeVar("T")
 MAX_RETRY_AFTER_S = 60.0
 """Longest vendor-requested wait honoured; beyond it the wait is capped to this."""
 
-_backoff = wait_random_exponential(multiplier=0.5, max=8.0)
+
+@functools.cache
+def _exponential_jitter() -> wait_base:
+    # tenacity is imported on the first retry, not at import: most calls never retry.
+    from tenacity import wait_random_exponential
+
+    return wait_random_exponential(multiplier=0.5, max=8.0)
+
+
+def _backoff(state: RetryCallState) -> float:
+    """A random wait up to 0.5 s, 1 s, 2 s, ... capped at 8 s (full jitter)."""
+    return float(_exponential_jitter()(state))
 
 
 class Gate(Protocol):
@@ -171,6 +180,8 @@ async def call_with_retries(
             failure.attempts = attempts
             raise
         replay: CallFailure | None = failure
+
+    from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
     def stop(state: RetryCallState) -> bool:
         if stop_after_attempt(max_retries + 1)(state):

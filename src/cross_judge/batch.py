@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
 import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
@@ -53,6 +52,7 @@ from .errors import ConfigError, ErrorKind
 from .verdict import EnsembleVerdict, Usage, Verdict
 
 if TYPE_CHECKING:
+    from anyio.streams.memory import MemoryObjectReceiveStream
     from rich.console import RenderableType
 
     from .ensemble import Ensemble
@@ -99,7 +99,8 @@ class Item(BaseModel):
         meta: copied to the result's ``meta``.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: validators are built on first use, not at import (cold start).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     query: str
@@ -562,7 +563,7 @@ class CriticStats(BaseModel):
     verdicts equal to the consensus. Rates are ``None`` when undefined (no calls made).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     critic: str
     items: int = 0
@@ -587,6 +588,8 @@ class BatchResult(BaseModel):
     from ``verdicts`` and never call a model; ``None`` means undefined, never a made-up 0.
     ``len(batch)`` is the number of items; ``print(batch)`` prints :meth:`summary`.
     """
+
+    model_config = ConfigDict(defer_build=True)
 
     verdicts: list[EnsembleVerdict]
     critics: list[str]

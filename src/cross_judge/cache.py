@@ -116,7 +116,7 @@ class CacheStats(BaseModel):
     was made, in this process only.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     path: Path
     exists: bool

@@ -28,6 +28,7 @@ import math
 import os
 import time
 from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -248,7 +249,11 @@ class Ensemble:
             elif staged and launched == len(done):  # nothing in flight: ask more
                 launch(calls_to_decide(self._strategy, done, n - len(done), self._kwargs), group)
 
-        with anyio.move_on_after(self.deadline if self.deadline is not None else math.inf):
+        # No cancel scope without a deadline: one fewer per item on the batch hot path.
+        deadline = (
+            anyio.move_on_after(self.deadline) if self.deadline is not None else nullcontext()
+        )
+        with deadline:
             async with anyio.create_task_group() as group:
                 first = calls_to_decide(self._strategy, [], n, self._kwargs) if staged else n
                 launch(first, group)

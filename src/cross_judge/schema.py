@@ -44,7 +44,7 @@ class Verdict(BaseModel):
     :meth:`from_verdict`) and a mapping that uses the new field names.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     reviewer_id: str
     verdict: VerdictLabel
@@ -127,7 +127,7 @@ class EnsembleResult(BaseModel):
     has no ``agreement_pct`` or ``krippendorff_alpha``.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     item_id: str
     verdicts: list[Verdict]

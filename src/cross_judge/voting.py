@@ -256,7 +256,9 @@ def _labels(name: str, value: Any) -> tuple[str, ...]:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool)
+    # float and int first: the ABC check is ten times slower, and this runs on every vote.
+    kind = type(value)
+    return kind is float or kind is int or (isinstance(value, Real) and kind is not bool)
 
 
 def _unit(name: str, value: Any) -> float:
