@@ -101,6 +101,7 @@ async def call_with_retries(
     timeout: float,
     deadline: float | None = None,
     gate: Gate | None = None,
+    self_timed: bool = False,
 ) -> tuple[T, int]:
     """Run ``attempt`` until it succeeds or the policy gives up; return (result, attempts).
 
@@ -112,6 +113,10 @@ async def call_with_retries(
             beyond ``timeout`` per attempt).
         gate: the vendor's admission gate, entered before and left after each attempt;
             the time spent entering counts against ``deadline`` only.
+        self_timed: ``attempt`` itself gives up after ``timeout`` seconds (its HTTP
+            client enforces a total timeout) and raises a ``TIMEOUT`` failure. No cancel
+            scope is then set up for an attempt that the deadline does not cut shorter:
+            it would be a second timer doing the same job (~20 us per call, measured).
 
     Returns:
         The result and the number of attempts sent (an attempt still queued at the
@@ -131,6 +136,14 @@ async def call_with_retries(
 
     async def timed(left: float) -> T:
         limit = min(timeout, left)
+        if self_timed and limit >= timeout:
+            try:
+                return await attempt()
+            except CallFailure as failure:
+                if failure.kind is not ErrorKind.TIMEOUT:
+                    raise
+                message = f"no response within {timeout:g}s (timeout)"
+                raise CallFailure(ErrorKind.TIMEOUT, message) from failure
         try:
             with anyio.fail_after(limit):
                 return await attempt()

@@ -498,8 +498,11 @@ class Critic:
                     config, request, api_key=api_key, timeout=self.timeout
                 )
 
+            self_timed = False
+
         else:
             session = self._injected or shared_session(config.base_url)
+            self_timed = session.enforces_total_timeout
 
             async def attempt() -> Completion:
                 return await openai_compat.complete(
@@ -514,6 +517,7 @@ class Critic:
                 deadline=self.deadline,
                 # Limits are the vendor's, so an injected http_client passes the gate too.
                 gate=VendorGate(config),
+                self_timed=self_timed,
             )
             return self._verdict_from(completion, attempts, started, price=price)
         except CallFailure as failure:

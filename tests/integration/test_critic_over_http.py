@@ -117,6 +117,7 @@ async def test_a_server_that_never_answers_times_out_within_the_bound(
         server.always(model, None)
     elapsed = time.monotonic() - started
     assert v.kind == "ERROR" and v.error_kind is ErrorKind.TIMEOUT and v.attempts == attempts
+    assert "no response within 0.3s (timeout)" in (v.error or "")
     assert elapsed < timeout * attempts + 1.0
 
 

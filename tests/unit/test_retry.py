@@ -103,6 +103,36 @@ async def test_an_attempt_slower_than_timeout_is_a_timeout_failure() -> None:
     assert info.value.kind is ErrorKind.TIMEOUT and info.value.attempts == 1
 
 
+async def test_a_self_timed_attempt_is_left_to_its_own_timeout() -> None:
+    # The HTTP client enforces the timeout (aiohttp's total timeout): no second timer.
+    async def slower_than_timeout() -> str:
+        await anyio.sleep(0.1)
+        return "ok"
+
+    result = await call_with_retries(
+        slower_than_timeout, max_retries=0, timeout=0.01, self_timed=True
+    )
+    assert result == ("ok", 1)
+
+
+async def test_a_self_timed_timeout_failure_reads_like_any_other_timeout() -> None:
+    script = Script(CallFailure(ErrorKind.TIMEOUT, "aiohttp: total timeout"))
+    with pytest.raises(CallFailure) as info:
+        await call_with_retries(script, max_retries=0, timeout=0.5, self_timed=True)
+    assert info.value.kind is ErrorKind.TIMEOUT
+    assert str(info.value).endswith("no response within 0.5s (timeout)")
+
+
+async def test_a_deadline_shorter_than_the_timeout_still_cuts_a_self_timed_attempt() -> None:
+    async def slow() -> str:
+        await anyio.sleep(5)
+        return "late"
+
+    with pytest.raises(CallFailure) as info:
+        await call_with_retries(slow, max_retries=0, timeout=10, deadline=0.05, self_timed=True)
+    assert info.value.kind is ErrorKind.TIMEOUT and "deadline" in str(info.value)
+
+
 async def test_cancellation_is_never_turned_into_a_failure() -> None:
     async def slow() -> str:
         await anyio.sleep(5)

@@ -69,6 +69,9 @@ class RawResponse:
 class HTTPSession(Protocol):
     """What a wire adapter needs from an HTTP client."""
 
+    enforces_total_timeout: bool
+    """``post`` gives up after ``timeout`` seconds in all (connect, send, read) by itself."""
+
     async def post(
         self, url: str, *, headers: Mapping[str, str], body: bytes, timeout: float
     ) -> RawResponse:
@@ -89,6 +92,8 @@ def _too_large() -> CallFailure:
 
 class AiohttpSession:
     """A pooled ``aiohttp.ClientSession`` (asyncio only), created on first use."""
+
+    enforces_total_timeout = True  # aiohttp's ClientTimeout(total=...) covers the body too
 
     def __init__(self, *, max_connections: int = DEFAULT_MAX_CONNECTIONS) -> None:
         self._max_connections = max_connections
@@ -158,6 +163,8 @@ class AiohttpSession:
 
 class HttpxSession:
     """An ``httpx.AsyncClient``: injected by the caller (never closed here) or owned."""
+
+    enforces_total_timeout = False  # httpx times each phase, not the whole request
 
     def __init__(
         self,
@@ -270,6 +277,8 @@ class SyncDuckSession:
     The object is used as 0.1 used it: ``raise_for_status()`` is called if it exists, then
     ``json()``. It runs in a worker thread; the caller's timeout still bounds the wait.
     """
+
+    enforces_total_timeout = False
 
     def __init__(self, client: Any) -> None:
         self._client = client
