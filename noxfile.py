@@ -32,13 +32,15 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Every benchmark: each prints a table, each target with PASS/MISS, and writes
-    bench/results/<name>.json. About 6 minutes on a 2-core machine."""
+    bench/results/<name>.json; then the table of every target. About 7 minutes on a
+    2-core machine."""
     # krippendorff and numpy for the statistics comparison. Bytecode compiled at install, as
     # pip does by default (uv does not): cold-start numbers must not include compiling.
     session.install(".[test]", env={"UV_COMPILE_BYTECODE": "1"})
     for script in (
         "bench_fanout.py",
         "bench_throughput.py",
+        "bench_transport.py",
         "bench_cpu.py",
         "bench_coldstart.py",
         "bench_memory.py",
@@ -47,3 +49,4 @@ def bench(session: nox.Session) -> None:
         "bench_vs_01.py",
     ):
         session.run("python", f"bench/{script}")
+    session.run("python", "bench/summary.py")  # the README's table; fails on a MISS

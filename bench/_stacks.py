@@ -66,7 +66,9 @@ def make_openai_sdk(url: str) -> tuple[Call, Close]:
     return call, client.close
 
 
-def make_aiohttp(url: str) -> tuple[Call, Close]:
+def make_aiohttp(url: str, pool: int = 0) -> tuple[Call, Close]:
+    """Bare HTTP with aiohttp; ``pool`` connections at most (0: no limit; aiohttp's own
+    default is 100)."""
     import aiohttp
 
     session: aiohttp.ClientSession | None = None
@@ -74,7 +76,7 @@ def make_aiohttp(url: str) -> tuple[Call, Close]:
     async def call(i: int) -> None:
         nonlocal session
         if session is None:
-            session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+            session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=pool))
         body = dict(BODY, messages=[{"role": "user", "content": f"Judge: <item>item {i}</item>"}])
         async with session.post(url + "/chat/completions", json=body) as response:
             data = await response.json()
@@ -85,6 +87,21 @@ def make_aiohttp(url: str) -> tuple[Call, Close]:
             await session.close()
 
     return call, close
+
+
+def make_httpx(url: str, pool: int = 100) -> tuple[Call, Close]:
+    """Bare HTTP with a plain ``httpx.AsyncClient`` of ``pool`` connections."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=pool, max_keepalive_connections=pool)
+    client = httpx.AsyncClient(limits=limits, timeout=60)
+
+    async def call(i: int) -> None:
+        body = dict(BODY, messages=[{"role": "user", "content": f"Judge: <item>item {i}</item>"}])
+        response = await client.post(url + "/chat/completions", json=body)
+        assert response.json()["choices"][0]["message"]["content"]
+
+    return call, client.aclose
 
 
 STACKS: dict[str, Callable[[str], tuple[Call, Close]]] = {

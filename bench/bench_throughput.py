@@ -136,7 +136,6 @@ def main() -> int:
                     f"concurrency {concurrency}: client CPU busy (CPU-bound)",
                     cpu / wall,
                     at_least=TARGET_VS_LIMIT,
-                    unit="x",
                     note=(
                         f"the physical limit {limit:.0f}/s is above this client's CPU ceiling "
                         f"{ceiling:.0f}/s, so {TARGET_VS_LIMIT}x of it cannot be reached here "
