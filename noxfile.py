@@ -21,6 +21,16 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def faults(session: nox.Session) -> None:
+    """The reliability suite alone (tests/faults: fault injection, 5,000-item load with
+    random faults, interrupts, fuzzing, secrets, hostile items). CI runs it as part of
+    ``tests``; here it can run longer: ``CROSS_JUDGE_FUZZ_SCALE=10`` multiplies the fuzz
+    inputs, ``CROSS_JUDGE_LOAD_ITEMS=50000`` the load run's items."""
+    session.install(".[test]")
+    session.run("pytest", "tests/faults", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) on src and tests, mypy --strict on src."""
     session.install(".[lint]")

@@ -303,6 +303,33 @@ def test_reset_reply_gives_the_client_a_connection_error() -> None:
         assert content(chat(client, "m")) == "still serving"
 
 
+def test_trickle_sends_a_valid_completion_one_byte_per_interval() -> None:
+    with serving() as (server, client):
+        server.script("m", Reply.trickle("slow", interval=0.001))
+        started = time.monotonic()
+        response = chat(client, "m")
+        elapsed = time.monotonic() - started
+    assert content(response) == "slow"
+    assert elapsed >= 0.001 * len(response.content) * 0.5  # each byte waited (loosely)
+
+
+def test_trickle_ends_when_the_client_gives_up() -> None:
+    with serving() as (server, client):
+        server.script("m", Reply.trickle(interval=0.05))
+        with pytest.raises(httpx.ReadTimeout):
+            client.post("/chat/completions", json={"model": "m"}, timeout=0.02)
+        deadline = time.monotonic() + 2
+        while server.stats()["in_flight"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.stats()["in_flight"] == 0  # the handler stopped with the client
+
+
+@pytest.mark.parametrize("interval", [0, -1.0])
+def test_trickle_interval_must_be_positive(interval: float) -> None:
+    with pytest.raises(ValueError, match="interval must be > 0"):
+        Reply.trickle(interval=interval)
+
+
 def test_hang_is_released_by_stop_quickly_and_the_client_sees_an_error() -> None:
     errors: queue.Queue[BaseException | None] = queue.Queue()
 
@@ -424,6 +451,7 @@ def test_stats_count_requests_models_connections_and_concurrency() -> None:
         "max_in_flight": 1,
         "connections": 1,
         "faults": 0,
+        "faults_by_kind": {},
         "rate_limited": 0,
     }
 

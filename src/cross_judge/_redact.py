@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["redact"]
+__all__ = ["RedactedError", "redact", "redacted_exception"]
 
 # Key shapes of the vendors we talk to (sk-..., sk-ant-..., sk-or-v1-...) and bearer tokens,
 # in case a vendor or proxy echoes one back in an error message.
@@ -17,3 +17,15 @@ def redact(text: str, *secrets: str | None) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "***")
     return _KEY_LIKE.sub("***", text)
+
+
+class RedactedError(Exception):
+    """Stands in for an exception in a log record (``exc_info=``): the original's traceback
+    under a redacted ``"<Type>: <message>"``, and none of the exceptions it chains, whose
+    text may quote a key too (h11 quotes a rejected header value, key and all)."""
+
+
+def redacted_exception(exc: BaseException, *secrets: str | None) -> RedactedError:
+    """A :class:`RedactedError` for ``exc``: log it with ``exc_info=`` instead of ``exc``."""
+    message = redact(f"{type(exc).__name__}: {exc}", *secrets)
+    return RedactedError(message).with_traceback(exc.__traceback__)

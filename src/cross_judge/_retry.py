@@ -226,6 +226,7 @@ def _queued_past_deadline(gate: Gate, deadline: float | None) -> _QueuedPastDead
     what = "the deadline" if deadline is None else f"the deadline of {deadline:g}s"
     return _QueuedPastDeadline(
         ErrorKind.TIMEOUT,
-        f"{what} ran out while waiting for the rate limit of vendor {gate.vendor!r} "
-        "(the request was not sent)",
+        f"{what} ran out, or would have, while waiting for the rate limit of vendor "
+        f"{gate.vendor!r} (its pause after a 429, max_concurrency or rpm); the request "
+        "was not sent",
     )

@@ -29,6 +29,7 @@ import os
 import shlex
 import signal
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -375,6 +376,9 @@ class _ItemReader:
                 except UnicodeDecodeError as exc:
                     self._skip(number, f"not UTF-8 text (byte {exc.start})")
                     continue
+                except RecursionError:
+                    self._skip(number, "not JSON (nested too deeply)")
+                    continue
                 except ValueError as exc:
                     reason = (
                         f"{exc.msg} at column {exc.colno}"
@@ -472,11 +476,15 @@ class _RunState:
 
 
 async def _watch_interrupt(
-    scope: CancelScope, state: _RunState, *, task_status: TaskStatus[None]
+    work: CancelScope, state: _RunState, *, task_status: TaskStatus[None]
 ) -> None:
-    """Turn the first Ctrl-C into a clean stop: cancel ``scope``, so calls in flight are
-    dropped and nothing half-done is written. Where signals cannot be received here (not
-    the main thread, Windows), Ctrl-C arrives as KeyboardInterrupt instead."""
+    """Turn Ctrl-C into a clean stop: the first cancels ``work``, so calls in flight are
+    dropped and nothing half-done is written; later ones, while the run winds down
+    (closing the stream and the connections), are absorbed. Raised as KeyboardInterrupt
+    at whatever line the loop was running, one could cut that cleanup in half (a stream
+    whose cancellation is never delivered, waiting on its calls; a traceback). Runs until
+    the caller cancels it, once the wind-down is over. Where signals cannot be received
+    here (not the main thread, Windows), Ctrl-C arrives as KeyboardInterrupt instead."""
     import anyio
 
     try:
@@ -489,8 +497,7 @@ async def _watch_interrupt(
         task_status.started()
         async for _ in signals:
             state.interrupted = True
-            scope.cancel()
-            break
+            work.cancel()
     finally:
         receiver.__exit__(None, None, None)
 
@@ -514,9 +521,12 @@ async def _judge_into(
 
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
-        await group.start(_watch_interrupt, group.cancel_scope, state)
+        # The watcher is outside the scope it cancels, so it keeps absorbing Ctrl-C until
+        # the wind-down below is over.
+        work = anyio.CancelScope()
+        await group.start(_watch_interrupt, work, state)
         try:
-            with BatchProgress(total, enabled=progress, console=console) as bar:
+            with work, BatchProgress(total, enabled=progress, console=console) as bar:
                 stream = ensemble.stream(items, concurrency=concurrency, budget_usd=budget)
                 async with stream:
                     async for result in stream:
@@ -532,6 +542,27 @@ async def _judge_into(
     if failure is not None:
         raise failure
     return state
+
+
+@contextlib.contextmanager
+def _sigint_held(*, then_raise: bool) -> Iterator[None]:
+    """Hold off Ctrl-C during a few milliseconds of bookkeeping that must not be cut in half.
+
+    A SIGINT inside the block is recorded instead of raised; at the end the previous
+    handler is restored and, if one came and ``then_raise``, ``KeyboardInterrupt`` is
+    raised. Only the main thread may set signal handlers; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: came.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if came and then_raise:
+        raise KeyboardInterrupt
 
 
 def _resume_command(args: argparse.Namespace) -> str:
@@ -648,7 +679,10 @@ def _review(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             state.interrupted, status = True, "interrupted"
         finally:
-            manifest.finish(status, state.totals(reader))
+            # Cut short by Ctrl-C, the manifest would keep saying "running". A second
+            # Ctrl-C of an interrupted run is dropped: it is stopping already.
+            with _sigint_held(then_raise=not state.interrupted):
+                manifest.finish(status, state.totals(reader))
     elapsed = time.perf_counter() - started
     if state.interrupted:
         _note(

@@ -24,13 +24,15 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+import anyio
+
 from . import _sync
 from ._limits import VendorGate
-from ._redact import redact
+from ._redact import redact, redacted_exception
 from ._retry import call_with_retries
 from ._template import Template
 from .budget import Budget
-from .errors import ConfigError, ErrorKind, MissingAPIKeyError, PromptError
+from .errors import ConfigError, ErrorKind, ItemTooLongError, MissingAPIKeyError, PromptError
 from .parsing import LABEL_KEYS, REASONING_KEYS, extract_json, normalize_label, parse_answer
 from .pricing import (
     Price,
@@ -55,7 +57,13 @@ if TYPE_CHECKING:
     from .cache import ResponseCache
     from .prompts import PromptSpec
 
-__all__ = ["DEFAULT_PROMPT_TEMPLATE", "DEFAULT_SYSTEM_PROMPT", "Critic", "_extract_json"]
+__all__ = [
+    "DEFAULT_MAX_ITEM_CHARS",
+    "DEFAULT_PROMPT_TEMPLATE",
+    "DEFAULT_SYSTEM_PROMPT",
+    "Critic",
+    "_extract_json",
+]
 
 logger = logging.getLogger("cross_judge")
 
@@ -71,6 +79,9 @@ DEFAULT_SYSTEM_PROMPT = "You are a careful judge. Output strict JSON only."
 _extract_json = extract_json  # cross-judge 0.1 test suites import core._extract_json
 
 JsonMode = bool | Literal["auto"]
+
+DEFAULT_MAX_ITEM_CHARS = 1_000_000
+"""Critic's default ``max_item_chars``: above any context window at ~4 characters a token."""
 
 
 @dataclass(eq=False)
@@ -119,6 +130,12 @@ class Critic:
             :func:`cross_judge.cache.default_cache_path`), a path, or a
             :class:`~cross_judge.cache.ResponseCache`. Only valid verdicts are stored; a
             hit is re-parsed and comes back with ``cached=True`` and ``cost_usd=0``.
+        max_item_chars: the longest item this critic sends, in characters: the query plus
+            the context values its template uses. A longer one raises
+            :class:`~cross_judge.errors.ItemTooLongError` before anything is sent (a
+            10 MB item pasted by mistake would otherwise be billed, or refused by the
+            vendor after the upload). The default, 1,000,000, is above any context window
+            at about four characters a token; ``None`` removes the check.
 
     Raises:
         ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``,
@@ -145,6 +162,7 @@ class Critic:
     prompt: PromptSpec | str | None = None
     seed: int | None = None
     cache: ResponseCache | bool | str | os.PathLike[str] | None = field(default=None, repr=False)
+    max_item_chars: int | None = DEFAULT_MAX_ITEM_CHARS
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
@@ -173,11 +191,15 @@ class Critic:
         _check_number(self.name, "weight", self.weight, low=0.0)
         if self.deadline is not None:
             _check_number(self.name, "deadline", self.deadline, low=0.0, low_open=True)
-        for attr, minimum in (("max_tokens", 1), ("max_retries", 0)):
+        for attr, minimum in (("max_tokens", 1), ("max_retries", 0), ("max_item_chars", 1)):
             value = getattr(self, attr)
+            if attr == "max_item_chars" and value is None:
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                none = " or None (no limit)" if attr == "max_item_chars" else ""
                 raise ConfigError(
-                    f"Critic {self.name!r}: {attr} must be an integer >= {minimum}, got {value!r}"
+                    f"Critic {self.name!r}: {attr} must be an integer >= {minimum}{none}, "
+                    f"got {value!r}"
                 )
         if self.json_mode not in (True, False, "auto"):
             raise ConfigError(
@@ -338,10 +360,28 @@ class Critic:
 
         Raises:
             PromptError: a field has no value, or ``context`` tries to override ``query``.
+            ItemTooLongError: the query plus the context values the template uses are
+                longer than ``max_item_chars``.
         """
         if self._template.source != self.prompt_template:  # the attribute was reassigned
             self._template = self._compile()
+        limit = self.max_item_chars
+        if limit is not None:
+            self._check_item_length(query, context, limit)
         return self._template.render_item(query, context, what=f"Critic {self.name!r} template")
+
+    def _check_item_length(self, query: str, context: Mapping[str, Any] | None, limit: int) -> None:
+        size = len(str(query))
+        if context:
+            for name in self._template.fields:
+                if name != "query" and name in context:
+                    size += len(str(context[name]))
+        if size > limit:
+            raise ItemTooLongError(
+                f"Critic {self.name!r}: the item is {size:,} characters (query plus context "
+                f"values), over max_item_chars={limit:,}; shorten or split it, or raise the "
+                "critic's max_item_chars (None removes the limit)"
+            )
 
     def build_messages(
         self, query: str, context: Mapping[str, Any] | None = None
@@ -490,8 +530,23 @@ class Critic:
     ) -> Verdict:
         """Send ``request`` under the retry policy and the vendor's gate; never raises for
         a vendor failure."""
+        deadline = self.deadline
         if config.protocol == "anthropic":
             from .transport import anthropic
+
+            # The SDK's first use in a process imports it (1-2 s): done before the first
+            # attempt, so it never eats a per-attempt timeout; the deadline still bounds it.
+            loading = time.perf_counter()
+            with anyio.move_on_after(math.inf if deadline is None else deadline) as scope:
+                await anthropic.prepare(config, api_key)
+            if scope.cancelled_caught:
+                message = (
+                    f"the deadline of {deadline:g}s ran out while the anthropic SDK loaded "
+                    "(its first use in this process); the request was not sent"
+                )
+                return self._failed(ErrorKind.TIMEOUT, message, started, attempts=0, price=price)
+            if deadline is not None:
+                deadline = max(deadline - (time.perf_counter() - loading), 1e-9)
 
             async def attempt() -> Completion:
                 return await anthropic.complete(
@@ -514,7 +569,7 @@ class Critic:
                 attempt,
                 max_retries=self.max_retries,
                 timeout=self.timeout,
-                deadline=self.deadline,
+                deadline=deadline,
                 # Limits are the vendor's, so an injected http_client passes the gate too.
                 gate=VendorGate(config),
                 self_timed=self_timed,
@@ -537,7 +592,12 @@ class Critic:
             # one item must not take a whole panel or batch down with it. Cancellation is
             # a BaseException and still propagates.
             message = redact(f"internal: {type(exc).__name__}: {exc}", api_key)
-            logger.warning("critic %s: unexpected failure: %s", self.name, message, exc_info=True)
+            logger.warning(
+                "critic %s: unexpected failure: %s",
+                self.name,
+                message,
+                exc_info=redacted_exception(exc, api_key),
+            )
             return self._failed(ErrorKind.INTERNAL, message, started, attempts=1, price=price)
 
     def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:

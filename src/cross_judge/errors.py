@@ -18,6 +18,7 @@ The raised tree::
           ├── UnknownVendorError (KeyError)        unknown vendor name
           ├── MissingAPIKeyError (RuntimeError)     no key argument and no env var
           └── PromptError                           template cannot be rendered safely
+               └── ItemTooLongError                 item over a critic's max_item_chars
 
 The extra bases keep cross-judge 0.1 code working: 0.1 raised ``KeyError`` for an unknown
 vendor and ``RuntimeError`` for a missing key, and ``except KeyError`` still catches it.
@@ -31,6 +32,7 @@ __all__ = [
     "ConfigError",
     "CrossJudgeError",
     "ErrorKind",
+    "ItemTooLongError",
     "MissingAPIKeyError",
     "PromptError",
     "UnknownVendorError",
@@ -59,6 +61,15 @@ class MissingAPIKeyError(ConfigError, RuntimeError):
 
 class PromptError(ConfigError):
     """A prompt template is malformed or cannot be rendered with the values given."""
+
+
+class ItemTooLongError(PromptError):
+    """The item (query plus the context values its template uses) is longer than the
+    critic's ``max_item_chars``; raised before anything is sent, so nothing is billed.
+
+    A :class:`PromptError`, so code that checks items by rendering them (``judge_many``,
+    the CLI) reports it as it reports a missing template field.
+    """
 
 
 class ErrorKind(str, Enum):

@@ -57,7 +57,7 @@ import difflib
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -75,6 +75,7 @@ from pydantic import (
 )
 
 from ._redact import redact
+from ._yaml import SafeLoader
 from .errors import ConfigError, PromptError
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ class PanelError(ConfigError):
 
     def __init__(self, source: str, problems: Sequence[PanelProblem]) -> None:
         self.source = source
-        self.problems = list(problems)
+        self.problems = [replace(p, message=redact(p.message)) for p in problems]
         super().__init__(redact("\n".join(p.format(source) for p in self.problems)))
 
 
@@ -557,8 +558,10 @@ def load_panel(path: str | os.PathLike[str]) -> PanelSpec:
     """Read and check a panel file. Relative prompt paths resolve against its folder.
 
     Raises:
-        PanelError: the file is missing, unreadable, not valid YAML, or any field is
-            wrong; every problem is listed with its line.
+        PanelError: the file is missing, unreadable, not valid YAML (which includes a
+            tagged value that cannot be read, nesting deeper than 64 levels and aliases
+            expanding past 100,000 values), or any field is wrong; every problem is listed
+            with its line.
     """
     source = os.fspath(path)
     try:
@@ -601,8 +604,9 @@ def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
     def fail(message: str, line: int | None = None, field: str = "") -> PanelError:
         return PanelError(source, [PanelProblem(field, line, message)])
 
-    loader = yaml.SafeLoader(text)
+    loader: SafeLoader | None = None
     try:
+        loader = SafeLoader(text)  # inside the try: it rejects control characters at once
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -613,7 +617,8 @@ def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
     except yaml.YAMLError as exc:
         raise fail(f"invalid YAML: {exc}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     expected = "expected a mapping with at least critics: [...]"
     if data is None:
         raise fail(f"the panel is empty; {expected}")
@@ -668,7 +673,10 @@ def _load_prompt(ref: str, base_dir: Path) -> PromptSpec:
     target = head if sep and _is_path(head, base_dir) else ref
     resolved = ref
     if _is_path(target, base_dir):
-        path = Path(target).expanduser()
+        try:
+            path = Path(target).expanduser()
+        except RuntimeError:  # "~someone/..." for an unknown user: taken as written
+            path = Path(target)
         if not path.is_absolute():
             path = base_dir / path
         resolved = str(path) + (f"@{pin}" if target is head else "")
@@ -687,7 +695,10 @@ def _load_prompt(ref: str, base_dir: Path) -> PromptSpec:
 def _is_path(ref: str, base_dir: Path) -> bool:
     if ref.lower().endswith((".yaml", ".yml")) or "/" in ref or os.sep in ref:
         return True
-    return (base_dir / ref).is_file()
+    try:
+        return (base_dir / ref).is_file()
+    except OSError:  # a name the OS refuses (too long): not a file
+        return False
 
 
 def _looks_like_key(value: str) -> bool:

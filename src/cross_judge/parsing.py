@@ -204,7 +204,7 @@ def strip_reasoning_blocks(raw: str) -> str:
     while match is not None:
         before = text[pos : match.start()]
         seen_content = seen_content or bool(before.strip())
-        close = _CLOSE_TAGS[match.group(1).lower()].search(text, match.end())
+        close = _CLOSE_TAGS[_TAG_NAMES[(match.lastindex or 1) - 1]].search(text, match.end())
         if close is None:
             if seen_content:
                 break
@@ -284,10 +284,11 @@ def normalize_label(value: object) -> str | None:
 
 # --------------------------------------------------------------------------- internals
 
-_OPEN_TAG = re.compile(r"<(think|thinking|reasoning)(?:\s[^<>]{0,200})?>", re.IGNORECASE)
-_CLOSE_TAGS = {
-    name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in ("think", "thinking", "reasoning")
-}
+_TAG_NAMES = ("think", "thinking", "reasoning")
+# One group per name, so the match says which name it is: IGNORECASE also matches
+# non-ASCII letters ("<thİnk>", "<reaſoning>") that lower() does not turn back into the name.
+_OPEN_TAG = re.compile(r"<(?:(think)|(thinking)|(reasoning))(?:\s[^<>]{0,200})?>", re.IGNORECASE)
+_CLOSE_TAGS = {name: re.compile(rf"</{name}\s*>", re.IGNORECASE) for name in _TAG_NAMES}
 _ANY_CLOSE_TAG = re.compile(r"</(?:think|thinking|reasoning)\s*>", re.IGNORECASE)
 _BRACE_LINE = re.compile(r"^[ \t]*\{", re.MULTILINE)
 

@@ -61,6 +61,7 @@ from pydantic import (
 
 from ._resources import prompt_files
 from ._template import Template
+from ._yaml import SafeLoader
 from .errors import PromptError
 from .parsing import LABEL_KEYS, normalize_label
 from .verdict import RESERVED_KINDS
@@ -276,12 +277,13 @@ class PromptSpec(BaseModel):
             label = _label(raw)
             if label in out:
                 raise ValueError(f"scores {label!r} twice")
-            # bool is an int, and pydantic would read True as 1.0 and "nan" as NaN.
+            # bool is an int, and pydantic would read True as 1.0 and "nan" as NaN. The range
+            # is checked first: math.isfinite() overflows on an int too large for a float.
             if (
                 isinstance(number, bool)
                 or not isinstance(number, (int, float))
-                or not math.isfinite(number)
                 or not 0.0 <= number <= 1.0
+                or not math.isfinite(number)
             ):
                 raise ValueError(f"score of {label!r} must be a number in [0, 1], got {number!r}")
             out[label] = float(number)
@@ -419,13 +421,15 @@ def parse_prompt(
     ``user_prompt_template`` (0.1 sent an empty message), a template without ``{query}``.
 
     Raises:
-        PromptError: the text is not valid YAML (with line and column), not a mapping, or a
-            field is missing, unknown, of the wrong type or invalid; the message starts
-            with ``source`` and names the field and its line.
+        PromptError: the text is not valid YAML (with line and column; this includes a
+            tagged value that cannot be read, nesting deeper than 64 levels and aliases
+            expanding past 100,000 values), not a mapping, or a field is missing, unknown,
+            of the wrong type or invalid; the message starts with ``source`` and names the
+            field and its line.
     """
-    loader: yaml.SafeLoader | None = None
+    loader: SafeLoader | None = None
     try:
-        loader = yaml.SafeLoader(text)
+        loader = SafeLoader(text)
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
@@ -566,7 +570,15 @@ def list_prompts() -> list[PromptSpec]:
 
 
 def _is_path(ref: str) -> bool:
-    return ref.lower().endswith((".yaml", ".yml")) or Path(ref).is_file()
+    return ref.lower().endswith((".yaml", ".yml")) or _is_file(Path(ref))
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, but False rather than OSError for a name the OS refuses (too long)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _load_file(path: str) -> PromptSpec:

@@ -22,6 +22,7 @@ from typing import Any
 import anyio.to_thread
 
 from . import _sync
+from ._redact import redact
 from .core import DEFAULT_SYSTEM_PROMPT, Critic
 from .parsing import extract_json, parse_answer
 from .schema import Verdict
@@ -136,6 +137,7 @@ class Reviewer:
                 timeout=_LEGACY_TIMEOUT,
                 max_retries=_LEGACY_RETRIES,
                 json_mode=False,
+                max_item_chars=None,  # 0.1 sent any prompt; the vendor decided
             )
             critic._label_keys = LEGACY_LABEL_KEYS
             critic._reasoning_keys = LEGACY_REASONING_KEYS
@@ -158,7 +160,13 @@ class Reviewer:
             message = response.choices[0].message
             raw: str = (getattr(message, "content", None) or "").strip()
         except Exception as exc:
-            problem = f"{type(exc).__name__}: {exc}"
+            # A vendor may echo the key back in its error (OpenAI's 401 does): never kept.
+            client_key = getattr(self.client, "api_key", None)
+            problem = redact(
+                f"{type(exc).__name__}: {exc}",
+                self.api_key,
+                client_key if isinstance(client_key, str) else None,
+            )
             return self._verdict("ERROR", started, rationale=problem, error=problem)
         if not raw:
             return self._verdict(

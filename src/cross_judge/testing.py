@@ -242,7 +242,7 @@ class Reply:
     Anthropic-style error body.
     """
 
-    action: Literal["content", "status", "hang", "html", "raw", "reset"]
+    action: Literal["content", "status", "hang", "html", "raw", "reset", "trickle"]
     status_code: int = 200
     text: str | None = None
     finish_reason: str = "stop"
@@ -390,6 +390,20 @@ class Reply:
         The client sees a connection error (a read error or an incomplete response).
         """
         return Reply("reset")
+
+    @staticmethod
+    def trickle(text: str = '{"kind": "KEEP"}', *, interval: float = 1.0) -> Reply:
+        """A valid 200 answer whose text is ``text``, sent one byte every ``interval``
+        seconds (a stalled proxy, a congested link).
+
+        The status line and headers (with the full ``Content-Length``) go at once, so a
+        client that only times out between reads never gives up; only a total per-request
+        timeout ends it. The handler stops when the client disconnects or
+        :meth:`VendorServer.stop` runs.
+        """
+        if not interval > 0:
+            raise ValueError(f"interval must be > 0 seconds, got {interval!r}")
+        return Reply("trickle", text=text, latency=interval)
 
 
 class _DroppedResponse(web.StreamResponse):
@@ -647,6 +661,7 @@ class VendorServer:
         self._max_in_flight = 0
         self._connections = 0
         self._faults = 0
+        self._fault_kinds: Counter[str] = Counter()
         self._capacity = capacity
         self._rate_limited = 0
         self._item_counts: Counter[str] | None = Counter() if count_items else None
@@ -824,7 +839,9 @@ class VendorServer:
 
         ``requests`` and ``by_model`` count chat-completion and Messages requests
         (including rejected ones), ``connections`` the TCP connections accepted, ``faults``
-        the random faults injected by ``Persona.fault_rate`` (not scripted errors),
+        the random faults injected by ``Persona.fault_rate`` (not scripted errors) and
+        ``faults_by_kind`` the same per kind (``"429"``, ``"500"``, ``"503"``,
+        ``"malformed"``: a truncated 200),
         ``rate_limited`` the 429s sent because ``capacity`` was full, and ``max_in_flight``
         the most requests being answered at once (those refused by ``capacity`` never count
         as being answered).
@@ -837,6 +854,7 @@ class VendorServer:
                 "max_in_flight": self._max_in_flight,
                 "connections": self._connections,
                 "faults": self._faults,
+                "faults_by_kind": dict(self._fault_kinds),
                 "rate_limited": self._rate_limited,
             }
 
@@ -861,6 +879,7 @@ class VendorServer:
             self._max_in_flight = self._in_flight
             self._connections = 0
             self._faults = 0
+            self._fault_kinds.clear()
             self._rate_limited = 0
             self._recent.clear()
             if self._item_counts is not None:
@@ -1029,9 +1048,11 @@ class VendorServer:
     async def _send_reply(
         self, request: web.BaseRequest, reply: Reply, model: str, body: dict[str, Any], api: _Api
     ) -> web.StreamResponse:
+        action = reply.action
+        if action == "trickle":
+            return await self._trickle(request, reply, model, body, api)
         if reply.latency:
             await asyncio.sleep(reply.latency)
-        action = reply.action
         usage = json.loads(reply.usage_json) if reply.usage_json is not None else None
         messages = body.get("messages")
         if not isinstance(messages, list):
@@ -1074,6 +1095,30 @@ class VendorServer:
             payload = reply.anthropic_body
         return web.Response(body=payload, status=reply.status_code, headers=headers)
 
+    async def _trickle(
+        self, request: web.BaseRequest, reply: Reply, model: str, body: dict[str, Any], api: _Api
+    ) -> web.StreamResponse:
+        messages = body.get("messages")
+        messages = messages if isinstance(messages, list) else []
+        if api == "messages":
+            prompt = _message_text(body.get("system")) + _all_text(messages)
+            answer = self._message(model, reply.text, "end_turn", prompt=prompt)
+        else:
+            message = {"role": "assistant", "content": reply.text}
+            answer = self._completion(model, message, "stop", messages)
+        payload = json.dumps(answer).encode()
+        response = web.StreamResponse(
+            status=200,
+            headers={"Content-Type": "application/json", "Content-Length": str(len(payload))},
+        )
+        await response.prepare(request)
+        for i in range(len(payload)):
+            # Ends early by cancellation: the client went away, or stop().
+            await response.write(payload[i : i + 1])
+            await asyncio.sleep(reply.latency)
+        await response.write_eof()
+        return response
+
     @staticmethod
     def _drop_connection(request: web.BaseRequest) -> web.StreamResponse:
         transport = request.transport
@@ -1111,6 +1156,7 @@ class VendorServer:
                 if frng.random() < persona.fault_rate:
                     fault = frng.choice(("429", "500", "503", "malformed"))
                     self._faults += 1
+                    self._fault_kinds[fault] += 1
         labels = persona.labels
         if truth is None:
             truth = labels[int(digest[:16], 16) % len(labels)]

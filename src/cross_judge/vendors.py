@@ -39,8 +39,9 @@ import enum
 import math
 import os
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from .errors import ConfigError, MissingAPIKeyError, UnknownVendorError
 
@@ -104,7 +105,7 @@ class VendorConfig:
         if self.base_url and not self.base_url.startswith(("http://", "https://")):
             raise ConfigError(
                 f"VendorConfig.base_url for {self.name!r} must start with http:// or https://, "
-                f"got {self.base_url!r}"
+                f"got {_without_userinfo(self.base_url)!r}"
             )
         if self.requires_api_key and not self.api_key_env:
             raise ConfigError(
@@ -115,6 +116,12 @@ class VendorConfig:
             _check_max_concurrency(f"vendor {self.name!r}", self.max_concurrency)
         if self.rpm is not None:
             _check_rpm(f"vendor {self.name!r}", self.rpm)
+
+    def __repr__(self) -> str:
+        # A base URL may carry credentials (https://user:password@host/v1): never shown.
+        shown = {f.name: getattr(self, f.name) for f in fields(self)}
+        shown["base_url"] = _without_userinfo(self.base_url)
+        return f"VendorConfig({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
 
 _BUILTIN: tuple[VendorConfig, ...] = (
@@ -257,6 +264,17 @@ def _check_rpm(where: str, value: object) -> None:
         )
 
 
+def _without_userinfo(url: str) -> str:
+    """``url`` with any ``user:password@`` shown as ``***@``, for messages and reprs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # unparsable: keep only what cannot hold credentials
+        return "***@" + url.rsplit("@", 1)[1] if "@" in url else url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+
+
 def get_vendor(name: str) -> VendorConfig:
     """Look up a vendor by name, case-insensitively.
 
@@ -276,17 +294,28 @@ def get_vendor(name: str) -> VendorConfig:
 def resolve_api_key(config: VendorConfig, api_key: str | None) -> str | None:
     """The key to send: the explicit one, else the vendor's env var (read now, not at import).
 
-    Returns ``None`` when there is none and the vendor does not require one.
+    Returns ``None`` when there is none and the vendor does not require one. Surrounding
+    whitespace is dropped (a key read from a file often ends in a newline).
 
     Raises:
-        MissingAPIKeyError: the vendor requires a key and none is set; the message names the
+        MissingAPIKeyError: the vendor requires a key and none is set, or the key holds a
+            control character and could not go in an HTTP header (the HTTP libraries would
+            then put it in their error messages and debug logs); the message names the
             environment variable (never a key).
     """
-    if api_key:
-        return api_key
-    env_value = os.environ.get(config.api_key_env, "") if config.api_key_env else ""
-    if env_value.strip():
-        return env_value.strip()
+    where = "api_key"
+    key = (api_key or "").strip()
+    if not key and config.api_key_env:
+        where = f"the {config.api_key_env} environment variable"
+        key = os.environ.get(config.api_key_env, "").strip()
+    if key:
+        if not key.isprintable():  # a control character (C speed: this runs per call)
+            raise MissingAPIKeyError(
+                f"The API key for vendor {config.name!r} (from {where}) contains a control "
+                "character such as a newline inside it, so it cannot be sent in an HTTP "
+                "header; the key is not shown. Set it again, as one line"
+            )
+        return key
     if config.requires_api_key:
         raise MissingAPIKeyError(
             f"Missing API key for vendor {config.name!r}: set the {config.api_key_env} "

@@ -456,3 +456,44 @@ async def test_acceptance_an_ensemble_of_anthropic_and_openai_critics_sums_usage
     assert result.usage == claude_v.usage + gpt_v.usage + mini_v.usage
     assert result.usage.total_tokens == 2090 + 960 + 740
     assert result.cost_usd == pytest.approx(sum(expected.values()))
+
+
+# -- loading the SDK ---------------------------------------------------------------------------
+
+
+async def test_loading_the_sdk_is_not_charged_to_the_per_attempt_timeout(
+    server: VendorServer, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first call of a process imports the SDK (1-2 s): before the first attempt."""
+    from cross_judge.transport import anthropic as transport
+
+    real_prepare = transport.prepare
+
+    async def slow_prepare(*args: Any) -> None:
+        await anyio.sleep(0.4)  # a cold import on a busy machine
+        await real_prepare(*args)
+
+    monkeypatch.setattr(transport, "prepare", slow_prepare)
+    server.script(model, Reply.content(VERDICT))
+    async with claude(server, model, timeout=0.3, max_retries=0) as c:
+        verdict = await c.judge("item")
+    assert (verdict.kind, verdict.attempts) == ("KEEP", 1)
+
+
+async def test_a_deadline_that_runs_out_while_the_sdk_loads_sends_nothing(
+    server: VendorServer, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cross_judge.transport import anthropic as transport
+
+    async def stuck_prepare(*args: Any) -> None:
+        await anyio.sleep(30)
+
+    monkeypatch.setattr(transport, "prepare", stuck_prepare)
+    server.reset_stats()
+    async with claude(server, model, deadline=0.3) as c:
+        started = time.perf_counter()
+        verdict = await c.judge("item")
+    assert time.perf_counter() - started < 1.0
+    assert verdict.error_kind is ErrorKind.TIMEOUT and verdict.attempts == 0
+    assert "while the anthropic SDK loaded" in (verdict.error or "")
+    assert server.stats()["requests"] == 0

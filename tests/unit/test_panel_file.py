@@ -136,6 +136,13 @@ def test_unknown_vendor_lists_known_ones_and_suggests_one(tmp_path: Path) -> Non
     assert "known: anthropic, custom, deepseek" in message and "simulated" in message
 
 
+def test_a_key_pasted_as_the_vendor_is_masked_in_every_problem_message(tmp_path: Path) -> None:
+    error = problem(tmp_path, MINIMAL + f"    vendor: {SECRET}\n")
+    assert SECRET not in str(error)
+    assert all(SECRET not in p.message for p in error.problems)
+    assert "unknown vendor" in error.problems[0].message
+
+
 def test_unknown_packaged_prompt_lists_packaged_ones(tmp_path: Path) -> None:
     error = problem(tmp_path, MINIMAL + "    prompt: taxonomy-reviw@1\n")
     message = str(error)

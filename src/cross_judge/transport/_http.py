@@ -23,11 +23,15 @@ transport exceptions into :class:`~cross_judge.transport.CallFailure`; none retr
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import functools
+import io
 import json
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import anyio
 
@@ -46,10 +50,15 @@ __all__ = [
     "HttpxSession",
     "RawResponse",
     "SyncDuckSession",
+    "basic_auth",
+    "split_credentials",
 ]
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 """A chat completion is a few kB; a larger body is a misbehaving server, not an answer."""
+
+_LARGE_REQUEST_BYTES = 1024 * 1024
+"""Request bodies above this go to aiohttp as a file-like object (see AiohttpSession)."""
 
 DEFAULT_MAX_CONNECTIONS = 1024
 """Connections per pool. High on purpose: batch concurrency is bounded above this layer."""
@@ -81,6 +90,31 @@ class HTTPSession(Protocol):
     async def aclose(self) -> None:
         """Release the connections this session owns (idempotent)."""
         ...
+
+
+@functools.lru_cache(maxsize=64)  # per call on the hot path; endpoints are few
+def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``url`` without its ``user:password@``, and those credentials (decoded).
+
+    The credentials then go out as Basic auth (:func:`basic_auth`), replacing a bearer
+    key, as httpx sends a URL's credentials; but never in a URL, which httpx and the vendor
+    SDKs write to their logs and aiohttp to its errors.
+    """
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # unparsable: the HTTP library reports it, as for any bad URL
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=host)), (unquote(user), unquote(password))
+
+
+def basic_auth(credentials: tuple[str, str]) -> str:
+    """The ``Authorization`` header value for ``(user, password)``, UTF-8 as httpx encodes it."""
+    userpass = ":".join(credentials).encode("utf-8", "surrogatepass")
+    return "Basic " + base64.b64encode(userpass).decode("ascii")
 
 
 def _too_large() -> CallFailure:
@@ -124,10 +158,16 @@ class AiohttpSession:
         import aiohttp
 
         client = self._client()
+        url, credentials = split_credentials(url)
+        if credentials is not None:  # replaces a bearer key, as httpx does
+            headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+            headers["Authorization"] = basic_auth(credentials)
         try:
             async with client.post(
                 url,
-                data=body,
+                # aiohttp warns (ResourceWarning) on a raw bytes body over 1 MiB, which it
+                # would write in one go; from a file-like object it streams in chunks.
+                data=io.BytesIO(body) if len(body) > _LARGE_REQUEST_BYTES else body,
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout),
                 allow_redirects=False,
@@ -196,6 +236,10 @@ class HttpxSession:
         import httpx
 
         client = self._get()
+        url, credentials = split_credentials(url)
+        auth: dict[str, Any] = {}
+        if credentials is not None and client.auth is None:  # as httpx does with URL userinfo
+            auth["auth"] = httpx.BasicAuth(*credentials)
         try:
             request = client.build_request("POST", url, headers=dict(headers), timeout=timeout)
             # Not content=body: httpx would wrap it in an async *generator*, which a call
@@ -203,23 +247,29 @@ class HttpxSession:
             # possibly after its trio run has ended (an "Exception ignored" at exit).
             request.stream = _one_shot_body(body)
             request.headers["Content-Length"] = str(len(body))
-            response = await client.send(request, stream=True)
+            response = await client.send(request, stream=True, **auth)
             body_chunks = cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
+            too_large = False
             try:
                 chunks: list[bytes] = []
                 size = 0
                 async for chunk in body_chunks:
                     size += len(chunk)
                     if size > MAX_RESPONSE_BYTES:
-                        raise _too_large()
+                        too_large = True
+                        break
                     chunks.append(chunk)
             finally:
                 # Shielded: when the call is cancelled mid-body, an unshielded await here
                 # would be cancelled too, leaving the connection checked out of the pool
                 # and the body iterator for the garbage collector to finalise.
                 with anyio.CancelScope(shield=True):
+                    if too_large:
+                        await _finish_abandoned_body(response, body_chunks)
                     await body_chunks.aclose()
                     await response.aclose()
+            if too_large:
+                raise _too_large()
             headers_out = {k.lower(): v for k, v in response.headers.items()}
             return RawResponse(response.status_code, headers_out, b"".join(chunks))
         except httpx.TimeoutException as exc:
@@ -231,6 +281,21 @@ class HttpxSession:
         if self._owned and self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
+
+
+async def _finish_abandoned_body(response: Any, body_chunks: AsyncGenerator[bytes, None]) -> None:
+    """Close a response whose body is left unread, so that httpx's generators end too.
+
+    ``aiter_bytes`` is a generator over ``aiter_raw``, over more generators down to
+    httpcore. Closing the outer one leaves the inner ones suspended, and trio warns
+    ("async generator was garbage collected before it had been exhausted") when they are
+    collected. Closing the connection first and then taking one more step makes the
+    innermost read end, which unwinds, and so finishes, every layer. (A failure raised
+    inside the chain, such as a cancellation or a read error, already does that.)
+    """
+    await response.aclose()
+    with contextlib.suppress(Exception):
+        await body_chunks.__anext__()
 
 
 class _Once:

@@ -78,7 +78,12 @@ import httpx2
 from ..errors import ErrorKind
 from ..verdict import Usage
 from ._failure import CallFailure, failure_for_status
-from ._http import DEFAULT_MAX_CONNECTIONS, MAX_RESPONSE_BYTES
+from ._http import (
+    DEFAULT_MAX_CONNECTIONS,
+    MAX_RESPONSE_BYTES,
+    basic_auth,
+    split_credentials,
+)
 from ._pool import shared_client
 from ._wire import ChatRequest, Completion
 
@@ -91,6 +96,7 @@ __all__ = [
     "classify_exception",
     "complete",
     "parse_message_response",
+    "prepare",
     "sdk_base_url",
     "status_failure",
     "usage_of",
@@ -106,6 +112,18 @@ def sdk_base_url(base_url: str) -> str:
     without trailing slashes and without one trailing ``/v1``."""
     url = base_url.rstrip("/")
     return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+async def prepare(config: VendorConfig, api_key: str | None) -> None:
+    """Make the pooled SDK client for ``config``'s endpoint and key, importing the SDK on
+    first use (1-2 s, in a worker thread).
+
+    :mod:`cross_judge.core` awaits this before the first attempt, so loading the SDK is not
+    charged to the per-attempt timeout. Cancelling it (a deadline) returns at once; an
+    import already under way finishes in its thread and serves the next call.
+    """
+    endpoint = shared_client(_POOL_KIND, config.base_url, _Endpoint)
+    await endpoint.client(sdk_base_url(config.base_url), api_key)
 
 
 async def complete(
@@ -243,8 +261,11 @@ class _Endpoint:
         if self._http is None:
             async with self._opening:
                 if self._http is None:
-                    # In a worker thread: the first call imports the SDK (about 2 s) and
-                    # loads the CA bundle, which would stall every call on the loop.
+                    # In worker threads: the first call imports the SDK (about 2 s) and
+                    # loads the CA bundle, which would stall every call on the loop. The
+                    # import is abandoned on cancellation (it completes in its thread,
+                    # harmlessly); the client is not, so it is never made and dropped.
+                    await anyio.to_thread.run_sync(_import_sdk, abandon_on_cancel=True)
                     self._http = await anyio.to_thread.run_sync(_new_http_client, self._library)
         import anthropic
 
@@ -253,9 +274,14 @@ class _Endpoint:
         headers: dict[str, str | anthropic.Omit] = {"Authorization": anthropic.omit}
         if api_key:
             headers["X-Api-Key"] = api_key
+        # A gateway's user:password@ goes out as Basic auth, never in the URL, which the
+        # SDK and httpx2 write to their logs.
+        url, credentials = split_credentials(base_url)
+        if credentials is not None:
+            headers["Authorization"] = basic_auth(credentials)
         client = anthropic.AsyncAnthropic(
             api_key="",
-            base_url=base_url,
+            base_url=url,
             max_retries=0,
             http_client=self._http,
             # The SDK accepts Omit values here to remove a header (its own merge_headers
@@ -271,6 +297,10 @@ class _Endpoint:
         self._clients.clear()
         if http is not None:
             await http.aclose()
+
+
+def _import_sdk() -> None:
+    import anthropic  # noqa: F401
 
 
 def _new_http_client(library: str) -> httpx2.AsyncClient:
