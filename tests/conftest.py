@@ -58,3 +58,24 @@ def _no_real_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         if config.api_key_env:
             monkeypatch.delenv(config.api_key_env, raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+# -- shared by the unit, integration and fault suites --------------------------------------------
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every async test runs on asyncio and on trio."""
+    return str(request.param)
+
+
+@pytest.fixture
+def model(request: pytest.FixtureRequest) -> str:
+    """A model name unique to the test, so scripted replies never leak between tests."""
+    return f"m-{request.node.name}"
+
+
+@pytest.fixture
+def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries go at once (Retry-After and the limiter's pauses still apply)."""
+    monkeypatch.setattr("cross_judge._retry._backoff", lambda state: 0.0)

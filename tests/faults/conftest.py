@@ -24,26 +24,10 @@ from cross_judge.transport import aclose_sessions
 KEY = "sk-faults-test-key-0a1b2c3d4e5f"
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[VendorServer]:
     with VendorServer(api_key=KEY) as srv:
         yield srv
-
-
-@pytest.fixture
-def model(request: pytest.FixtureRequest) -> str:
-    """A model name unique to the test, so scripted replies never leak between tests."""
-    return f"m-{request.node.name}"
-
-
-@pytest.fixture
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("cross_judge._retry._backoff", lambda state: 0.0)
 
 
 def open_fds() -> dict[int, str]:

@@ -111,6 +111,10 @@ class Fault:
     # Per-attempt timeout, when the default would race the fault itself.
     timeout: float | None = None
 
+    def settings(self) -> dict[str, Any]:
+        """Critic settings this fault needs beyond the module's defaults."""
+        return {} if self.timeout is None else {"timeout": self.timeout}
+
     def expected(self, protocol: Protocol) -> tuple[str, ErrorKind | None]:
         for which, kind, error_kind in self.differs:
             if which == protocol:
@@ -334,9 +338,9 @@ async def test_a_fault_becomes_a_classified_verdict_within_the_deadline_leaving_
     no_backoff: None,
 ) -> None:
     server.always(model, fault.reply(protocol))
-    timeout = {} if fault.timeout is None else {"timeout": fault.timeout}
     try:
-        verdict, elapsed = await judge_timed(make_critic(server, protocol, model, **timeout))
+        critic = make_critic(server, protocol, model, **fault.settings())
+        verdict, elapsed = await judge_timed(critic)
     finally:
         server.always(model, None)
     kind, error_kind = fault.expected(protocol)
@@ -440,9 +444,8 @@ async def test_an_ensemble_with_one_broken_critic_still_decides_from_the_others(
     server.always(broken, fault.reply(protocol))
     server.always(fine, Reply.content(GOOD))
     try:
-        timeout = {} if fault.timeout is None else {"timeout": fault.timeout}
         critics = [
-            make_critic(server, protocol, broken, **timeout),
+            make_critic(server, protocol, broken, **fault.settings()),
             make_critic(server, "chat", fine),
             make_critic(server, "messages", fine),
         ]

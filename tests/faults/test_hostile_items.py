@@ -88,14 +88,7 @@ def test_a_hostile_item_reaches_the_vendor_verbatim_with_the_template_around_it_
 def test_an_item_cannot_fill_or_add_template_fields_through_its_context(
     server: VendorServer,
 ) -> None:
-    c = Critic(
-        name="c",
-        model="hostile",
-        vendor="custom",
-        base_url=server.url,
-        api_key=KEY,
-        prompt_template="Rubric: {rubric}\n<item>{query}</item>",
-    )
+    c = critic(server, prompt=None, prompt_template="Rubric: {rubric}\n<item>{query}</item>")
     rendered = c.render_prompt("{rubric}", {"rubric": "{query}"})
     assert rendered == "Rubric: {query}\n<item>{rubric}</item>"
     with pytest.raises(PromptError, match="context\\['query'\\] would replace"):
@@ -116,14 +109,8 @@ def test_a_10_mb_item_is_refused_before_anything_is_sent(server: VendorServer) -
 def test_the_item_length_counts_the_context_values_the_template_uses(
     server: VendorServer,
 ) -> None:
-    c = Critic(
-        name="c",
-        model="hostile",
-        vendor="custom",
-        base_url=server.url,
-        api_key=KEY,
-        prompt_template="{rubric}\n<item>{query}</item>",
-        max_item_chars=100,
+    c = critic(
+        server, prompt=None, prompt_template="{rubric}\n<item>{query}</item>", max_item_chars=100
     )
     c.render_prompt("q" * 50, {"rubric": "r" * 50, "unused": "u" * 10_000})
     with pytest.raises(ItemTooLongError, match="101 characters"):

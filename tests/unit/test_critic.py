@@ -48,11 +48,6 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-@pytest.fixture
-def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("cross_judge._retry._backoff", lambda state: 0.0)
-
-
 def critic(client: httpx.AsyncClient, **kwargs: Any) -> Critic:
     kwargs.setdefault("api_key", KEY)
     return Critic(name="c1", model="deepseek-chat", http_client=client, **kwargs)
