@@ -695,10 +695,9 @@ def _load_prompt(ref: str, base_dir: Path) -> PromptSpec:
 def _is_path(ref: str, base_dir: Path) -> bool:
     if ref.lower().endswith((".yaml", ".yml")) or "/" in ref or os.sep in ref:
         return True
-    try:
-        return (base_dir / ref).is_file()
-    except OSError:  # a name the OS refuses (too long): not a file
-        return False
+    from .prompts import is_file
+
+    return is_file(base_dir / ref)
 
 
 def _looks_like_key(value: str) -> bool:

@@ -570,10 +570,10 @@ def list_prompts() -> list[PromptSpec]:
 
 
 def _is_path(ref: str) -> bool:
-    return ref.lower().endswith((".yaml", ".yml")) or _is_file(Path(ref))
+    return ref.lower().endswith((".yaml", ".yml")) or is_file(Path(ref))
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: Path) -> bool:
     """``path.is_file()``, but False rather than OSError for a name the OS refuses (too long)."""
     try:
         return path.is_file()
