@@ -15,6 +15,9 @@ or take unbounded time and memory further on:
 and column, so callers need to catch only ``yaml.YAMLError``. Limits: nesting at most
 :data:`MAX_DEPTH` levels and at most :data:`MAX_VALUES` values counting every alias at full
 size (both far beyond any real panel or prompt file), integers of at most 1000 digits.
+
+:func:`load` is what the panel, prompt and price readers call: one document, its node
+tree (for line numbers) and its data, or a :class:`YAMLSyntaxError` saying what and where.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError
 
-__all__ = ["MAX_DEPTH", "MAX_VALUES", "SafeLoader"]
+__all__ = ["MAX_DEPTH", "MAX_VALUES", "SafeLoader", "YAMLSyntaxError", "load"]
 
 MAX_DEPTH = 64
 """Deepest nesting of collections accepted, counted through aliases."""
@@ -103,3 +106,47 @@ class SafeLoader(yaml.SafeLoader):
         if isinstance(value, int) and value.bit_length() > _MAX_INT_BITS:
             raise ConstructorError(None, None, "integer of more than 1000 digits", node.start_mark)
         return value
+
+
+class YAMLSyntaxError(ValueError):
+    """Text that is not (bounded, readable) YAML: ``problem``, and the 1-based ``line`` and
+    ``column`` where it is when known (else ``None``)."""
+
+    def __init__(self, problem: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+        self.column = column
+
+
+def load(text: str) -> tuple[yaml.Node | None, Any]:
+    """The single document in ``text``: its node tree (``None`` when empty) and its data.
+
+    Raises:
+        YAMLSyntaxError: anything :class:`SafeLoader` refuses, including a control
+            character (located by line and column too, which PyYAML's reader does not do).
+    """
+    loader: SafeLoader | None = None
+    try:
+        loader = SafeLoader(text)  # inside the try: it rejects control characters at once
+        node = loader.get_single_node()
+        return node, (loader.construct_document(node) if node is not None else None)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "syntax error"
+        if mark is None:
+            raise YAMLSyntaxError(problem) from None
+        raise YAMLSyntaxError(problem, mark.line + 1, mark.column + 1) from None
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        problem = (
+            f"character U+{exc.character:04X} is not allowed in YAML (control characters "
+            "must be escaped)"
+        )
+        raise YAMLSyntaxError(problem, line, column) from None
+    except yaml.YAMLError as exc:
+        raise YAMLSyntaxError(str(exc)) from None
+    finally:
+        if loader is not None:
+            loader.dispose()

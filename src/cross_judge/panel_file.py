@@ -75,7 +75,8 @@ from pydantic import (
 )
 
 from ._redact import redact
-from ._yaml import SafeLoader
+from ._yaml import YAMLSyntaxError
+from ._yaml import load as load_yaml
 from .errors import ConfigError, PromptError
 
 if TYPE_CHECKING:
@@ -604,21 +605,11 @@ def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
     def fail(message: str, line: int | None = None, field: str = "") -> PanelError:
         return PanelError(source, [PanelProblem(field, line, message)])
 
-    loader: SafeLoader | None = None
     try:
-        loader = SafeLoader(text)  # inside the try: it rejects control characters at once
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "syntax error"
-        column = f" (column {mark.column + 1})" if mark else ""
-        raise fail(f"invalid YAML{column}: {problem}", mark.line + 1 if mark else None) from None
-    except yaml.YAMLError as exc:
-        raise fail(f"invalid YAML: {exc}") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+        node, data = load_yaml(text)
+    except YAMLSyntaxError as exc:
+        column = f" (column {exc.column})" if exc.column is not None else ""
+        raise fail(f"invalid YAML{column}: {exc.problem}", exc.line) from None
     expected = "expected a mapping with at least critics: [...]"
     if data is None:
         raise fail(f"the panel is empty; {expected}")

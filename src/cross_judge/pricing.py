@@ -247,12 +247,14 @@ def _rate(where: str, name: str, value: object) -> float:
 
 
 def _parse_table(text: str, *, source: str) -> tuple[str, dict[tuple[str, str], Price]]:
-    import yaml
+    from ._yaml import YAMLSyntaxError
+    from ._yaml import load as load_yaml
 
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: invalid YAML ({exc})") from None
+        _, data = load_yaml(text)
+    except YAMLSyntaxError as exc:
+        where = f" at line {exc.line}, column {exc.column}" if exc.line is not None else ""
+        raise ConfigError(f"{source}: invalid YAML{where} ({exc.problem})") from None
     if not isinstance(data, dict) or not isinstance(data.get("vendors"), dict):
         raise ConfigError(f"{source}: expected a mapping with 'vendors: {{name: {{models: ...}}}}'")
     table: dict[tuple[str, str], Price] = {}

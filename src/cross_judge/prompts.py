@@ -61,7 +61,8 @@ from pydantic import (
 
 from ._resources import prompt_files
 from ._template import Template
-from ._yaml import SafeLoader
+from ._yaml import YAMLSyntaxError
+from ._yaml import load as load_yaml
 from .errors import PromptError
 from .parsing import LABEL_KEYS, normalize_label
 from .verdict import RESERVED_KINDS
@@ -427,28 +428,11 @@ def parse_prompt(
             of the wrong type or invalid; the message starts with ``source`` and names the
             field and its line.
     """
-    loader: SafeLoader | None = None
     try:
-        loader = SafeLoader(text)
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = exc.problem or exc.context or "syntax error"
-        raise PromptError(f"{source}: invalid YAML{where}: {problem}") from None
-    except yaml.reader.ReaderError as exc:  # a control character; it has no line mark
-        line = text.count("\n", 0, exc.position) + 1
-        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
-        raise PromptError(
-            f"{source}: invalid YAML at line {line}, column {column}: character "
-            f"U+{exc.character:04X} is not allowed in YAML (control characters must be escaped)"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise PromptError(f"{source}: invalid YAML: {exc}") from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+        node, data = load_yaml(text)
+    except YAMLSyntaxError as exc:
+        where = f" at line {exc.line}, column {exc.column}" if exc.line is not None else ""
+        raise PromptError(f"{source}: invalid YAML{where}: {exc.problem}") from None
 
     expected = "expected a mapping of fields (id, version, user_prompt_template, ...)"
     if data is None:

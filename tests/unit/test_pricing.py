@@ -171,6 +171,16 @@ def test_load_prices_reads_a_file_of_the_shipped_shape(tmp_path: Path) -> None:
             "is not 'HH:MM-HH:MM'",
         ),
         ("vendors: {x: [oops\n", "invalid YAML"),
+        # The bounded loader of panels and prompts: aliases may not expand without limit.
+        (
+            "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+                for p, c in zip("abcde", "bcdef", strict=True)
+            )
+            + "vendors: *f\n",
+            "invalid YAML at line .*expands to more than 100000 values",
+        ),
     ],
 )
 def test_a_malformed_price_file_names_the_file_and_entry(
