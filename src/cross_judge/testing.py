@@ -184,16 +184,20 @@ _ERROR_TYPES: dict[int, tuple[str, str | None]] = {
 }
 
 
+def _phrase(status: int) -> str:
+    """The reason phrase of ``status`` ("Overloaded" for Anthropic's 529, else "Error")."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Overloaded" if status == 529 else "Error"
+
+
 def _error_body(status: int, message: str | None = None, code: str | None = None) -> bytes:
     """An OpenAI-style error body; the type and code follow the status when not given."""
     default_type = "invalid_request_error" if status < 500 else "server_error"
     err_type, default_code = _ERROR_TYPES.get(status, (default_type, None))
     if message is None:
-        try:
-            phrase = HTTPStatus(status).phrase
-        except ValueError:
-            phrase = "Overloaded" if status == 529 else "Error"
-        message = f"{phrase} (simulated {status} from cross_judge.testing)"
+        message = f"{_phrase(status)} (simulated {status} from cross_judge.testing)"
     error = {"message": message, "type": err_type, "param": None, "code": code or default_code}
     return json.dumps({"error": error}).encode()
 
@@ -218,11 +222,7 @@ def _anthropic_error_body(status: int, message: str | None = None) -> bytes:
     default_type = "invalid_request_error" if status < 500 else "api_error"
     err_type = _ANTHROPIC_ERROR_TYPES.get(status, default_type)
     if message is None:
-        try:
-            phrase = HTTPStatus(status).phrase
-        except ValueError:
-            phrase = "Overloaded" if status == 529 else "Error"
-        message = f"{phrase} (simulated {status} from cross_judge.testing)"
+        message = f"{_phrase(status)} (simulated {status} from cross_judge.testing)"
     body = {"type": "error", "error": {"type": err_type, "message": message}}
     return json.dumps(body).encode()
 

@@ -122,8 +122,13 @@ async def prepare(config: VendorConfig, api_key: str | None) -> None:
     charged to the per-attempt timeout. Cancelling it (a deadline) returns at once; an
     import already under way finishes in its thread and serves the next call.
     """
+    await _client_for(config, api_key)
+
+
+async def _client_for(config: VendorConfig, api_key: str | None) -> anthropic.AsyncAnthropic:
+    """The pooled client, looked up per attempt: a pool closed meanwhile is reopened."""
     endpoint = shared_client(_POOL_KIND, config.base_url, _Endpoint)
-    await endpoint.client(sdk_base_url(config.base_url), api_key)
+    return await endpoint.client(sdk_base_url(config.base_url), api_key)
 
 
 async def complete(
@@ -138,8 +143,7 @@ async def complete(
     Raises:
         CallFailure: for every outcome that is not a usable completion.
     """
-    endpoint = shared_client(_POOL_KIND, config.base_url, _Endpoint)
-    client = await endpoint.client(sdk_base_url(config.base_url), api_key)
+    client = await _client_for(config, api_key)
     import anthropic  # already imported by endpoint.client(), in a worker thread
 
     try:
