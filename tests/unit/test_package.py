@@ -49,3 +49,13 @@ def test_packaged_prompt_is_shipped_and_valid_yaml() -> None:
     data = yaml.safe_load((prompt_files() / "taxonomy-review.yaml").read_text(encoding="utf-8"))
     assert data["id"] == "taxonomy-review"
     assert "{query}" in data["user_prompt_template"]
+
+
+def test_the_mit_license_ships_with_the_distribution() -> None:
+    from importlib.metadata import distribution
+
+    dist = distribution("cross-judge")
+    assert dist.metadata["License-Expression"] == "MIT"
+    licenses = [f for f in dist.files or [] if f.name == "LICENSE"]
+    assert licenses, "LICENSE is missing from the installed distribution"
+    assert licenses[0].read_text().startswith("MIT License")
