@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from cross_judge.vendors import VENDORS
+import cross_judge.vendors
+from cross_judge.vendors import VENDORS, all_vendors
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -54,7 +56,7 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_real_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    for config in VENDORS.values():
+    for config in all_vendors().values():
         if config.api_key_env:
             monkeypatch.delenv(config.api_key_env, raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
@@ -67,6 +69,17 @@ def _no_real_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     """Every async test runs on asyncio and on trio."""
     return str(request.param)
+
+
+@pytest.fixture
+def vendor_registry() -> Iterator[None]:
+    """Restore the global vendor registry (0.1's ``VENDORS`` and every other registered
+    vendor) after the test, whatever it registered or replaced."""
+    saved = [(live, dict(live)) for live in (VENDORS, cross_judge.vendors._MORE_VENDORS)]
+    yield
+    for live, before in saved:
+        live.clear()
+        live.update(before)
 
 
 @pytest.fixture

@@ -1,21 +1,44 @@
 """Per-vendor admission control: concurrency cap, request pacing and adaptive 429 backoff.
 
 Every attempt a :class:`~cross_judge.core.Critic` makes passes a :class:`VendorGate` on the
-way to the vendor (see :func:`cross_judge._retry.call_with_retries`). Behind the gates of
-one vendor sits one :class:`VendorLimiter` per event loop, vendor name and endpoint origin,
-shared by every critic on that vendor, that enforces:
+way to the vendor (see :func:`cross_judge._retry.call_with_retries`). Behind the gates sit
+:class:`VendorLimiter` objects, kept per event loop, vendor name and endpoint origin, and
+shared by every critic there. What each one keys depends on the vendor's ``limit_scope``
+(:class:`~cross_judge.vendors.VendorConfig`):
 
-* ``max_concurrency`` (:class:`~cross_judge.vendors.VendorConfig`): at most ``limit``
-  attempts in flight at once; the others queue, first come first served.
+================  ==========================================  ==========================
+``limit_scope``   endpoint limiter (vendor, origin)           model limiter (+ model)
+================  ==========================================  ==========================
+``"model"``       ``max_concurrency``, ``rpm``                the adaptive 429 state:
+(default)                                                     pause and lowered limit
+``"endpoint"``    ``max_concurrency``, ``rpm`` and the        none
+(DeepSeek)        adaptive 429 state
+================  ==========================================  ==========================
+
+So behind a gateway (LiteLLM, OpenRouter, a company proxy), where many models share a base
+URL and each has its own limit, a 429 on one model pauses and slows that model only; with
+``"endpoint"`` (vendors that limit per account) it pauses every model of the endpoint.
+``max_concurrency`` and ``rpm`` are the caller's caps on the whole vendor account and are
+per endpoint in both scopes. A gate that is not told its model (``VendorGate(config)``)
+counts as one more model, ``None``. An attempt passes its model limiter (when there is
+one) first, then the endpoint limiter, so calls held by one model's pause never hold
+endpoint slots that other models could use.
+
+A limiter enforces:
+
+* ``max_concurrency``: at most ``limit`` attempts in flight at once; the others queue,
+  first come first served.
 * ``rpm``: smooth pacing. Each attempt reserves a send time ``60 / rpm`` seconds after the
   previous reservation, or now if that is already past. No burst: after an idle spell
   one attempt goes at once and the next waits a full interval, so no 60-second span
   holds more than ``rpm`` sends (rounded up). A burst allowance would need knowledge of
   the vendor's window that we do not have, and a burst is what trips a limit.
-* a vendor-wide pause: while it lasts no new attempt starts.
+* a pause: while it lasts no new attempt it admits starts.
 
-The adaptive rule (AIMD, as in TCP congestion control). ``n`` counts the congestion
-signals since the last success; ``limit`` starts at ``max_concurrency`` (``None``: no cap).
+The adaptive rule (AIMD, as in TCP congestion control), applied by the limiter that holds
+the adaptive state. ``n`` counts the congestion signals since the last success; ``limit``
+starts at ``max_concurrency`` on an endpoint limiter and uncapped on a model limiter
+(``None``: no cap).
 
 * On a 429 (``ErrorKind.RATE_LIMIT``), with or without ``Retry-After``:
 
@@ -32,7 +55,8 @@ signals since the last success; ``limit`` starts at ``max_concurrency`` (``None`
   3. **Unknown level.** A 429 on an attempt sent before the limiter existed (the fast
      path below) was never counted, so ``L`` is unknown: an uncapped ``limit``
      restarts at 1 and grows by one per success (doubling per window, TCP's slow start)
-     until the next new signal.
+     until the next new signal. A model limiter is made by its model's first 429, so
+     that 429 always has an unknown level.
   4. **Pause.** No new attempt starts before ``now + wait``: ``wait`` is the vendor's
      ``Retry-After`` capped at :data:`~cross_judge._retry.MAX_RETRY_AFTER_S`, else
      ``min(8, 0.25 * 2 ** (n - 1))`` seconds with ``n`` at least 1 (0.25, 0.5, 1, ...
@@ -41,26 +65,34 @@ signals since the last success; ``limit`` starts at ``max_concurrency`` (``None`
 
 * On a completed response (a success): ``n = 0``; while ``limit`` is below its ceiling
   it grows by one per ``limit`` successes (+1 per full window; +1 per success in slow
-  start). The ceiling is ``max_concurrency`` when configured; when not, it is the highest
-  level refused since the cap appeared (``L``, or the number of unknown-level 429s), and
-  reaching it lifts the cap entirely.
+  start). The ceiling is ``max_concurrency`` when configured (endpoint limiter); when
+  not, it is the highest level refused since the cap appeared (``L``, or the number of
+  unknown-level 429s), and reaching it lifts the cap entirely.
 * Other failures (5xx, timeouts, dropped connections) and cancellations only free the slot.
+
+A model limiter counts its model's attempts from admission to the end, time spent queued
+at the endpoint limiter included, so ``L`` can overstate what was sent when
+``max_concurrency`` is what holds that model back; the decrease is then deeper than needed
+and recovers by the additive rule.
 
 The attempt's own retry wait (:mod:`cross_judge._retry`) runs from the same 429, so the two
 waits overlap rather than add up.
 
 Fast path: with no ``max_concurrency``, no ``rpm`` and no 429 seen, a gate finds no
-limiter and creates none: no lock, no queue, no state. The first 429 creates the limiter.
+limiter and creates none: no lock, no queue, no state. The first 429 creates the limiter
+that holds the adaptive state (the model's, or the endpoint's).
 
 Limiters are loop-bound (their queue uses anyio events), so they are kept per running
 event loop (asyncio) or per run (trio, keyed by its root task), like the connection pools
-of :mod:`cross_judge.transport._pool`, and within it per vendor name and endpoint origin.
-A limiter is only touched from its own loop's thread, so it needs no lock; the registry
-of limiters has one. Nothing is created at import time. Limits changed with
-:func:`~cross_judge.vendors.set_vendor_limits` apply from the next attempt on.
+of :mod:`cross_judge.transport._pool`, and within it per vendor name, endpoint origin and
+(model limiters) model. A limiter is only touched from its own loop's thread, so it needs
+no lock; the registry of limiters has one. Nothing is created at import time. Limits and
+scopes changed with :func:`~cross_judge.vendors.set_vendor_limits` apply from the next
+attempt on (a scope change leaves the state kept under the old scope behind).
 
 What it does not do: retry (that is :mod:`cross_judge._retry`'s job), share limits across
-processes or event loops, or read ``x-ratelimit-*`` headers.
+processes or event loops, tell two API keys on one endpoint apart, or read
+``x-ratelimit-*`` headers.
 """
 
 from __future__ import annotations
@@ -70,7 +102,7 @@ import math
 import threading
 import weakref
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import anyio
 
@@ -140,11 +172,25 @@ class Pacer:
 
 
 class VendorLimiter:
-    """Admission state of one vendor endpoint on one event loop (the module docstring has
-    the rules). Use it through :class:`VendorGate`; the properties are for inspection."""
+    """Admission state of one vendor endpoint (or one model on it) on one event loop (the
+    module docstring has the rules). Use it through :class:`VendorGate`; the properties
+    are for inspection.
 
-    def __init__(self, name: str, max_concurrency: float | None, rpm: float | None) -> None:
+    ``adaptive=False`` makes it enforce ``max_concurrency`` and ``rpm`` only: outcomes do
+    not change its limit and no 429 pauses it (an endpoint limiter whose vendor keeps the
+    adaptive state per model).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        max_concurrency: float | None,
+        rpm: float | None,
+        *,
+        adaptive: bool = True,
+    ) -> None:
         self.name = name
+        self._adaptive = adaptive
         self._configured: float | None = None  # as configured, to notice a change
         self._ceiling: int | None = None  # max_concurrency as a whole number
         self._limit: int | None = None
@@ -194,14 +240,29 @@ class VendorLimiter:
         """The ``rpm`` schedule, when ``rpm`` is set."""
         return self._pacer
 
+    @property
+    def adaptive(self) -> bool:
+        """True when 429s and successes adapt its limit and 429s pause it."""
+        return self._adaptive
+
     # -- configuration ---------------------------------------------------------------------
 
-    def configure(self, max_concurrency: float | None, rpm: float | None) -> None:
+    def configure(
+        self, max_concurrency: float | None, rpm: float | None, *, adaptive: bool = True
+    ) -> None:
         """Apply the vendor's configured limits; a no-op when they are unchanged.
 
         A new ``max_concurrency`` replaces any adapted limit; a new ``rpm`` keeps the
-        next reserved send time.
+        next reserved send time. Turning ``adaptive`` off (the vendor's scope became
+        ``"model"``) drops what was adapted: the limit goes back to ``max_concurrency``
+        and any pause ends.
         """
+        if adaptive != self._adaptive:
+            self._adaptive = adaptive
+            if not adaptive:
+                self._configured = math.nan  # never equal: resets the adapted limit below
+                self._paused_until = -math.inf
+                self._consecutive = 0
         if max_concurrency != self._configured:
             self._configured = max_concurrency
             self._ceiling = None if max_concurrency is None else max(1, int(max_concurrency))
@@ -243,14 +304,21 @@ class VendorLimiter:
         return self._epoch
 
     def release(self, epoch: int, outcome: BaseException | None) -> None:
-        """Free the slot of an attempt admitted at ``epoch`` and learn from its outcome.
+        """Free the slot of an attempt admitted at ``epoch`` and, when adaptive, learn from
+        its outcome.
 
         ``outcome`` is ``None`` for a completed response, else what the attempt raised.
         """
-        if outcome is None:
+        if not self._adaptive:
+            pass
+        elif outcome is None:
             self.record_success()
-        elif isinstance(outcome, CallFailure) and outcome.kind is ErrorKind.RATE_LIMIT:
+        elif _is_rate_limit(outcome):
             self.record_rate_limit(anyio.current_time(), outcome.retry_after, epoch=epoch)
+        self._release_slot()
+
+    def withdraw(self) -> None:
+        """Free the slot of an admitted attempt that was never sent; nothing is learned."""
         self._release_slot()
 
     def record_rate_limit(
@@ -349,56 +417,95 @@ class VendorLimiter:
             self._waiters.popleft().set()
 
 
+def _is_rate_limit(outcome: BaseException | None) -> TypeGuard[CallFailure]:
+    return isinstance(outcome, CallFailure) and outcome.kind is ErrorKind.RATE_LIMIT
+
+
+_Key = tuple[str, str, str | None, bool]
+"""(vendor name, endpoint origin, model, is a model limiter): one limiter per key and loop."""
+
 _lock = threading.Lock()
-_by_loop: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], VendorLimiter]] = (
-    weakref.WeakKeyDictionary()
-)
+_by_loop: weakref.WeakKeyDictionary[Any, dict[_Key, VendorLimiter]] = weakref.WeakKeyDictionary()
 
 
-@functools.lru_cache(maxsize=256)
-def _limiter_key(name: str, base_url: str) -> tuple[str, str]:
-    return name, endpoint_key(base_url)
+@functools.lru_cache(maxsize=1024)
+def _limiter_key(name: str, base_url: str, model: str | None, per_model: bool) -> _Key:
+    return name, endpoint_key(base_url), model if per_model else None, per_model
 
 
-def limiter_for(config: VendorConfig) -> VendorLimiter | None:
-    """The running loop's limiter for ``config``'s vendor and endpoint origin, if any.
+def _endpoint_key_of(config: VendorConfig) -> _Key:
+    return _limiter_key(config.name, config.base_url, None, False)
 
-    ``None`` means the fast path: no limits configured and no 429 seen on this loop. Must
-    be called from inside the event loop (asyncio or trio).
-    """
+
+def _model_key_of(config: VendorConfig, model: str | None) -> _Key | None:
+    """The key of the limiter holding ``model``'s adaptive state, ``None`` when that is the
+    endpoint limiter (``limit_scope="endpoint"``)."""
+    if config.limit_scope == "endpoint":
+        return None
+    return _limiter_key(config.name, config.base_url, model, True)
+
+
+def _find(key: _Key) -> VendorLimiter | None:
     if not _by_loop:  # no limiter anywhere: skip finding the loop
         return None
     limiters = _by_loop.get(_loop_token()[0])
-    return None if limiters is None else limiters.get(_limiter_key(config.name, config.base_url))
+    return None if limiters is None else limiters.get(key)
 
 
-def _obtain(config: VendorConfig) -> VendorLimiter:
-    limiter = limiter_for(config)
+def _obtain(key: _Key, config: VendorConfig) -> VendorLimiter:
+    limiter = _find(key)
     if limiter is not None:
         return limiter
-    key = _limiter_key(config.name, config.base_url)
     with _lock:
         limiters = _by_loop.setdefault(_loop_token()[0], {})
         limiter = limiters.get(key)
         if limiter is None:
-            limiter = limiters[key] = VendorLimiter(config.name, config.max_concurrency, config.rpm)
+            if key[3]:  # a model limiter: the adaptive state only
+                limiter = VendorLimiter(config.name, None, None)
+            else:
+                limiter = VendorLimiter(
+                    config.name,
+                    config.max_concurrency,
+                    config.rpm,
+                    adaptive=config.limit_scope == "endpoint",
+                )
+            limiters[key] = limiter
         return limiter
 
 
-class VendorGate:
-    """One call's way through its vendor's limiter; one attempt at a time.
+def limiter_for(config: VendorConfig, model: str | None = None) -> VendorLimiter | None:
+    """The running loop's limiter for ``config``'s vendor and endpoint origin, if any.
 
-    ``await gate.enter(within)`` before each attempt, ``gate.leave(outcome)`` after it
-    (``None`` for a completed response, else the exception, cancellation included). It
-    implements :class:`cross_judge._retry.Gate`.
+    Without ``model``: the endpoint limiter (``max_concurrency``, ``rpm``, and with
+    ``limit_scope="endpoint"`` the 429 state). With ``model``: the limiter holding that
+    model's 429 state (pause, adapted limit), the endpoint limiter under
+    ``limit_scope="endpoint"``. ``None`` means the fast path: no such limiter on this
+    loop (no limits configured, no 429 seen). Must be called from inside the event loop
+    (asyncio or trio).
+    """
+    key = _model_key_of(config, model) if model is not None else None
+    return _find(key if key is not None else _endpoint_key_of(config))
+
+
+class VendorGate:
+    """One call's way through its vendor's limiters; one attempt at a time.
+
+    ``model`` is the model the call asks for: with the vendor's ``limit_scope="model"``
+    its 429s pause and slow that model only (``None``: the gate's calls count as one
+    model of their own). ``await gate.enter(within)`` before each attempt,
+    ``gate.leave(outcome)`` after it (``None`` for a completed response, else the
+    exception, cancellation included). It implements :class:`cross_judge._retry.Gate`.
     """
 
-    __slots__ = ("_config", "_epoch", "_limiter")
+    __slots__ = ("_config", "_endpoint", "_endpoint_epoch", "_model", "_own", "_own_epoch")
 
-    def __init__(self, config: VendorConfig) -> None:
+    def __init__(self, config: VendorConfig, model: str | None = None) -> None:
         self._config = config
-        self._limiter: VendorLimiter | None = None
-        self._epoch = 0
+        self._model = model
+        self._endpoint: VendorLimiter | None = None
+        self._endpoint_epoch = 0
+        self._own: VendorLimiter | None = None
+        self._own_epoch = 0
 
     @property
     def vendor(self) -> str:
@@ -413,18 +520,44 @@ class VendorGate:
         """
         config = self._config
         limited = config.max_concurrency is not None or config.rpm is not None
-        limiter = _obtain(config) if limited else limiter_for(config)
-        if limiter is None:
-            return  # the fast path: no limits, no 429 seen
-        limiter.configure(config.max_concurrency, config.rpm)
-        self._epoch = await limiter.admit(within)
-        self._limiter = limiter
+        if not limited and not _by_loop:
+            return  # the fast path: no limits, no 429 seen anywhere
+        endpoint_key = _endpoint_key_of(config)
+        endpoint = _obtain(endpoint_key, config) if limited else _find(endpoint_key)
+        model_key = _model_key_of(config, self._model)
+        own = _find(model_key) if model_key is not None else None
+        if endpoint is None and own is None:
+            return  # the fast path: no limits, no 429 seen for this model or endpoint
+        end = anyio.current_time() + within
+        if own is not None:
+            self._own_epoch = await own.admit(within)
+            self._own = own
+        if endpoint is not None:
+            endpoint.configure(
+                config.max_concurrency, config.rpm, adaptive=config.limit_scope == "endpoint"
+            )
+            try:
+                self._endpoint_epoch = await endpoint.admit(end - anyio.current_time())
+            except BaseException:
+                self._own = None
+                if own is not None:
+                    own.withdraw()
+                raise
+            self._endpoint = endpoint
 
     def leave(self, outcome: BaseException | None) -> None:
-        """Free the attempt's slot and report how it ended."""
-        limiter, self._limiter = self._limiter, None
-        if limiter is not None:
-            limiter.release(self._epoch, outcome)
-        elif isinstance(outcome, CallFailure) and outcome.kind is ErrorKind.RATE_LIMIT:
-            now = anyio.current_time()
-            _obtain(self._config).record_rate_limit(now, outcome.retry_after, epoch=None)
+        """Free the attempt's slots and report how it ended."""
+        endpoint, self._endpoint = self._endpoint, None
+        own, self._own = self._own, None
+        if endpoint is not None:
+            endpoint.release(self._endpoint_epoch, outcome)
+        if own is not None:
+            own.release(self._own_epoch, outcome)
+        if not _is_rate_limit(outcome):
+            return
+        config = self._config
+        model_key = _model_key_of(config, self._model)
+        learned = own is not None if model_key is not None else endpoint is not None
+        if not learned:  # sent on the fast path: this 429 creates the adaptive state
+            limiter = _obtain(model_key or _endpoint_key_of(config), config)
+            limiter.record_rate_limit(anyio.current_time(), outcome.retry_after, epoch=None)

@@ -140,7 +140,8 @@ async def call_with_retries(
             try:
                 return await attempt()
             except CallFailure as failure:
-                if failure.kind is not ErrorKind.TIMEOUT:
+                # A timeout with a status is the server's (HTTP 408): kept as it said.
+                if failure.kind is not ErrorKind.TIMEOUT or failure.status is not None:
                     raise
                 message = f"no response within {timeout:g}s (timeout)"
                 raise CallFailure(ErrorKind.TIMEOUT, message) from failure

@@ -37,12 +37,19 @@ variable name (one that looks like ``sk-...``). Neither value is ever repeated i
 message. Keys are read from the environment when the ensemble is built; a missing
 variable is a :class:`PanelError` that names it.
 
+**Base URLs** are checked when loaded (:func:`cross_judge.vendors.check_base_url`): a
+port outside 1-65535, ``abc``, ``http://[::1``, a missing or unsupported scheme is
+reported at ``critics[i].base_url`` with its line, never at call time. Credentials
+(``user:password@``) are refused in a panel file.
+
 **Simulated critics.** ``vendor: simulated`` critics are answered by a local
 :class:`cross_judge.testing.VendorServer` (seeded random answers, not a language model),
 for dry runs and the shipped examples. An optional ``persona:`` mapping shapes each one
 (``accuracy``, ``latency``, ``jitter``, ``style``, ``seed``, ``bias``, ``labels``,
 ``fault_rate``); its model name (default ``sim-<name>``) selects it on the server, so
-simulated critics need distinct models. The caller starts one server for all of them::
+simulated critics need distinct models. ``load_panel(path).build()`` starts one server
+for them, which lives as long as the ensemble (stopped when the ensemble is garbage
+collected, or at exit). To control its lifetime, start it yourself::
 
     spec = load_panel("panel.yaml")
     with spec.simulator() as server:          # personas of every simulated critic
@@ -54,8 +61,10 @@ This module does not call any model, read items or write results.
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import re
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -96,6 +105,8 @@ __all__ = [
     "load_panel",
     "parse_panel",
 ]
+
+logger = logging.getLogger("cross_judge")
 
 SIMULATED_VENDOR = "simulated"
 """The vendor name of critics answered by a local :class:`~cross_judge.testing.VendorServer`."""
@@ -207,10 +218,10 @@ class CriticSpec(BaseModel):
     @field_validator("vendor")
     @classmethod
     def _known_vendor(cls, value: str) -> str:
-        from .vendors import VENDORS
+        from .vendors import all_vendors
 
         name = value.strip().lower()
-        known = sorted([*VENDORS, SIMULATED_VENDOR])
+        known = sorted([*all_vendors(), SIMULATED_VENDOR])
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -223,14 +234,13 @@ class CriticSpec(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _plain_url(cls, value: str) -> str:
+        from .vendors import base_url_problem
+
         # Not echoed either: a URL can carry credentials.
-        parts = urlsplit(value)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(
-                "must be an http:// or https:// URL, e.g. https://host/v1 (the value given is "
-                "not shown)"
-            )
-        if "@" in parts.netloc:
+        problem = base_url_problem(value)
+        if problem is not None:
+            raise ValueError(f"{problem} (the value given is not shown)")
+        if "@" in urlsplit(value).netloc:
             raise ValueError(
                 "holds credentials (user:password@host), which a panel file must not; remove "
                 "them and name the environment variable of the key with api_key_env (the value "
@@ -493,46 +503,62 @@ class PanelSpec(BaseModel):
         key must have one now, so a run never starts only to fail every call.
 
         Args:
-            simulator_url: the base URL of a running :meth:`simulator`; required when
-                the panel has simulated critics.
+            simulator_url: the base URL of a running :meth:`simulator` for the simulated
+                critics. Without it, a panel with simulated critics starts its own
+                simulator, which lives as long as the returned ensemble: it is stopped
+                when the ensemble is garbage collected, or at interpreter exit.
             environ: the environment to read keys from (default ``os.environ``).
             cache: a response cache for every critic (see :class:`~cross_judge.Ensemble`).
 
         Raises:
             PanelError: a key variable is unset or empty (the message names the variable,
-                never a value), or simulated critics and no ``simulator_url``.
+                never a value); nothing is started then.
         """
         from .vendors import get_vendor
 
         env = os.environ if environ is None else environ
         problems: list[PanelProblem] = []
-        if self.simulated_critics and not simulator_url:
-            problems.append(
-                PanelProblem(
-                    "",
-                    None,
-                    f"critics {', '.join(self.simulated_critics)} are simulated: start "
-                    "spec.simulator() and pass simulator_url=server.url",
-                )
-            )
-        critics: list[Critic] = []
+        keys: dict[int, str | None] = {}
         for index, spec in enumerate(self.critics):
             if spec.simulated:
-                if simulator_url:
-                    critics.append(spec.to_critic(base_url=simulator_url))
                 continue
             config = get_vendor(spec.vendor)
             var = spec.api_key_env or config.api_key_env
             key = (env.get(var) or "").strip() or None if var else None
             if key is None and config.requires_api_key:
                 problems.append(self._missing_key(index, spec, var or ""))
-                continue
-            critics.append(spec.to_critic(api_key=key))
+            keys[index] = key
         if problems:
             raise PanelError(self._source, problems)
-        from .ensemble import Ensemble
+        server: VendorServer | None = None
+        if self.simulated_critics and not simulator_url:
+            server = self.simulator().start()
+            simulator_url = server.url
+            logger.info(
+                "panel %s: critics %s are simulated, answered by a VendorServer started at %s",
+                self._source,
+                ", ".join(self.simulated_critics),
+                simulator_url,
+            )
+        try:
+            critics = [
+                spec.to_critic(base_url=simulator_url)
+                if spec.simulated
+                else spec.to_critic(api_key=keys[index])
+                for index, spec in enumerate(self.critics)
+            ]
+            from .ensemble import Ensemble
 
-        return Ensemble(critics, cache=cache, **self._ensemble_kwargs())
+            ensemble = Ensemble(critics, cache=cache, **self._ensemble_kwargs())
+        except BaseException:
+            if server is not None:
+                server.stop()
+            raise
+        if server is not None:
+            # The ensemble owns the server: it is stopped with it (or at exit, since the
+            # finalizer runs atexit), and never keeps the ensemble alive.
+            weakref.finalize(ensemble, server.stop)
+        return ensemble
 
     def _missing_key(self, index: int, spec: CriticSpec, var: str) -> PanelProblem:
         if spec.api_key_env is not None:
@@ -793,7 +819,7 @@ def _unknown_field(field: str, loc: tuple[str | int, ...], data: Any) -> str:
 
 def _default_env_var(parent: tuple[str | int, ...], data: Any) -> str | None:
     """The key variable of the vendor of the critic at ``parent``, if it has one."""
-    from .vendors import VENDORS
+    from .vendors import all_vendors
 
     if len(parent) != 2 or parent[0] != "critics" or not isinstance(data, dict):
         return None
@@ -803,7 +829,7 @@ def _default_env_var(parent: tuple[str | int, ...], data: Any) -> str | None:
         return None
     critic = critics[index]
     vendor = critic.get("vendor", "deepseek") if isinstance(critic, dict) else None
-    config = VENDORS.get(vendor.strip().lower()) if isinstance(vendor, str) else None
+    config = all_vendors().get(vendor.strip().lower()) if isinstance(vendor, str) else None
     return config.api_key_env if config is not None else None
 
 

@@ -6,21 +6,40 @@ variable its API key is read from, and its capabilities, so a
 case-insensitive. This module makes no network calls; ``make_client`` builds an
 ``openai.OpenAI`` client for cross-judge 0.1 code (imported lazily).
 
-Built in:
+Built in (:func:`all_vendors` lists them with the registered ones):
 
-=============  ==============================  ======================  ===========
-name           base URL                        key env var             json_object
-=============  ==============================  ======================  ===========
-deepseek       https://api.deepseek.com/v1     DEEPSEEK_API_KEY        yes
-openai         https://api.openai.com/v1       OPENAI_API_KEY          yes
-anthropic      https://api.anthropic.com       ANTHROPIC_API_KEY       no (Messages)
-openrouter     https://openrouter.ai/api/v1    OPENROUTER_API_KEY      no (per model)
-custom         (``base_url=`` required)        none (key optional)     no
-ollama         http://localhost:11434/v1       none                    yes
-llamacpp       http://localhost:8080/v1        none                    yes
-vllm           http://localhost:8000/v1        none                    yes
-lmstudio       http://localhost:1234/v1        none                    no
-=============  ==============================  ======================  ===========
+=============  ==============================  ==================  =============  ===========
+name           base URL                        key env var         json_object    limit_scope
+=============  ==============================  ==================  =============  ===========
+deepseek       https://api.deepseek.com/v1     DEEPSEEK_API_KEY    yes            endpoint
+openai         https://api.openai.com/v1       OPENAI_API_KEY      yes            model
+anthropic      https://api.anthropic.com       ANTHROPIC_API_KEY   no (Messages)  model
+openrouter     https://openrouter.ai/api/v1    OPENROUTER_API_KEY  no (per model) model
+custom         (``base_url=`` required)        none (optional)     no             model
+ollama         http://localhost:11434/v1       none                yes            model
+llamacpp       http://localhost:8080/v1        none                yes            model
+vllm           http://localhost:8000/v1        none                yes            model
+lmstudio       http://localhost:1234/v1        none                no             model
+=============  ==============================  ==================  =============  ===========
+
+The registry. :data:`VENDORS` is cross-judge 0.1's dict and holds 0.1's three vendors
+(deepseek, openai, openrouter), as 0.1 code expects; :func:`all_vendors` returns every
+vendor :func:`get_vendor` finds: those three, the presets above and every vendor added
+with :func:`register_vendor` (or written into :data:`VENDORS` by 0.1-style code).
+
+Base URL checks. Every base URL is checked when a :class:`VendorConfig` is made, so also
+when a critic overrides it (:func:`check_base_url`): an ``http://`` or ``https://`` URL
+with a host, a port from 1 to 65535 if one is written, no query, fragment, whitespace or
+control character. ``user:password@`` is accepted (sent as HTTP Basic auth) and never
+shown in a message or repr.
+
+Rate-limit scope (``limit_scope``). Vendors count their limits either per model (OpenAI,
+Anthropic, and gateways such as OpenRouter, LiteLLM or a company proxy, where every model
+has its own) or per account (DeepSeek). ``"model"`` (the default) keeps the adaptive 429
+state (pause and lowered concurrency, :mod:`cross_judge._limits`) per endpoint and model,
+so a 429 on one model never slows another on the same base URL; ``"endpoint"`` shares it
+by every model of the endpoint. ``max_concurrency`` and ``rpm`` are per endpoint either
+way: they are the caller's caps for the whole vendor account.
 
 Base URLs. An OpenAI-protocol vendor's base URL is the prefix of ``/chat/completions``
 (it usually ends in ``/v1``). The ``anthropic`` protocol speaks the Messages API through
@@ -41,7 +60,7 @@ import os
 import threading
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from .errors import ConfigError, MissingAPIKeyError, UnknownVendorError
 
@@ -51,7 +70,10 @@ if TYPE_CHECKING:
 __all__ = [
     "VENDORS",
     "VENDOR_DEFAULTS",
+    "LimitScope",
     "VendorConfig",
+    "all_vendors",
+    "check_base_url",
     "get_vendor",
     "make_client",
     "register_vendor",
@@ -60,6 +82,106 @@ __all__ = [
 ]
 
 WireProtocol = Literal["openai", "anthropic"]
+
+LimitScope = Literal["model", "endpoint"]
+"""What shares a vendor's adaptive 429 state: each model of an endpoint, or the endpoint."""
+
+_LIMIT_SCOPES: tuple[str, ...] = ("model", "endpoint")
+
+
+def _without_userinfo(url: str) -> str:
+    """``url`` with any ``user:password@`` shown as ``***@``, for messages and reprs.
+
+    Errs on the side of hiding: everything between the scheme and the last ``@`` goes,
+    also in a URL too malformed to parse (no scheme, a ``/`` in the password).
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    if "@" not in rest:
+        return url
+    return f"{scheme}{sep}***@{rest.rsplit('@', 1)[1]}"
+
+
+_URL_EXAMPLE = "e.g. https://api.example.com/v1 or http://localhost:8080/v1"
+
+
+def base_url_problem(url: object) -> str | None:
+    """What is wrong with ``url`` as a vendor base URL and how to fix it, or ``None``.
+
+    The text never repeats the URL (it may hold a password); :func:`check_base_url` adds
+    it, credentials hidden. Accepted: ``http`` or ``https``, a host, an optional port
+    from 1 to 65535, an optional path, and ``user:password@`` (sent as Basic auth).
+    """
+    if not isinstance(url, str):
+        return f"must be text, got {type(url).__name__}"
+    if not url:
+        return f"is empty; give the endpoint's URL, {_URL_EXAMPLE}"
+    if any(c.isspace() or not c.isprintable() for c in url):
+        return "contains a space or control character; remove it (write a space as %20)"
+    if "://" not in url:
+        return f"has no scheme; write it in full with http:// or https://, {_URL_EXAMPLE}"
+    try:
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), parts.hostname
+    except ValueError:  # "[::1" and the like; the reason may quote the URL, so it goes
+        return (
+            "is not a valid URL: check the brackets around an IPv6 host, e.g. http://[::1]:8080/v1"
+        )
+    if scheme not in ("http", "https"):
+        return f"uses the {scheme or '(empty)'}:// scheme; cross-judge speaks http:// and https://"
+    if "@" in url.partition("://")[2] and "@" not in parts.netloc:
+        # Most likely a password holding "/", "?" or "#": the host is not where it seems.
+        return (
+            "has an '@' after the host; if it holds user:password@, percent-encode any "
+            "'/', '?', '#' or '@' inside them (e.g. %2F for '/')"
+        )
+    if not host:
+        return f"has no host; {_URL_EXAMPLE}"
+    if ":" not in host:  # a name or IPv4 address, not IPv6: each dotted label 1-63 chars
+        name = host[:-1] if host.endswith(".") else host  # "example.com." is fully qualified
+        try:
+            name.encode("idna")  # refuses an empty or too long label
+            valid = bool(name)
+        except UnicodeError:
+            valid = False
+        if not valid:
+            return (
+                "has an invalid host name: the parts between dots must each be 1 to 63 "
+                f"characters; {_URL_EXAMPLE}"
+            )
+    try:
+        port = parts.port
+    except ValueError:  # out of range or not a number
+        port = 0
+    if port == 0:
+        written = parts.netloc.rsplit("@", 1)[-1].rpartition("]")[2].rpartition(":")[2]
+        return (
+            f"has port {written!r}; a port is a whole number from 1 to 65535, e.g. "
+            "http://localhost:8080/v1, or leave it out for the scheme's own (80, 443)"
+        )
+    if parts.query or parts.fragment or url.endswith(("?", "#")):
+        return (
+            "has a query (?...) or fragment (#...); remove it: request paths such as "
+            "/chat/completions are appended to the base URL"
+        )
+    return None
+
+
+def check_base_url(url: object, *, where: str = "base_url") -> None:
+    """Raise :class:`~cross_judge.errors.ConfigError` if ``url`` cannot be a vendor base
+    URL (see :func:`base_url_problem`); the message starts with ``where``, shows the URL
+    without credentials and says the fix.
+
+    Raises:
+        ConfigError: the URL is malformed, has another scheme, no host or a bad port.
+    """
+    problem = base_url_problem(url)
+    if problem is None:
+        return
+    if not isinstance(url, str):  # its repr could hold a password: not shown
+        raise ConfigError(f"{where}: base_url {problem}")
+    raise ConfigError(f"{where}: base_url {_without_userinfo(url)!r} {problem}")
 
 
 @dataclass(frozen=True)
@@ -77,15 +199,21 @@ class VendorConfig:
         requires_api_key: a call without a key is refused before it is sent.
         protocol: the wire protocol, ``"openai"`` (chat completions) or ``"anthropic"``.
         max_concurrency: requests in flight to this vendor at once, shared by every critic
-            on it (per event loop and endpoint); the others queue. ``None`` = no
-            configured cap. Either way the cap adapts to 429s: halved on a rate limit,
-            raised back by one per window of successes (see :mod:`cross_judge._limits`).
+            and model on it (per event loop and endpoint); the others queue. ``None`` =
+            no configured cap. Either way what is allowed adapts to 429s: halved on a
+            rate limit, raised back by one per window of successes, per ``limit_scope``
+            (see :mod:`cross_judge._limits`).
         rpm: requests per minute sent to this vendor, paced evenly (one every
-            ``60 / rpm`` s, no burst), retries included. ``None`` = unpaced.
-            Queueing for either limit counts against a critic's ``deadline``, not its
-            per-attempt ``timeout``. Change both with :func:`set_vendor_limits`.
+            ``60 / rpm`` s, no burst), retries included, shared like ``max_concurrency``.
+            ``None`` = unpaced. Queueing for either limit counts against a critic's
+            ``deadline``, not its per-attempt ``timeout``. Change both with
+            :func:`set_vendor_limits`.
         max_tokens_field: the request field that caps output tokens (OpenAI's current
             models want ``max_completion_tokens``; most others ``max_tokens``).
+        limit_scope: what a 429 pauses and slows down: ``"model"`` (default) the calls
+            to the same model on this endpoint only, as vendors and gateways that limit
+            each model need; ``"endpoint"`` every call to this endpoint, for vendors
+            that limit per account (DeepSeek).
     """
 
     name: str
@@ -98,14 +226,18 @@ class VendorConfig:
     max_concurrency: int | None = None
     rpm: float | None = None
     max_tokens_field: str = "max_tokens"
+    limit_scope: LimitScope = "model"
 
     def __post_init__(self) -> None:
-        if not self.name or self.name != self.name.strip():
+        if not isinstance(self.name, str) or not self.name or self.name != self.name.strip():
             raise ConfigError(f"VendorConfig.name must be a non-empty word, got {self.name!r}")
-        if self.base_url and not self.base_url.startswith(("http://", "https://")):
+        if self.base_url != "":
+            check_base_url(self.base_url, where=f"vendor {self.name!r}")
+        if self.limit_scope not in _LIMIT_SCOPES:
             raise ConfigError(
-                f"VendorConfig.base_url for {self.name!r} must start with http:// or https://, "
-                f"got {_without_userinfo(self.base_url)!r}"
+                f"vendor {self.name!r}: limit_scope must be 'model' (a 429 slows only the "
+                "model it came from) or 'endpoint' (it slows every model of the endpoint: "
+                f"vendors that limit per account); got {self.limit_scope!r}"
             )
         if self.requires_api_key and not self.api_key_env:
             raise ConfigError(
@@ -125,7 +257,14 @@ class VendorConfig:
 
 
 _BUILTIN: tuple[VendorConfig, ...] = (
-    VendorConfig("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", json_object=True),
+    # DeepSeek limits concurrency per account, whatever the model: one 429 concerns all.
+    VendorConfig(
+        "deepseek",
+        "https://api.deepseek.com/v1",
+        "DEEPSEEK_API_KEY",
+        json_object=True,
+        limit_scope="endpoint",
+    ),
     VendorConfig(
         "openai",
         "https://api.openai.com/v1",
@@ -155,8 +294,16 @@ _BUILTIN: tuple[VendorConfig, ...] = (
     ),
 )
 
-VENDORS: dict[str, VendorConfig] = {v.name: v for v in _BUILTIN}
-"""Registered vendors by lower-case name. Add to it with :func:`register_vendor`."""
+_NAMES_01 = ("deepseek", "openai", "openrouter")
+
+VENDORS: dict[str, VendorConfig] = {v.name: v for v in _BUILTIN if v.name in _NAMES_01}
+"""cross-judge 0.1's vendors by lower-case name: deepseek, openai, openrouter. Every vendor
+(presets and registered ones too) is in :func:`all_vendors`; :func:`get_vendor` finds
+them all, and a vendor written here by 0.1-style code as well."""
+
+_MORE_VENDORS: dict[str, VendorConfig] = {v.name: v for v in _BUILTIN if v.name not in VENDORS}
+# Every other vendor: the presets and those added with register_vendor. A name is in one
+# of the two dicts only (VENDORS wins a lookup if 0.1-style code wrote it into both).
 
 VENDOR_DEFAULTS: dict[str, tuple[str, str]] = {
     name: (VENDORS[name].base_url, VENDORS[name].api_key_env or "")
@@ -164,7 +311,27 @@ VENDOR_DEFAULTS: dict[str, tuple[str, str]] = {
 }
 """cross-judge 0.1's ``{vendor: (base_url, api_key_env)}`` table, kept for old code."""
 
-_registry_lock = threading.Lock()
+_registry_lock = threading.RLock()  # get_vendor (inside set_vendor_limits) lists names under it
+
+
+def all_vendors() -> dict[str, VendorConfig]:
+    """Every vendor :func:`get_vendor` finds, by lower-case name: 0.1's three
+    (:data:`VENDORS`), the presets (anthropic, custom, ollama, llamacpp, vllm, lmstudio)
+    and every registered one, built-in ones first.
+
+    A snapshot: changing the dict changes nothing; use :func:`register_vendor` and
+    :func:`set_vendor_limits`.
+    """
+    with _registry_lock:
+        everything = dict(VENDORS)
+        for name, config in _MORE_VENDORS.items():
+            everything.setdefault(name, config)
+        return everything
+
+
+def _store(config: VendorConfig) -> None:
+    """Put ``config`` where its name lives (:data:`VENDORS` for 0.1's); caller holds the lock."""
+    (VENDORS if config.name in VENDORS else _MORE_VENDORS)[config.name] = config
 
 
 def register_vendor(
@@ -177,9 +344,13 @@ def register_vendor(
 ) -> VendorConfig:
     """Register (or, with ``replace_existing=True``, replace) a vendor and return its config.
 
-    ``name`` is stored lower-case. ``capabilities`` are the other :class:`VendorConfig`
-    fields (``json_object``, ``requires_api_key``, ...). When ``api_key_env`` is ``None``
-    the vendor needs no key unless ``requires_api_key=True`` is passed.
+    ``name`` is stored lower-case; the vendor is then in :func:`all_vendors` (and, when it
+    replaces one of 0.1's three, in :data:`VENDORS`). ``capabilities`` are the other
+    :class:`VendorConfig` fields (``json_object``, ``requires_api_key``,
+    ``limit_scope``, ...). When ``api_key_env`` is ``None`` the vendor needs no key unless
+    ``requires_api_key=True`` is passed. A gateway (LiteLLM, a company proxy) keeps the
+    default ``limit_scope="model"``; a vendor that limits per account wants
+    ``limit_scope="endpoint"``.
 
     Raises:
         ConfigError: the name is taken (and ``replace_existing`` is false), or a field is
@@ -193,11 +364,11 @@ def register_vendor(
         allowed = sorted(VendorConfig.__dataclass_fields__)
         raise ConfigError(f"register_vendor: {exc}; VendorConfig fields are {allowed}") from exc
     with _registry_lock:
-        if key in VENDORS and not replace_existing:
+        if (key in VENDORS or key in _MORE_VENDORS) and not replace_existing:
             raise ConfigError(
                 f"vendor {key!r} is already registered; pass replace_existing=True to replace it"
             )
-        VENDORS[key] = config
+        _store(config)
     return config
 
 
@@ -213,20 +384,24 @@ def set_vendor_limits(
     *,
     max_concurrency: int | Literal[_Keep.KEEP] | None = _KEEP,
     rpm: float | Literal[_Keep.KEEP] | None = _KEEP,
+    limit_scope: LimitScope | Literal[_Keep.KEEP] = _KEEP,
 ) -> VendorConfig:
     """Replace a registered vendor's limits and return its new config.
 
     ``max_concurrency`` caps the requests in flight to the vendor at once, shared by every
-    critic on it; ``rpm`` paces its requests per minute. ``None`` removes a limit; a
-    limit left out is kept. They apply to attempts that start after the change (calls
+    critic and model on it; ``rpm`` paces its requests per minute. ``None`` removes a
+    limit; a limit left out is kept. ``limit_scope`` says what a 429 slows down:
+    ``"model"``, the calls to that model only, or ``"endpoint"``, every call to the vendor
+    (see :class:`VendorConfig`). They apply to attempts that start after the change (calls
     already queued pick them up as they are admitted); requests in flight are not cut.
     Limits are kept per event loop: two threads each running an event loop each get the
     full allowance.
 
     Raises:
         UnknownVendorError: ``name`` is not registered.
-        ConfigError: ``max_concurrency`` is not a whole number >= 1, or ``rpm`` is not a
-            finite number > 0; the message says what to pass instead.
+        ConfigError: ``max_concurrency`` is not a whole number >= 1, ``rpm`` is not a
+            finite number > 0, or ``limit_scope`` is neither ``"model"`` nor
+            ``"endpoint"``; the message says what to pass instead.
     """
     where = f"set_vendor_limits({name!r})"
     if max_concurrency is not _KEEP and max_concurrency is not None:
@@ -237,9 +412,11 @@ def set_vendor_limits(
         config = get_vendor(name)
         new_max = config.max_concurrency if max_concurrency is _KEEP else max_concurrency
         new_rpm = config.rpm if rpm is _KEEP else (None if rpm is None else float(rpm))
-        if (new_max, new_rpm) != (config.max_concurrency, config.rpm):
-            config = replace(config, max_concurrency=new_max, rpm=new_rpm)
-            VENDORS[config.name] = config
+        new_scope = config.limit_scope if limit_scope is _KEEP else limit_scope
+        changed = replace(config, max_concurrency=new_max, rpm=new_rpm, limit_scope=new_scope)
+        if changed != config:
+            config = changed
+            _store(config)
     return config
 
 
@@ -264,27 +441,21 @@ def _check_rpm(where: str, value: object) -> None:
         )
 
 
-def _without_userinfo(url: str) -> str:
-    """``url`` with any ``user:password@`` shown as ``***@``, for messages and reprs."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # unparsable: keep only what cannot hold credentials
-        return "***@" + url.rsplit("@", 1)[1] if "@" in url else url
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
-
-
 def get_vendor(name: str) -> VendorConfig:
     """Look up a vendor by name, case-insensitively.
+
+    Finds every vendor of :func:`all_vendors`, not only :data:`VENDORS`.
 
     Raises:
         UnknownVendorError: (a ``KeyError`` and a ``ConfigError``) listing the known names.
     """
-    config = VENDORS.get(str(name).strip().lower())
+    key = str(name).strip().lower()
+    config = VENDORS.get(key)
+    if config is None:
+        config = _MORE_VENDORS.get(key)
     if config is None:
         raise UnknownVendorError(
-            f"Unknown vendor {name!r}. Known: {sorted(VENDORS)}. For another "
+            f"Unknown vendor {name!r}. Known: {sorted(all_vendors())}. For another "
             "OpenAI-compatible endpoint use vendor='custom' with base_url=..., or "
             "register it with cross_judge.register_vendor(name, base_url, api_key_env)."
         )
@@ -328,7 +499,9 @@ def with_base_url(config: VendorConfig, base_url: str | None) -> VendorConfig:
     """``config`` with ``base_url`` overridden (validated), or unchanged for ``None``.
 
     Raises:
-        ConfigError: neither the vendor nor the caller gives a base URL (``custom``).
+        ConfigError: neither the vendor nor the caller gives a base URL (``custom``), or
+            the base URL is malformed (see :func:`check_base_url`); the message says the
+            fix.
     """
     if base_url:
         return replace(config, base_url=base_url.rstrip("/"))

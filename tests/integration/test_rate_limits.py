@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import anyio
 import pytest
 from tenacity import wait_random_exponential
@@ -11,20 +9,11 @@ from tenacity import wait_random_exponential
 import cross_judge.core
 from cross_judge import Critic, Verdict
 from cross_judge.testing import Persona, VendorServer
-from cross_judge.vendors import VENDORS, register_vendor
+from cross_judge.vendors import register_vendor
 
 from .conftest import KEY
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def vendor_registry() -> Iterator[None]:
-    """Restore the global vendor registry after the test."""
-    saved = dict(VENDORS)
-    yield
-    VENDORS.clear()
-    VENDORS.update(saved)
 
 
 async def judge_all(critics: list[Critic], items: int) -> list[Verdict]:
@@ -84,7 +73,7 @@ async def test_adaptive_limit_keeps_deepseek_style_429s_down(
             )
             with monkeypatch.context() as patch:
                 if not adaptive:
-                    patch.setattr(cross_judge.core, "VendorGate", lambda config: None)
+                    patch.setattr(cross_judge.core, "VendorGate", lambda config, model=None: None)
                 verdicts = await judge_all([critic], 16)
             await critic.aclose()
             return verdicts, srv.stats()["rate_limited"]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
@@ -24,7 +25,7 @@ from cross_judge._limits import (
 )
 from cross_judge._retry import MAX_RETRY_AFTER_S, call_with_retries
 from cross_judge.transport import CallFailure
-from cross_judge.vendors import VENDORS, VendorConfig, get_vendor, set_vendor_limits
+from cross_judge.vendors import VendorConfig, get_vendor, set_vendor_limits
 
 pytestmark = pytest.mark.anyio
 
@@ -53,16 +54,10 @@ def rate_limited(retry_after: float | None = None) -> CallFailure:
 
 
 def vendor(name: str, **limits: Any) -> VendorConfig:
+    """A vendor whose one limiter holds the caps and the 429 state (``limit_scope``
+    ``"endpoint"``), unless ``limits`` says otherwise."""
+    limits.setdefault("limit_scope", "endpoint")
     return VendorConfig(name, "https://vendor.test/v1", None, requires_api_key=False, **limits)
-
-
-@pytest.fixture
-def registry() -> Iterator[None]:
-    """Restore the global vendor registry after the test."""
-    saved = dict(VENDORS)
-    yield
-    VENDORS.clear()
-    VENDORS.update(saved)
 
 
 @pytest.fixture
@@ -114,7 +109,7 @@ async def test_fast_path_leaves_no_limiter_state(client: httpx.AsyncClient) -> N
 
 @respx.mock
 async def test_max_concurrency_holds_across_two_critics_sharing_a_vendor(
-    client: httpx.AsyncClient, registry: None
+    client: httpx.AsyncClient, vendor_registry: None
 ) -> None:
     set_vendor_limits("deepseek", max_concurrency=2)
     in_flight = peak = 0
@@ -293,6 +288,122 @@ async def test_a_first_429_before_any_limiter_restarts_from_one_and_doubles_back
     assert levels == [2, 3, 4, 5, None]  # +1 per success; the cap goes at 6 (= refused)
 
 
+# -- scope: per model (gateways) or per endpoint (per-account vendors) ---------------------------
+
+
+async def test_in_model_scope_a_429_pauses_only_the_model_it_came_from() -> None:
+    config = vendor("gateway", limit_scope="model")
+    gate = VendorGate(config, "model-a")
+    await gate.enter(math.inf)
+    gate.leave(rate_limited(retry_after=3600))
+
+    await VendorGate(config, "model-b").enter(0.01)  # admitted at once: not paused
+    with pytest.raises(TimeoutError):  # the pause outlasts this budget: refused at once
+        await VendorGate(config, "model-a").enter(0.01)
+    paused = limiter_for(config, "model-a")
+    assert paused is not None and paused.paused_until > anyio.current_time()
+    assert limiter_for(config, "model-b") is None and limiter_for(config) is None
+
+
+async def test_in_endpoint_scope_a_429_pauses_every_model_of_the_endpoint() -> None:
+    config = vendor("account", limit_scope="endpoint")
+    gate = VendorGate(config, "model-a")
+    await gate.enter(math.inf)
+    gate.leave(rate_limited(retry_after=3600))
+
+    with pytest.raises(TimeoutError):
+        await VendorGate(config, "model-b").enter(0.01)
+    assert limiter_for(config, "model-b") is limiter_for(config) is not None
+
+
+async def test_in_model_scope_the_configured_cap_is_shared_and_a_429_does_not_lower_it() -> None:
+    config = vendor("gateway-cap", limit_scope="model", max_concurrency=4)
+    gates = [VendorGate(config, m) for m in ("model-a", "model-a", "model-b", "model-b")]
+    for gate in gates:
+        await gate.enter(math.inf)
+    cap = limiter_for(config)
+    assert cap is not None and (cap.limit, cap.in_flight) == (4, 4)
+
+    gates[0].leave(rate_limited())
+
+    assert (cap.limit, cap.in_flight) == (4, 3)  # the cap is the caller's: not halved
+    assert cap.paused_until == -math.inf and not cap.adaptive
+    model_a = limiter_for(config, "model-a")
+    assert model_a is not None and model_a.paused_until > anyio.current_time()
+    for gate in gates[1:]:
+        gate.leave(None)
+    assert cap.in_flight == 0
+
+
+async def test_in_model_scope_a_models_429s_adapt_that_models_limit() -> None:
+    config = vendor("gateway-aimd", limit_scope="model")
+    first = VendorGate(config, "model-a")
+    await first.enter(math.inf)
+    first.leave(rate_limited(retry_after=0))  # creates model-a's state, capped at 1
+    model_a = limiter_for(config, "model-a")
+    assert model_a is not None and model_a.limit == 1
+    model_a.record_success()
+    model_a.record_success()
+    gates = [VendorGate(config, "model-a") for _ in range(4)]
+    for gate in gates:
+        await gate.enter(math.inf)
+    assert model_a.limit is None and model_a.in_flight == 4
+
+    gates[0].leave(rate_limited(retry_after=0))
+
+    assert model_a.limit == 2  # 4 in flight, halved
+    assert limiter_for(config, "model-b") is None
+
+
+async def test_a_call_refused_by_the_shared_cap_gives_its_models_slot_back() -> None:
+    config = vendor("gateway-handback", limit_scope="model", max_concurrency=1)
+    first = VendorGate(config, "model-a")
+    await first.enter(math.inf)
+    first.leave(rate_limited(retry_after=0))  # model-a now has its own state
+    holder = VendorGate(config, "model-b")
+    await holder.enter(math.inf)  # holds the only slot of the cap, never released here
+
+    with pytest.raises(TimeoutError):
+        await VendorGate(config, "model-a").enter(0.05)
+
+    model_a, cap = limiter_for(config, "model-a"), limiter_for(config)
+    assert model_a is not None and (model_a.in_flight, model_a.waiting) == (0, 0)
+    assert cap is not None and (cap.in_flight, cap.waiting) == (1, 0)
+    holder.leave(None)
+
+
+async def test_a_gate_told_no_model_counts_as_one_model_of_its_own() -> None:
+    config = vendor("no-model", limit_scope="model")
+    gate = VendorGate(config)
+    await gate.enter(math.inf)
+    gate.leave(rate_limited(retry_after=3600))
+
+    await VendorGate(config, "model-b").enter(0.01)
+    with pytest.raises(TimeoutError):
+        await VendorGate(config).enter(0.01)
+
+
+async def test_switching_a_vendor_to_model_scope_ends_the_shared_pause() -> None:
+    shared = vendor("switching", limit_scope="endpoint", max_concurrency=4)
+    gate = VendorGate(shared, "model-a")
+    await gate.enter(math.inf)
+    gate.leave(rate_limited(retry_after=3600))
+    cap = limiter_for(shared)
+    assert cap is not None and cap.limit == 1 and cap.paused_until > anyio.current_time()
+
+    per_model = dataclasses.replace(shared, limit_scope="model")
+    await VendorGate(per_model, "model-b").enter(0.01)
+
+    assert (cap.limit, cap.paused_until, cap.adaptive) == (4, -math.inf, False)
+
+
+def test_set_vendor_limits_changes_the_scope_a_new_gate_uses(vendor_registry: None) -> None:
+    set_vendor_limits("deepseek", limit_scope="model")
+    assert get_vendor("deepseek").limit_scope == "model"
+    with pytest.raises(ConfigError, match="limit_scope must be 'model'"):
+        set_vendor_limits("deepseek", limit_scope="account")  # type: ignore[arg-type]
+
+
 # -- rpm ---------------------------------------------------------------------------------------
 
 
@@ -321,7 +432,7 @@ def test_a_cancelled_pacing_reservation_is_given_back() -> None:
 
 @respx.mock
 async def test_a_pacing_wait_past_the_deadline_fails_at_once_without_sending(
-    client: httpx.AsyncClient, registry: None
+    client: httpx.AsyncClient, vendor_registry: None
 ) -> None:
     set_vendor_limits("deepseek", rpm=1)
     route = respx.post(URL).respond(json=completion())
@@ -374,7 +485,7 @@ class Holder:
 
 @respx.mock
 async def test_queue_time_does_not_count_against_the_per_attempt_timeout(
-    client: httpx.AsyncClient, registry: None
+    client: httpx.AsyncClient, vendor_registry: None
 ) -> None:
     set_vendor_limits("deepseek", max_concurrency=1)
     holder = Holder()
@@ -399,7 +510,7 @@ async def test_queue_time_does_not_count_against_the_per_attempt_timeout(
 
 @respx.mock
 async def test_queue_time_counts_against_the_deadline(
-    client: httpx.AsyncClient, registry: None
+    client: httpx.AsyncClient, vendor_registry: None
 ) -> None:
     set_vendor_limits("deepseek", max_concurrency=1)
     holder = Holder()
@@ -426,7 +537,7 @@ async def test_queue_time_counts_against_the_deadline(
 
 @respx.mock
 async def test_cancellation_while_queued_releases_the_slot(
-    client: httpx.AsyncClient, registry: None
+    client: httpx.AsyncClient, vendor_registry: None
 ) -> None:
     set_vendor_limits("deepseek", max_concurrency=1)
     holder = Holder()
@@ -468,7 +579,7 @@ async def test_a_call_cancelled_as_it_is_handed_a_slot_gives_the_slot_back() -> 
 
 @respx.mock
 async def test_cancelling_a_call_in_flight_releases_its_slot(
-    client: httpx.AsyncClient, registry: None
+    client: httpx.AsyncClient, vendor_registry: None
 ) -> None:
     set_vendor_limits("deepseek", max_concurrency=1)
     holder = Holder()
@@ -524,14 +635,14 @@ async def test_every_attempt_passes_the_gate_and_reports_how_it_ended(
 # -- set_vendor_limits ---------------------------------------------------------------------------
 
 
-def test_set_vendor_limits_keeps_a_limit_left_out(registry: None) -> None:
+def test_set_vendor_limits_keeps_a_limit_left_out(vendor_registry: None) -> None:
     set_vendor_limits("DeepSeek", max_concurrency=3)
     config = set_vendor_limits("deepseek", rpm=30)
     assert (config.max_concurrency, config.rpm) == (3, 30.0)
     assert get_vendor("deepseek") is config
 
 
-def test_set_vendor_limits_none_removes_a_limit(registry: None) -> None:
+def test_set_vendor_limits_none_removes_a_limit(vendor_registry: None) -> None:
     set_vendor_limits("deepseek", max_concurrency=3, rpm=30)
     config = set_vendor_limits("deepseek", max_concurrency=None)
     assert (config.max_concurrency, config.rpm) == (None, 30.0)
@@ -552,7 +663,7 @@ def test_set_vendor_limits_none_removes_a_limit(registry: None) -> None:
     ],
 )
 def test_set_vendor_limits_rejects_invalid_values_and_says_the_fix(
-    registry: None, limits: dict[str, Any], says: str
+    vendor_registry: None, limits: dict[str, Any], says: str
 ) -> None:
     before = get_vendor("deepseek")
     with pytest.raises(ConfigError, match=says) as info:
@@ -561,14 +672,14 @@ def test_set_vendor_limits_rejects_invalid_values_and_says_the_fix(
     assert get_vendor("deepseek") is before
 
 
-def test_set_vendor_limits_on_an_unknown_vendor_raises(registry: None) -> None:
+def test_set_vendor_limits_on_an_unknown_vendor_raises(vendor_registry: None) -> None:
     with pytest.raises(UnknownVendorError, match="Known"):
         set_vendor_limits("nope", max_concurrency=2)
 
 
 @respx.mock
 async def test_new_limits_apply_to_the_next_call_of_an_existing_critic(
-    client: httpx.AsyncClient, registry: None
+    client: httpx.AsyncClient, vendor_registry: None
 ) -> None:
     respx.post(URL).respond(json=completion())
     judge = critic(client)

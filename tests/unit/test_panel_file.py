@@ -3,10 +3,13 @@ keys from the environment, relative prompt paths, simulated critics."""
 
 from __future__ import annotations
 
+import gc
 import os
 import textwrap
+import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from cross_judge import ConfigError, Ensemble
@@ -14,6 +17,7 @@ from cross_judge.panel_file import PanelError, load_panel, parse_panel
 from cross_judge.testing import Persona
 
 SECRET = "sk-live-0123456789abcdefSECRET"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 MINIMAL = """\
 critics:
@@ -267,7 +271,29 @@ def test_base_url_with_credentials_is_refused_unechoed(tmp_path: Path) -> None:
 
 def test_base_url_must_be_http(tmp_path: Path) -> None:
     error = problem(tmp_path, MINIMAL + "    vendor: custom\n    base_url: ftp://host/v1\n")
-    assert ":5: critics[0].base_url: must be an http:// or https:// URL" in str(error)
+    assert ":5: critics[0].base_url: uses the ftp:// scheme; cross-judge speaks http://" in str(
+        error
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("http://localhost:99999/v1", "has port '99999'; a port is a whole number from 1 to"),
+        ("abc", "has no scheme; write it in full with http:// or https://"),
+        ("'http://[::1/v1'", "is not a valid URL: check the brackets around an IPv6 host"),
+        ("localhost:8080/v1", "has no scheme"),
+    ],
+)
+def test_a_malformed_base_url_is_reported_at_its_critic_and_line(
+    tmp_path: Path, url: str, says: str
+) -> None:
+    error = problem(
+        tmp_path,
+        MINIMAL + f"  - name: b\n    model: m\n    vendor: custom\n    base_url: {url}\n",
+    )
+    assert f":7: critics[1].base_url: {says}" in str(error)
+    assert len(error.problems) == 1  # the healthy critic is fine
 
 
 def test_max_tokens_typo_is_a_typo_not_a_secret(tmp_path: Path) -> None:
@@ -398,9 +424,42 @@ def test_simulated_critics_become_personas_in_their_prompts_labels() -> None:
     assert quick.model == "sim-quick"
 
 
-def test_building_simulated_critics_needs_the_simulator_url() -> None:
-    with pytest.raises(PanelError, match=r"careful, quick are simulated: start spec.simulator"):
-        parse_panel(SIMULATED).build()
+def vendor_server_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("cross-judge-vendor-server-")}
+
+
+@pytest.mark.anyio
+async def test_the_shipped_panel_builds_and_judges_without_a_simulator_url() -> None:
+    # As the README says: load_panel(path).build() gives a working Ensemble.
+    spec = load_panel(EXAMPLES / "panel.yaml")
+    assert spec.simulated_critics  # the shipped panel is the simulated one
+    ensemble = spec.build()
+    try:
+        with anyio.fail_after(30):
+            result = await ensemble.judge("Felines (see also: Cats)")
+    finally:
+        await ensemble.aclose()
+    assert result.n_valid == len(spec.critics), [v.error for v in result.verdicts]
+    assert {v.model for v in result.verdicts} == {c.model_name for c in spec.critics}
+
+
+def test_a_simulator_started_by_build_stops_with_its_ensemble() -> None:
+    before = vendor_server_threads()
+    ensemble = parse_panel(SIMULATED).build()
+    started = vendor_server_threads() - before
+    assert len(started) == 1 and all(t.is_alive() for t in started)
+    assert ensemble.judge_sync("Felines (see also: Cats)").n_valid == 2
+
+    del ensemble
+    gc.collect()
+    assert not any(t.is_alive() for t in started)
+
+
+def test_a_missing_key_stops_build_before_a_simulator_is_started(tmp_path: Path) -> None:
+    before = vendor_server_threads()
+    with pytest.raises(PanelError, match="DEEPSEEK_API_KEY"):
+        parse_panel(SIMULATED + MINIMAL.replace("critics:\n", "")).build(environ={})
+    assert vendor_server_threads() - before == set()  # none started
 
 
 def test_simulated_critics_answer_through_the_simulator() -> None:
