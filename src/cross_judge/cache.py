@@ -2,10 +2,27 @@
 
 ``Critic(cache=True)`` (or ``Ensemble(cache=...)``) looks every request up by
 :meth:`ChatRequest.cache_key <cross_judge.transport.ChatRequest.cache_key>`, a sha256 of
-everything that decides the answer (vendor, base URL, model, system prompt, user message,
-temperature, max_tokens, response format, seed; never the API key). A hit is re-parsed
-and comes back with ``cached=True`` and ``cost_usd=0``, without a request. Only answers
-that gave a valid verdict are stored: errors and parse failures are asked again.
+everything that decides the answer and nothing else: the vendor's name and protocol, the
+endpoint, the model, the system prompt, the user message, and the settings actually sent
+(:meth:`~cross_judge.transport.ChatRequest.sent_settings`: temperature, max_tokens,
+response format and seed on OpenAI-compatible vendors; max_tokens only on Anthropic, whose
+API takes no temperature or seed). Never the API key. A hit is re-parsed and comes back
+with ``cached=True`` and ``cost_usd=0``, without a request. Only answers that gave a valid
+verdict are stored: errors and parse failures are asked again.
+
+Which endpoint (:func:`~cross_judge.transport.endpoint_identity`): a remote one is its
+base URL without credentials, default port or trailing slash, so ``api.openai.com`` and a
+proxy in front of it, or two hosts, never share answers. A loopback one (``localhost``,
+``127.0.0.0/8``, ``::1``) is identified without its host and port: a local server, the
+simulated vendor of a panel file included, listens on a new port each run, and its answers
+are told apart by vendor name and model. Two local servers serving different weights under
+one vendor name and model name would share answers: name their models apart, or give
+them separate cache files.
+
+Keys are versioned (:data:`~cross_judge.transport.CACHE_KEY_VERSION`, part of the hashed
+material): entries written under another key version are never found, never misread, and
+stay until ``cache clear``. The file format (:data:`SCHEMA_VERSION`) is unchanged by a key
+version, so older and newer releases can share one file.
 
 The store is one SQLite file (stdlib :mod:`sqlite3`) in WAL mode, so several processes
 (say, two ``cross-judge review`` runs) and several event loops or threads of one process

@@ -24,16 +24,21 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import anyio
-
 from . import _sync
 from ._limits import VendorGate
-from ._redact import redact, redacted_exception
+from ._redact import Redactor, redacted_exception, redactor_for, secrets_of
 from ._retry import call_with_retries
 from ._template import Template
 from .budget import Budget
 from .errors import ConfigError, ErrorKind, ItemTooLongError, MissingAPIKeyError, PromptError
-from .parsing import LABEL_KEYS, REASONING_KEYS, extract_json, normalize_label, parse_answer
+from .parsing import (
+    LABEL_KEYS,
+    REASONING_KEYS,
+    ExampleAnswer,
+    extract_json,
+    normalize_label,
+    parse_answer,
+)
 from .pricing import (
     Price,
     estimate_prompt_tokens,
@@ -49,8 +54,12 @@ from .transport import (
     openai_compat,
     shared_session,
 )
-from .transport._http import HTTPSession, HttpxSession, SyncDuckSession
-from .vendors import VENDORS, VendorConfig, get_vendor, resolve_api_key, with_base_url
+from .transport._http import (
+    HTTPSession,
+    HttpxSession,
+    SyncDuckSession,
+)
+from .vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
 from .verdict import Usage, Verdict
 
 if TYPE_CHECKING:
@@ -288,8 +297,9 @@ class Critic:
         if self.labels is None and self.prompt.labels:
             self.labels = list(self.prompt.labels)
 
-    def _prompt_provenance(self) -> tuple[str | None, str | None]:
-        """(id, version) of the prompt, while the critic still uses its exact text."""
+    def _spec_in_use(self) -> PromptSpec | None:
+        """The prompt spec, while the critic still sends its exact text (a template
+        changed after construction is no longer that prompt)."""
         spec = self.prompt
         if (
             spec is None
@@ -297,8 +307,19 @@ class Critic:
             or spec.user_prompt_template != self.prompt_template
             or spec.system_prompt != self.system_prompt
         ):
-            return None, None
-        return spec.id, spec.version
+            return None
+        return spec
+
+    def _prompt_provenance(self) -> tuple[str | None, str | None]:
+        """(id, version) of the prompt, while the critic still uses its exact text."""
+        spec = self._spec_in_use()
+        return (None, None) if spec is None else (spec.id, spec.version)
+
+    def _examples(self) -> tuple[ExampleAnswer, ...]:
+        """The example answers the prompt shows the model, so that a verbatim copy of one
+        is not counted as a vote; none once the template was changed."""
+        spec = self._spec_in_use()
+        return () if spec is None else spec.examples
 
     def _compile(self) -> Template:
         template = Template.compile(self.prompt_template, what=f"Critic {self.name!r} template")
@@ -315,7 +336,7 @@ class Critic:
             memo is None
             or memo[0] != self.vendor
             or memo[1] != self.base_url
-            or VENDORS.get(memo[2].name) is not memo[2]
+            or get_vendor(memo[2].name) is not memo[2]  # the registration was replaced
         ):
             registered = get_vendor(self.vendor)
             config = with_base_url(registered, self.base_url)
@@ -506,8 +527,13 @@ class Critic:
             if not spending.reserve(reserved):
                 return self._over_budget(spending, reserved, started)
         spent: float | None = None
+        hide = redactor_for(*secrets_of(config.base_url, api_key))
         try:
-            verdict = await self._call(config, request, api_key, price, started)
+            # Redacted here, before the verdict is cached, returned, logged or written:
+            # a vendor may echo the key (or the base URL's password) in any text it sends.
+            verdict = _redacted(
+                await self._call(config, request, api_key, price, started, hide), hide
+            )
             spent = verdict.cost_usd or 0.0
             if store is not None and verdict.is_valid and verdict.raw_response is not None:
                 await store.put(key, self._stored_completion(verdict))
@@ -527,51 +553,48 @@ class Critic:
         api_key: str | None,
         price: Price | None,
         started: float,
+        hide: Redactor,
     ) -> Verdict:
         """Send ``request`` under the retry policy and the vendor's gate; never raises for
-        a vendor failure."""
-        deadline = self.deadline
-        if config.protocol == "anthropic":
-            from .transport import anthropic
+        a vendor failure, nor for a client library failing to set the call up (an
+        ``INTERNAL`` verdict for this critic alone). ``hide`` redacts what this logs (the
+        caller redacts the verdict).
 
-            # The SDK's first use in a process imports it (1-2 s): done before the first
-            # attempt, so it never eats a per-attempt timeout; the deadline still bounds it.
-            loading = time.perf_counter()
-            with anyio.move_on_after(math.inf if deadline is None else deadline) as scope:
-                await anthropic.prepare(config, api_key)
-            if scope.cancelled_caught:
-                message = (
-                    f"the deadline of {deadline:g}s ran out while the anthropic SDK loaded "
-                    "(its first use in this process); the request was not sent"
-                )
-                return self._failed(ErrorKind.TIMEOUT, message, started, attempts=0, price=price)
-            if deadline is not None:
-                deadline = max(deadline - (time.perf_counter() - loading), 1e-9)
-
-            async def attempt() -> Completion:
-                return await anthropic.complete(
-                    config, request, api_key=api_key, timeout=self.timeout
-                )
-
-            self_timed = False
-
-        else:
-            session = self._injected or shared_session(config.base_url)
-            self_timed = session.enforces_total_timeout
-
-            async def attempt() -> Completion:
-                return await openai_compat.complete(
-                    session, config, request, api_key=api_key, timeout=self.timeout
-                )
-
+        The Anthropic SDK's first use in a process imports it (1-3 s, in a worker thread):
+        that is set-up, not the call, so it runs before the first attempt, outside the
+        per-attempt timeout and the deadline, and ``elapsed_s`` starts after it.
+        """
+        sending = False
         try:
+            if config.protocol == "anthropic":
+                from .transport import anthropic
+
+                await anthropic.prepare(config, api_key)
+                started = time.perf_counter()
+
+                async def attempt() -> Completion:
+                    return await anthropic.complete(
+                        config, request, api_key=api_key, timeout=self.timeout
+                    )
+
+                self_timed = False
+            else:
+                session = self._injected or shared_session(config.base_url)
+                self_timed = session.enforces_total_timeout
+
+                async def attempt() -> Completion:
+                    return await openai_compat.complete(
+                        session, config, request, api_key=api_key, timeout=self.timeout
+                    )
+
+            sending = True
             completion, attempts = await call_with_retries(
                 attempt,
                 max_retries=self.max_retries,
                 timeout=self.timeout,
-                deadline=deadline,
+                deadline=self.deadline,
                 # Limits are the vendor's, so an injected http_client passes the gate too.
-                gate=VendorGate(config),
+                gate=VendorGate(config, request.model),
                 self_timed=self_timed,
             )
             return self._verdict_from(completion, attempts, started, price=price)
@@ -579,26 +602,26 @@ class Critic:
             message = str(failure)
             if failure.attempts > 1:
                 message += f" (after {failure.attempts} attempts)"
-            logger.debug("critic %s: %s", self.name, redact(message, api_key))
+            message = hide.error(message)
+            logger.debug("critic %s: %s", self.name, message)
             return self._failed(
-                failure.kind,
-                redact(message, api_key),
-                started,
-                attempts=failure.attempts,
-                price=price,
+                failure.kind, message, started, attempts=failure.attempts, price=price
             )
         except Exception as exc:
-            # A bug of ours, or a client library failing in a way it does not document:
-            # one item must not take a whole panel or batch down with it. Cancellation is
-            # a BaseException and still propagates.
-            message = redact(f"internal: {type(exc).__name__}: {exc}", api_key)
+            # A bug of ours, or a client library failing in a way it does not document
+            # (at set-up or during the call): one item must not take a whole panel or
+            # batch down with it. Cancellation is a BaseException and still propagates.
+            message = hide.error(f"internal: {type(exc).__name__}: {exc}")
             logger.warning(
                 "critic %s: unexpected failure: %s",
                 self.name,
                 message,
-                exc_info=redacted_exception(exc, api_key),
+                exc_info=redacted_exception(exc, hide=hide),
             )
-            return self._failed(ErrorKind.INTERNAL, message, started, attempts=1, price=price)
+            attempts = 1 if sending else 0  # a failed set-up sent nothing
+            return self._failed(
+                ErrorKind.INTERNAL, message, started, attempts=attempts, price=price
+            )
 
     def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
@@ -645,6 +668,7 @@ class Critic:
             labels=self.labels,
             label_keys=self._label_keys,
             reasoning_keys=self._reasoning_keys,
+            examples=self._examples(),
         )
         if not parsed.ok:
             error = parsed.error or "parse_fail"
@@ -850,6 +874,26 @@ def _wrap_client(critic: str, client: Any) -> HTTPSession:
         f"Critic {critic!r}: http_client must be an httpx.AsyncClient or an object with "
         f"post(url, json=..., headers=...); got {type(client).__name__}"
     )
+
+
+def _redacted(verdict: Verdict, hide: Redactor) -> Verdict:
+    """``verdict`` with the secrets ``hide`` knows removed from every text a vendor could
+    have put a secret in: the error, the reasoning, the raw answer and the label."""
+    if not hide:
+        return verdict
+    changes: dict[str, str] = {}
+    for name, clean in (
+        ("error", hide.error),
+        ("reasoning", hide),
+        ("raw_response", hide),
+        ("kind", hide.label),
+    ):
+        value = getattr(verdict, name)
+        if value:
+            cleaned = clean(value)
+            if cleaned != value:
+                changes[name] = cleaned
+    return verdict.model_copy(update=changes) if changes else verdict
 
 
 def _strip_userinfo(url: str) -> str:

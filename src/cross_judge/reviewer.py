@@ -7,13 +7,27 @@ read by :func:`cross_judge.parsing.parse_answer` with 0.1's key order (``verdict
 ``kind``, ``rationale`` before ``reasoning``), so 0.1 answers are unchanged and replies in
 the new schema are no longer all ``UNCLEAR`` (0.1 bug B11).
 
+Secrets stay out of a verdict on both paths. A vendor may echo the key (OpenAI's 401
+quotes it without its ``sk-`` prefix) in an error or in an answer: through the core,
+:class:`~cross_judge.core.Critic` redacts; through an injected client the reviewer does
+the same (``Reviewer._secrets``), in ``error``, ``rationale``, ``raw_response``, the label
+and the parse-failure log line, hiding every run of 8 or more characters of a key.
+
 ``ask`` is synchronous (through :func:`cross_judge._sync.run_sync`); ``ask_async`` is the
 same call for async code and for :class:`~cross_judge.panel.JudgePanel`, which asks its
 reviewers concurrently.
+
+Answers are 0.1's wherever 0.1's tests pin them: a reply without a verdict has
+``error == "parse_fail"`` exactly (the reason is logged at DEBUG on the ``cross_judge``
+logger; the reply stays in ``raw_response``), and a confidence above 1 up to 10 (``1.5``,
+``5``) is clamped to 1.0. Confidence follows the parser's one rule
+(:func:`cross_judge.parsing.coerce_confidence`), which reads what 0.1 could not: ``"85%"``
+and ``85`` are 0.85 (0.1 gave 0.0 and 1.0), and NaN is no confidence, 0.0 (0.1 gave 1.0).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -22,10 +36,12 @@ from typing import Any
 import anyio.to_thread
 
 from . import _sync
-from ._redact import redact
+from ._redact import Redactor, redact, redactor_for, secrets_of
 from .core import DEFAULT_SYSTEM_PROMPT, Critic
+from .errors import ErrorKind
 from .parsing import extract_json, parse_answer
 from .schema import Verdict
+from .vendors import make_client
 
 __all__ = ["LEGACY_LABEL_KEYS", "LEGACY_REASONING_KEYS", "Reviewer"]
 
@@ -39,8 +55,10 @@ LEGACY_REASONING_KEYS: tuple[str, ...] = ("rationale", "reasoning", "explanation
 
 _LEGACY_TIMEOUT = 600.0  # seconds per attempt: openai-python's read timeout, which 0.1 used
 _LEGACY_RETRIES = 2  # openai-python's default retries, which 0.1 got implicitly
+_PARSE_FAIL = "parse_fail"  # 0.1's exact error string for a reply without a verdict
 _build_lock = threading.Lock()
 _CACHE = "_critic_cache"  # instance attribute, kept out of the dataclass fields
+logger = logging.getLogger("cross_judge")
 
 
 @dataclass
@@ -82,8 +100,11 @@ class Reviewer:
         Failures come back as verdicts, as in 0.1: ``verdict="ERROR"`` with
         ``error="<Type>: <message>"`` (or the core's classified message) for a failed
         call, ``error="empty_response"`` for no text, and ``verdict="PARSE_FAIL"`` with
-        ``error="parse_fail: <reason>"`` and the raw text's first 300 characters as
-        ``rationale`` when the text holds no verdict.
+        ``error="parse_fail"``, the raw text in ``raw_response`` and its first 300
+        characters as ``rationale`` when the text holds no verdict (the parser's reason is
+        logged at DEBUG). A confidence is read by the parser's rule: 0..1 as is, above 1
+        up to 10 clamped to 1.0 (as 0.1 did), above 10 up to 100 or ``"NN%"`` a
+        percentage; none or an unusable one is 0.0.
 
         Raises:
             MissingAPIKeyError: (a ``RuntimeError``, as 0.1 raised) no key and no injected
@@ -98,7 +119,54 @@ class Reviewer:
         if self.client is not None:
             return await anyio.to_thread.run_sync(self._ask_client, user_prompt)
         verdict = await self._checked_critic().judge(user_prompt)
-        return Verdict.from_verdict(verdict, extras=False)
+        legacy = Verdict.from_verdict(verdict, extras=False)
+        if verdict.error_kind is ErrorKind.PARSE:
+            self._log_parse_failure(verdict.error)
+            return legacy.model_copy(update={"error": _PARSE_FAIL})
+        return legacy
+
+    def _get_client(self) -> Any:
+        """The OpenAI-style client this reviewer calls, as in 0.1.
+
+        Returns ``client`` if one was injected. Otherwise builds the vendor's default
+        client with :func:`cross_judge.vendors.make_client` (vendor, ``api_key``,
+        ``base_url``), stores it in ``client`` and returns it, so a second call gives the
+        same object; from then on :meth:`ask` calls it, exactly as 0.1 did.
+
+        Raises:
+            MissingAPIKeyError: (a ``RuntimeError``) no key for the vendor.
+            UnknownVendorError: (a ``KeyError``) unknown vendor.
+            ConfigError: ``custom`` without ``base_url``, or a vendor that does not speak
+                the OpenAI protocol.
+        """
+        if self.client is None:
+            self.client = make_client(
+                vendor=self.vendor, api_key=self.api_key, base_url=self.base_url
+            )
+        return self.client
+
+    def _log_parse_failure(self, reason: str | None, hide: Redactor | None = None) -> None:
+        text = reason or ""
+        logger.debug(
+            "reviewer %s: %s",
+            self.reviewer_id,
+            hide.error(text) if hide is not None else redact(text, self.api_key),
+        )
+
+    def _secrets(self) -> Redactor:
+        """What the injected client's path must never pass on: this reviewer's
+        ``api_key`` and ``base_url`` credentials, and the client's own (its ``api_key``
+        and ``base_url``, as an ``openai.OpenAI`` has them; attributes that are not
+        strings or URLs are ignored), as :class:`~cross_judge.core.Critic` finds them."""
+        client_key = getattr(self.client, "api_key", None)
+        client_url = getattr(self.client, "base_url", None)
+        return redactor_for(
+            *secrets_of(self.base_url or "", self.api_key),
+            *secrets_of(
+                client_url if isinstance(client_url, str) else _url_text(client_url),
+                client_key if isinstance(client_key, str) else None,
+            ),
+        )
 
     def _checked_critic(self) -> Critic:
         """The critic for this configuration, with its vendor and key checked.
@@ -145,8 +213,14 @@ class Reviewer:
             return critic
 
     def _ask_client(self, user_prompt: str) -> Verdict:
-        """0.1's call through the injected client (blocking; run in a worker thread)."""
+        """0.1's call through the injected client (blocking; run in a worker thread).
+
+        Every text taken from the reply or the exception is redacted (:meth:`_secrets`):
+        a run of a key becomes ``[REDACTED]``, the rest is unchanged. The answer is parsed
+        first, so redaction never changes what the reply means.
+        """
         started = time.perf_counter()
+        hide = self._secrets()
         try:
             response = self.client.chat.completions.create(
                 model=self.model,
@@ -161,12 +235,7 @@ class Reviewer:
             raw: str = (getattr(message, "content", None) or "").strip()
         except Exception as exc:
             # A vendor may echo the key back in its error (OpenAI's 401 does): never kept.
-            client_key = getattr(self.client, "api_key", None)
-            problem = redact(
-                f"{type(exc).__name__}: {exc}",
-                self.api_key,
-                client_key if isinstance(client_key, str) else None,
-            )
+            problem = hide.error(f"{type(exc).__name__}: {exc}")
             return self._verdict("ERROR", started, rationale=problem, error=problem)
         if not raw:
             return self._verdict(
@@ -175,13 +244,16 @@ class Reviewer:
         parsed = parse_answer(
             raw, label_keys=LEGACY_LABEL_KEYS, reasoning_keys=LEGACY_REASONING_KEYS
         )
+        if not parsed.ok:
+            self._log_parse_failure(parsed.error, hide)
+        # ... or in its answer, a model repeating what it was shown: never kept either.
         return self._verdict(
-            parsed.kind,
+            hide.label(parsed.kind),
             started,
             confidence=parsed.confidence,
-            rationale=parsed.reasoning,
-            raw_response=raw,
-            error=parsed.error,
+            rationale=hide(parsed.reasoning),
+            raw_response=hide(raw),
+            error=None if parsed.ok else _PARSE_FAIL,
         )
 
     def _verdict(
@@ -203,3 +275,9 @@ class Reviewer:
             error=error,
             elapsed_s=round(time.perf_counter() - started, 3),
         )
+
+
+def _url_text(url: object) -> str:
+    """An ``httpx.URL`` (an OpenAI client's ``base_url``) as text; ``""`` for anything
+    else (a mock's made-up attribute, say)."""
+    return str(url) if type(url).__name__ == "URL" else ""

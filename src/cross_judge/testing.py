@@ -371,16 +371,27 @@ class Reply:
         *,
         status: int = 200,
         content_type: str = "application/json",
+        headers: Mapping[str, str] | None = None,
         latency: float = 0.0,
     ) -> Reply:
-        """Send ``body`` verbatim (for malformed or unexpected payloads)."""
+        """Send ``body`` verbatim (for malformed or unexpected payloads).
+
+        ``headers`` are sent as given, so ``{"Content-Encoding": "gzip"}`` with a gzip
+        body makes a compressed answer (or a decompression bomb); a ``Content-Type`` among
+        them wins over ``content_type``.
+        """
         if not isinstance(body, bytes):
             raise TypeError(f"body must be bytes, got {type(body).__name__}; encode it first")
         if not 200 <= status <= 599:
             raise ValueError(f"status must be in 200..599, got {status!r}")
         _check_latency("latency", latency)
         return Reply(
-            "raw", status_code=status, body=body, content_type=content_type, latency=latency
+            "raw",
+            status_code=status,
+            headers=tuple((headers or {}).items()),
+            body=body,
+            content_type=content_type,
+            latency=latency,
         )
 
     @staticmethod

@@ -12,9 +12,15 @@ SQLite cache with its ``-wal``).
 
 The rule: neither the key nor any 8-character piece of its secret part may appear, so a
 key masked as ``sk-LEA...3f9c2a71`` still counts as a leak. A vendor that echoes the key
-back (OpenAI's 401 does) is simulated with scripted replies, for a key shaped like a
-vendor key (``sk-...``, which cross-judge also masks by shape) and for one that is not
-(which only redacting the configured key can hide).
+back (OpenAI's 401 does, without the ``sk-`` prefix) is simulated with scripted replies:
+in an error body and inside a 200 answer's text, whole, without its prefix or as a piece
+from its middle, for a key shaped like a vendor key (``sk-...``, which cross-judge also
+masks by shape in error messages) and for one that is not (which only redacting the
+configured key can hide). The same holds for a base URL's ``user:password@``, sent as
+Basic auth, whose password and base64 a vendor may echo too.
+
+No outcome depends on timing: every timeout is far longer than any answer takes, except
+for a vendor that never answers (a hang), where the timeout always fires.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import openai
 import pytest
 
 from cross_judge import Critic, Ensemble
+from cross_judge._redact import MARKER
 from cross_judge._sync import shutdown as shutdown_sync_bridge
 from cross_judge.batch import BatchResult
 from cross_judge.cache import ResponseCache
@@ -46,8 +53,8 @@ from cross_judge.reviewer import Reviewer
 from cross_judge.testing import Persona, Reply, VendorServer
 from cross_judge.transport import aclose_sessions
 from cross_judge.vendors import (
-    VENDORS,
     VendorConfig,
+    all_vendors,
     get_vendor,
     make_client,
     register_vendor,
@@ -79,6 +86,10 @@ PLAIN_KEY = f"LEAKCANARY{PLAIN_SECRET}"
 """No vendor shape: only redacting the configured key itself can hide it."""
 WINDOW = 8
 """No run of this many characters of a key's secret part may appear anywhere."""
+TIMEOUT_S = 10.0
+"""Per attempt: never reached by a vendor that answers, however loaded the machine."""
+FIRES_S = 0.25
+"""Per attempt, for a vendor that never answers (a hang): it always fires."""
 ENV = "CROSS_JUDGE_CANARY_KEY"
 
 LIBRARY_LOGGERS = (
@@ -105,11 +116,16 @@ LIBRARY_LOGGERS = (
 # -- the leak rule ---------------------------------------------------------------------------
 
 
+def _windows(text: str) -> set[str]:
+    """Every WINDOW-character run of ``text``."""
+    return {text[i : i + WINDOW] for i in range(len(text) - WINDOW + 1)}
+
+
 def _fragments(key: str) -> set[str]:
     """The key, and every WINDOW-character run of its secret (random) part."""
     secret = SECRET if key.endswith(SECRET) else PLAIN_SECRET
     assert key.endswith(secret)
-    return {key} | {secret[i : i + WINDOW] for i in range(len(secret) - WINDOW + 1)}
+    return {key} | _windows(secret)
 
 
 def _as_text(surface: object) -> str:
@@ -234,7 +250,7 @@ def _files_under(folder: Path) -> dict[str, bytes]:
 def critic_on(srv: VendorServer, protocol: str, model: str, **kwargs: Any) -> Critic:
     kwargs.setdefault("api_key", KEY)
     kwargs.setdefault("max_retries", 0)
-    kwargs.setdefault("timeout", 5.0)
+    kwargs.setdefault("timeout", TIMEOUT_S)
     if protocol == "anthropic":
         return Critic(
             name="canary", model=model, vendor="anthropic", base_url=srv.anthropic_url, **kwargs
@@ -299,21 +315,44 @@ async def test_a_successful_call_sends_the_key_only_in_its_auth_header(
     )
 
 
+ECHOES: dict[str, tuple[str, str]] = {
+    # echo -> (the configured key, what the vendor sends back)
+    "sk-shaped-key-whole": (KEY, KEY),
+    # OpenAI's 401 quotes the key without "sk-": no longer key-shaped.
+    "sk-shaped-key-without-its-prefix": (KEY, KEY.removeprefix("sk-")),
+    "sk-shaped-key-middle-piece": (KEY, SECRET[12 : 12 + WINDOW]),
+    "unshaped-key-whole": (PLAIN_KEY, PLAIN_KEY),
+    "unshaped-key-without-its-first-characters": (PLAIN_KEY, PLAIN_KEY[6:]),
+    "unshaped-key-middle-piece": (PLAIN_KEY, PLAIN_SECRET[5 : 5 + WINDOW + 3]),
+}
+
+
+def _echoing_server(key: str, vendor: VendorServer, open_vendor: VendorServer) -> VendorServer:
+    """The server that accepts ``key``: the key-checking one for KEY."""
+    return vendor if key == KEY else open_vendor
+
+
+def _answer(reasoning: str, kind: str = "KEEP") -> Reply:
+    return Reply.content(json.dumps({"kind": kind, "confidence": 0.9, "reasoning": reasoning}))
+
+
 @pytest.mark.anyio
 @PROTOCOLS
-@pytest.mark.parametrize("key", [KEY, PLAIN_KEY], ids=["sk-shaped", "unshaped"])
-async def test_a_401_echoing_the_key_is_redacted_in_the_verdict_and_the_logs(
+@pytest.mark.parametrize("echo", list(ECHOES))
+async def test_a_401_echoing_the_key_or_a_piece_of_it_is_redacted_in_the_verdict_and_the_logs(
     protocol: str,
-    key: str,
+    echo: str,
     vendor: VendorServer,
     open_vendor: VendorServer,
     model: str,
     logs: Logs,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    srv = vendor if key == KEY else open_vendor
+    key, echoed = ECHOES[echo]
+    srv = _echoing_server(key, vendor, open_vendor)
     srv.script(
-        model, Reply.status(401, message=f"Incorrect API key provided: {key}. Find yours at ...")
+        model,
+        Reply.status(401, message=f"Incorrect API key provided: {echoed}. Find yours at ..."),
     )
     critic = critic_on(srv, protocol, model, api_key=key)
     try:
@@ -321,15 +360,80 @@ async def test_a_401_echoing_the_key_is_redacted_in_the_verdict_and_the_logs(
     finally:
         await aclose_sessions()
     assert verdict.error_kind is ErrorKind.AUTH
-    assert verdict.error is not None and "Incorrect API key provided" in verdict.error
+    # The vendor's message is kept, with the marker where the key was.
+    assert f"Incorrect API key provided: {MARKER}. Find yours at" in (verdict.error or "")
     captured = capsys.readouterr()
     assert_no_key(
-        "a 401 that echoes the key",
+        f"a 401 that echoes the key ({echo})",
         *dumps_of(verdict),
         logs(),
         captured.out,
         captured.err,
         keys=[key],
+    )
+
+
+@pytest.mark.anyio
+@PROTOCOLS
+@pytest.mark.parametrize("echo", list(ECHOES))
+async def test_an_answer_echoing_the_key_or_a_piece_of_it_is_a_vote_with_the_key_redacted(
+    protocol: str,
+    echo: str,
+    vendor: VendorServer,
+    open_vendor: VendorServer,
+    model: str,
+    logs: Logs,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    key, echoed = ECHOES[echo]
+    srv = _echoing_server(key, vendor, open_vendor)
+    srv.script(model, _answer(f"The key {echoed} was sent; a whale is a mammal."))
+    critic = critic_on(srv, protocol, model, api_key=key)
+    try:
+        verdict = await critic.judge("Is a whale a fish?")
+    finally:
+        await aclose_sessions()
+    assert (verdict.kind, verdict.confidence, verdict.error) == ("KEEP", 0.9, None)
+    assert verdict.reasoning == f"The key {MARKER} was sent; a whale is a mammal."
+    assert verdict.raw_response is not None and MARKER in verdict.raw_response
+    captured = capsys.readouterr()
+    assert_no_key(
+        f"an answer that echoes the key ({echo})",
+        *dumps_of(verdict),
+        logs(),
+        captured.out,
+        captured.err,
+        keys=[key],
+    )
+
+
+@pytest.mark.anyio
+@PROTOCOLS
+@pytest.mark.parametrize("echo", ["sk-shaped-key-without-its-prefix", "unshaped-key-middle-piece"])
+async def test_a_label_echoing_the_key_is_redacted_after_the_parser_upper_cases_it(
+    protocol: str,
+    echo: str,
+    vendor: VendorServer,
+    open_vendor: VendorServer,
+    model: str,
+    logs: Logs,
+) -> None:
+    key, echoed = ECHOES[echo]
+    srv = _echoing_server(key, vendor, open_vendor)
+    srv.script(model, _answer("fine", kind=echoed))
+    critic = critic_on(srv, protocol, model, api_key=key)  # no label vocabulary: any label
+    try:
+        verdict = await critic.judge("Is a whale a fish?")
+    finally:
+        await aclose_sessions()
+    assert verdict.error is None and MARKER in verdict.kind
+    secret = SECRET if key == KEY else PLAIN_SECRET
+    assert_no_key(
+        f"a label that echoes the key ({echo})",
+        *dumps_of(verdict),
+        logs(),
+        keys=[key],
+        extra=_windows(secret.upper()),
     )
 
 
@@ -361,7 +465,12 @@ async def test_a_failing_vendor_never_gets_the_key_into_the_verdict_or_the_logs(
 ) -> None:
     reply, kind = FAULTS[fault]
     open_vendor.always(model, reply)  # every attempt: a retried failure is logged each time
-    critic = critic_on(open_vendor, protocol, model, api_key=PLAIN_KEY, max_retries=1, timeout=0.2)
+    # Only the vendor that never answers meets a short timeout: a reset or an error reply
+    # on a loaded machine may take longer than any short one, and then read as a timeout.
+    timeout = FIRES_S if kind is ErrorKind.TIMEOUT else TIMEOUT_S
+    critic = critic_on(
+        open_vendor, protocol, model, api_key=PLAIN_KEY, max_retries=1, timeout=timeout
+    )
     try:
         verdict = await critic.judge("Is a whale a fish?")
     finally:
@@ -428,34 +537,87 @@ async def test_credentials_in_a_base_url_never_reach_a_log_line_or_a_verdict(
         max_retries=0,
         **kwargs,
     )
-    unreachable = Critic(
-        name="unreachable",
-        model=model,
-        vendor="custom",
-        base_url=f"http://user:{PLAIN_KEY}@/v1",  # no host: the client refuses the URL
-        max_retries=0,
-    )
     try:
         verdict = await critic.judge("Is a whale a fish?")
-        failed = await unreachable.judge("Is a whale a fish?")
     finally:
         await aclose_sessions()
     assert verdict.is_valid, verdict.error
-    assert failed.error_kind is ErrorKind.CONNECTION
     # The Basic header's value, in part: characters 20-35 encode bytes 15-26, the secret.
     basic = base64.b64encode(f"user:{PLAIN_KEY}".encode()).decode()
     captured = capsys.readouterr()
     assert_no_key(
         "credentials in a base URL",
         *dumps_of(verdict),
-        *dumps_of(failed),
         *dumps_of(critic),
-        *dumps_of(unreachable),
         logs(),
         captured.out,
         captured.err,
         keys=[PLAIN_KEY],
         extra=[basic[20:36]],
+    )
+
+
+BASIC = base64.b64encode(f"user:{PLAIN_KEY}".encode()).decode()
+"""The Basic-auth value for ``user:PLAIN_KEY@`` in a base URL."""
+CREDENTIAL_ECHOES = {
+    # echo -> (what the vendor sends back, what is left of it)
+    "the-authorization-header": (f"Authorization: Basic {BASIC}", f"Authorization: Basic {MARKER}"),
+    "the-basic-value-piece": (BASIC[10:22], MARKER),
+    "the-password": (PLAIN_KEY, MARKER),
+    "user-and-password": (f"user:{PLAIN_KEY}", MARKER),
+}
+
+
+@pytest.mark.anyio
+@PROTOCOLS
+@pytest.mark.parametrize("where", ["401-body", "answer"])
+@pytest.mark.parametrize("echo", list(CREDENTIAL_ECHOES))
+async def test_a_vendor_echoing_base_url_credentials_gets_them_redacted_like_a_key(
+    protocol: str,
+    where: str,
+    echo: str,
+    open_vendor: VendorServer,
+    model: str,
+    logs: Logs,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    echoed, shown = CREDENTIAL_ECHOES[echo]
+    url = open_vendor.anthropic_url if protocol == "anthropic" else open_vendor.url
+    open_vendor.script(
+        model,
+        Reply.status(401, message=f"rejected {echoed} here")
+        if where == "401-body"
+        else _answer(f"you sent {echoed} here"),
+    )
+    kwargs: dict[str, Any] = {"api_key": "unrelated-key"} if protocol == "anthropic" else {}
+    critic = Critic(
+        name="canary",
+        model=model,
+        vendor="anthropic" if protocol == "anthropic" else "custom",
+        base_url=url.replace("http://", f"http://user:{PLAIN_KEY}@"),
+        max_retries=0,
+        timeout=TIMEOUT_S,
+        **kwargs,
+    )
+    try:
+        verdict = await critic.judge("Is a whale a fish?")
+    finally:
+        await aclose_sessions()
+    if where == "401-body":
+        assert verdict.error_kind is ErrorKind.AUTH
+        assert f"rejected {shown} here" in (verdict.error or "")
+    else:
+        assert (verdict.kind, verdict.error) == ("KEEP", None)
+        assert verdict.reasoning == f"you sent {shown} here"
+    captured = capsys.readouterr()
+    assert_no_key(
+        f"a vendor echoing base URL credentials ({echo}, {where})",
+        *dumps_of(verdict),
+        logs(),
+        captured.out,
+        captured.err,
+        keys=[PLAIN_KEY],
+        extra=_windows(BASIC),
     )
 
 
@@ -523,32 +685,42 @@ async def test_verdicts_ensemble_verdicts_and_batch_results_never_show_an_echoed
 
 
 @pytest.mark.anyio
+@PROTOCOLS
 async def test_the_response_cache_file_holds_no_key_after_cached_calls(
+    protocol: str,
     vendor: VendorServer,
     model: str,
     tmp_path: Path,
     logs: Logs,
 ) -> None:
     vendor.script(f"{model}-echo", Reply.status(401, message=f"Incorrect API key provided: {KEY}"))
+    # A valid answer quoting the key is stored, so it must be stored redacted.
+    vendor.script(f"{model}-quote", _answer(f"sent with {KEY.removeprefix('sk-')}, fine"))
     cache = ResponseCache(tmp_path / "responses.sqlite3")
-    critic = critic_on(vendor, "openai", model, cache=cache)
-    echoing = critic_on(vendor, "openai", f"{model}-echo", cache=cache)
+    critic = critic_on(vendor, protocol, model, cache=cache)
+    echoing = critic_on(vendor, protocol, f"{model}-echo", cache=cache)
+    quoting = critic_on(vendor, protocol, f"{model}-quote", cache=cache)
     try:
         first = await critic.judge("Is a whale a fish?")
         again = await critic.judge("Is a whale a fish?")
         failed = await echoing.judge("Is a whale a fish?")
+        quoted = await quoting.judge("Is a whale a fish?")
+        quoted_again = await quoting.judge("Is a whale a fish?")  # from the cache
         files_open = _files_under(tmp_path)
     finally:
         await aclose_sessions()
         cache.close()
     files_closed = _files_under(tmp_path)
     assert first.is_valid and again.cached and failed.error_kind is ErrorKind.AUTH
+    assert quoted.is_valid and quoted_again.cached
+    assert quoted_again.reasoning == quoted.reasoning == f"sent with {MARKER}, fine"
     assert "responses.sqlite3-wal" in files_open  # WAL mode: the answer is in the -wal
     assert_no_key(
         "the response cache",
         *files_open.values(),
         *files_closed.values(),
         *dumps_of(cache.stats()),
+        *dumps_of(quoted_again),
         logs(),
     )
 
@@ -575,7 +747,7 @@ def _reviewer() -> Reviewer:
 
 
 CONFIGURED: dict[str, Callable[[], object]] = {
-    **{f"critic-{name}": (lambda name=name: _critic_for(name)) for name in sorted(VENDORS)},
+    **{f"critic-{name}": (lambda name=name: _critic_for(name)) for name in sorted(all_vendors())},
     "critic-with-url-credentials": lambda: Critic(
         name="c", model="m", vendor="custom", base_url=f"https://user:{KEY}@proxy.test/v1"
     ),
@@ -665,6 +837,10 @@ RAISERS: dict[str, tuple[type[BaseException], Callable[[], object]]] = {
         lambda: Critic(
             name="c", model="m", vendor="custom", base_url=f"htp://user:{KEY}@127.0.0.1:1/v1"
         ),
+    ),
+    "url-with-credentials-and-no-host": (
+        ConfigError,
+        lambda: Critic(name="c", model="m", vendor="custom", base_url=f"http://u:{PLAIN_KEY}@/v1"),
     ),
     "bad-scheme-url-with-credentials-anthropic": (
         ConfigError,
@@ -771,11 +947,16 @@ def _review(
     model: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
+    echo: Reply | None = None,
+    expect_code: int = 1,
 ) -> tuple[Path, list[object]]:
     """Run ``cross-judge review`` with the key in an environment variable and one critic
-    whose vendor echoes it in a 401; return the results file and what the run showed."""
+    whose vendor echoes it (``echo``; by default in a 401); return the results file and
+    what the run showed."""
     monkeypatch.setenv(ENV, KEY)
-    vendor.always(f"{model}-c", Reply.status(401, message=f"Incorrect API key provided: {KEY}"))
+    if echo is None:
+        echo = Reply.status(401, message=f"Incorrect API key provided: {KEY}")
+    vendor.always(f"{model}-c", echo)
     critics = "".join(
         f"""
   - name: {name}
@@ -812,7 +993,7 @@ def _review(
     finally:
         vendor.always(f"{model}-c", None)
     captured = capsys.readouterr()
-    assert code == 1, captured.err  # every item has a failed call (the 401)
+    assert code == expect_code, captured.err  # 1: every item has a failed call (the 401)
     return out, [captured.out, captured.err]
 
 
@@ -840,6 +1021,29 @@ def test_cli_review_with_the_key_in_the_environment_never_prints_or_writes_it(
             for name, content in files.items()
             if name != "panel.yaml" and name != "items.jsonl"
         ),
+        logs(),
+    )
+
+
+def test_cli_review_with_a_vendor_quoting_the_key_in_its_answers_writes_no_piece_of_it(
+    tmp_path: Path,
+    vendor: VendorServer,
+    model: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    logs: Logs,
+) -> None:
+    quote = _answer(f"Checked with {KEY.removeprefix('sk-')}: fine")
+    out, shown = _review(tmp_path, vendor, model, monkeypatch, capsys, echo=quote, expect_code=0)
+    files = _files_under(tmp_path)
+    assert {"out.jsonl", "out.jsonl.manifest.json", "cache.sqlite3"} <= set(files)
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    (quoting,) = [v for v in results[0]["verdicts"] if v["critic_id"] == "c"]
+    assert (quoting["kind"], quoting["reasoning"]) == ("KEEP", f"Checked with {MARKER}: fine")
+    assert_no_key(
+        "cross-judge review with a vendor quoting the key",
+        *shown,
+        *(content for name, content in files.items() if name not in ("panel.yaml", "items.jsonl")),
         logs(),
     )
 

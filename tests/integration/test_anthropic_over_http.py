@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import gc
 import logging
+import threading
 import time
 from typing import Any
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from cross_judge import Critic, Ensemble, ErrorKind
@@ -136,6 +138,23 @@ async def test_no_temperature_is_sent_so_the_current_api_version_accepts_the_cal
     assert v.is_valid
     assert headers_of(sent)["anthropic-version"] >= "2026-10-21"
     assert not {"temperature", "top_p", "top_k"} & set(sent["body"])
+
+
+async def test_temperature_and_seed_are_not_sent_and_each_is_warned_once(
+    server: VendorServer, model: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="cross_judge")
+    server.script(model, Reply.content(VERDICT), Reply.content(VERDICT))
+    async with claude(server, model, temperature=0.7, seed=7) as c:
+        verdicts = [await c.judge("item one"), await c.judge("item two")]
+    bodies = [r["body"] for r in server.recent_requests if r["body"].get("model") == model]
+    assert all(v.is_valid for v in verdicts) and len(bodies) == 2
+    for body in bodies:
+        assert not {"temperature", "top_p", "top_k", "seed"} & set(body)
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 2
+    assert any(f"model {model!r}: temperature=0.7 is not sent" in w for w in warned)
+    assert any(f"model {model!r}: seed=7 is not sent" in w for w in warned)
 
 
 async def test_the_key_is_sent_as_x_api_key_and_not_as_a_bearer_token(
@@ -461,39 +480,96 @@ async def test_acceptance_an_ensemble_of_anthropic_and_openai_critics_sums_usage
 # -- loading the SDK ---------------------------------------------------------------------------
 
 
-async def test_loading_the_sdk_is_not_charged_to_the_per_attempt_timeout(
-    server: VendorServer, model: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The first call of a process imports the SDK (1-2 s): before the first attempt."""
+class SlowSdkImport:
+    """Stands in for the SDK's first import, taking ``seconds`` (in its worker thread) and
+    noting, on the clock core uses, when it ended."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.ended: float | None = None
+
+    def __call__(self) -> None:
+        import anthropic  # noqa: F401  # the real import, then the slow part
+
+        time.sleep(self.seconds)
+        self.ended = time.perf_counter()
+
+
+@pytest.fixture
+def slow_import(monkeypatch: pytest.MonkeyPatch) -> SlowSdkImport:
     from cross_judge.transport import anthropic as transport
 
-    real_prepare = transport.prepare
+    slow = SlowSdkImport(1.0)
+    # Each test runs on a new event loop, whose first Anthropic call loads the SDK anew.
+    monkeypatch.setattr(transport, "_import_sdk", slow)
+    return slow
 
-    async def slow_prepare(*args: Any) -> None:
-        await anyio.sleep(0.4)  # a cold import on a busy machine
-        await real_prepare(*args)
 
-    monkeypatch.setattr(transport, "prepare", slow_prepare)
+async def test_the_first_verdicts_elapsed_s_does_not_count_loading_the_sdk(
+    server: VendorServer, model: str, slow_import: SlowSdkImport
+) -> None:
     server.script(model, Reply.content(VERDICT))
-    async with claude(server, model, timeout=0.3, max_retries=0) as c:
+    async with claude(server, model) as c:
         verdict = await c.judge("item")
-    assert (verdict.kind, verdict.attempts) == ("KEEP", 1)
+        returned = time.perf_counter()
+    assert verdict.is_valid and slow_import.ended is not None
+    # Counting the import would make elapsed_s at least `seconds` longer than the time
+    # from the import's end to the verdict; the margin only absorbs rounding and
+    # scheduling, whatever the machine's load.
+    assert verdict.elapsed_s <= returned - slow_import.ended + slow_import.seconds / 2
 
 
-async def test_a_deadline_that_runs_out_while_the_sdk_loads_sends_nothing(
+async def test_the_sdk_loads_before_the_first_attempt_which_gets_the_whole_deadline(
+    server: VendorServer,
+    model: str,
+    slow_import: SlowSdkImport,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cross_judge import core
+
+    entered: list[tuple[float, float | None]] = []
+    real = core.call_with_retries
+
+    async def spy(*args: Any, **kwargs: Any) -> Any:
+        entered.append((time.perf_counter(), kwargs["deadline"]))
+        return await real(*args, **kwargs)
+
+    slow_import.seconds = 0.1  # any time spent loading would be taken off the deadline
+    monkeypatch.setattr(core, "call_with_retries", spy)
+    server.script(model, Reply.content(VERDICT))
+    async with claude(server, model, deadline=30.0, timeout=10.0) as c:
+        verdict = await c.judge("item")
+    assert verdict.is_valid and slow_import.ended is not None
+    [(when, deadline)] = entered
+    assert when >= slow_import.ended  # the per-attempt timeout starts after the import
+    assert deadline == 30.0  # and nothing of the deadline went to it
+
+
+async def test_cancelling_a_call_while_the_sdk_loads_returns_and_sends_nothing(
     server: VendorServer, model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from cross_judge.transport import anthropic as transport
 
-    async def stuck_prepare(*args: Any) -> None:
-        await anyio.sleep(30)
+    importing, release = threading.Event(), threading.Event()
 
-    monkeypatch.setattr(transport, "prepare", stuck_prepare)
-    server.reset_stats()
-    async with claude(server, model, deadline=0.3) as c:
-        started = time.perf_counter()
-        verdict = await c.judge("item")
-    assert time.perf_counter() - started < 1.0
-    assert verdict.error_kind is ErrorKind.TIMEOUT and verdict.attempts == 0
-    assert "while the anthropic SDK loaded" in (verdict.error or "")
-    assert server.stats()["requests"] == 0
+    def stuck_import() -> None:
+        importing.set()
+        release.wait(60)
+
+    monkeypatch.setattr(transport, "_import_sdk", stuck_import)
+    server.script(model, Reply.content(VERDICT))
+    outcome: list[Any] = []
+    try:
+        with anyio.fail_after(30):  # a safety net only: the cancellation is immediate
+            async with claude(server, model) as c, anyio.create_task_group() as tg:
+
+                async def judge() -> None:
+                    outcome.append(await c.judge("item"))
+
+                tg.start_soon(judge)
+                await anyio.to_thread.run_sync(importing.wait, 30)
+                tg.cancel_scope.cancel()
+    finally:
+        release.set()  # the abandoned import thread ends
+    assert outcome == []  # cancelled, not turned into a verdict
+    assert server.stats()["by_model"].get(model, 0) == 0

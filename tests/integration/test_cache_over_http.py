@@ -273,3 +273,55 @@ async def test_a_batch_rerun_with_the_cache_makes_no_call_and_gives_the_same_sta
     assert second.reliability_alpha() == first.reliability_alpha()
     assert all(v.cached for r in second.verdicts for v in r.verdicts)
     assert second.cost_usd == 0.0 and second.usage.total_tokens == 0
+
+
+async def test_a_rerun_against_a_simulated_vendor_on_another_port_makes_no_call(
+    tmp_path: Path,
+) -> None:
+    """A local server gets a new port each run (the CLI's simulated critics do): the
+    cache key leaves loopback ports out, so the second run is answered from the cache."""
+    personas = [Persona(f"sim-{i}", accuracy=0.8, seed=i) for i in range(3)]
+    items = [{"id": f"c{i}", "query": f"candidate category {i}"} for i in range(20)]
+    path = tmp_path / "responses.sqlite3"
+
+    async def run(server: VendorServer) -> Any:
+        critics = [
+            Critic(name=p.model, model=p.model, vendor="custom", base_url=server.url)
+            for p in personas
+        ]
+        async with Ensemble(critics, cache=path) as panel:
+            return await panel.judge_many(items, concurrency=8)
+
+    with VendorServer(personas) as first_server:
+        first = await run(first_server)
+    with VendorServer(personas) as second_server:
+        assert second_server.url != first_server.url
+        second = await run(second_server)
+        assert second_server.stats()["requests"] == 0
+    assert all(v.cached for r in second.verdicts for v in r.verdicts)
+    assert [r.consensus for r in second.verdicts] == [r.consensus for r in first.verdicts]
+
+
+async def test_an_anthropic_critic_with_another_temperature_or_seed_hits_the_same_entry(
+    server: VendorServer, model: str, cache: ResponseCache
+) -> None:
+    """Neither is sent to Anthropic, so neither changes the answer or the key."""
+    server.script(model, Reply.content(ANSWER))
+
+    def claude(**kwargs: Any) -> Critic:
+        return Critic(
+            name="claude",
+            model=model,
+            vendor="anthropic",
+            base_url=server.anthropic_url,
+            api_key=KEY,
+            cache=cache,
+            **kwargs,
+        )
+
+    async with claude() as first_critic:
+        first = await first_critic.judge("Felines")
+    async with claude(temperature=0.7, seed=7) as second_critic:
+        second = await second_critic.judge("Felines")
+    assert (first.cached, second.cached) == (False, True)
+    assert requests_for(server, model) == 1

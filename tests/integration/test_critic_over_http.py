@@ -19,6 +19,10 @@ from .conftest import KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
+HUNG_S = 10.0
+"""How far past its bound a call may run before the test calls it hung. Only a hang is
+caught this way: on a loaded CI machine a process can stall for a second or more."""
+
 
 def critic(server: VendorServer, model: str, **kwargs: Any) -> Critic:
     kwargs.setdefault("api_key", KEY)
@@ -118,7 +122,7 @@ async def test_a_server_that_never_answers_times_out_within_the_bound(
     elapsed = time.monotonic() - started
     assert v.kind == "ERROR" and v.error_kind is ErrorKind.TIMEOUT and v.attempts == attempts
     assert "no response within 0.3s (timeout)" in (v.error or "")
-    assert elapsed < timeout * attempts + 1.0
+    assert elapsed < timeout * attempts + HUNG_S  # not the default 60 s timeout
 
 
 async def test_deadline_bounds_the_whole_call(server: VendorServer, model: str) -> None:
@@ -130,7 +134,7 @@ async def test_deadline_bounds_the_whole_call(server: VendorServer, model: str) 
     finally:
         server.always(model, None)
     assert v.error_kind is ErrorKind.TIMEOUT and "deadline" in (v.error or "")
-    assert time.monotonic() - started < 0.4 + 1.0
+    assert time.monotonic() - started < 0.4 + HUNG_S  # not 6 attempts of 5 s
 
 
 async def test_html_with_status_200_is_an_error_not_an_exception(

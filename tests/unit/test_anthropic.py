@@ -8,6 +8,7 @@ tests/integration/test_anthropic_over_http.py.
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -145,6 +146,67 @@ async def test_no_sampling_parameter_is_sent_for_any_model(vendor: MockVendor, m
 async def test_json_mode_and_seed_are_not_sent(vendor: MockVendor) -> None:
     await call(request(json_mode=True, seed=7))
     assert set(vendor.body()) == {"model", "max_tokens", "system", "messages"}
+
+
+@pytest.mark.anyio
+async def test_the_body_carries_exactly_the_settings_anthropic_sends(vendor: MockVendor) -> None:
+    sent = request(temperature=0.7, seed=7, json_mode=True, max_tokens=99)
+    await call(sent)
+    body = vendor.body()
+    settings = {k: v for k, v in body.items() if k not in ("model", "system", "messages")}
+    assert settings == sent.sent_settings("anthropic") == {"max_tokens": 99}
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+
+
+@pytest.mark.anyio
+async def test_a_temperature_that_is_not_sent_is_warned_once(
+    vendor: MockVendor, model: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="cross_judge")
+    for _ in range(3):
+        await call(request(model=model, temperature=0.7))
+    [warning] = warnings_of(caplog)
+    assert f"model {model!r}: temperature=0.7 is not sent, so it has no effect" in warning
+    assert "(2026-10-21) takes no temperature" in warning
+    assert "remove it from the critic's settings" in warning
+    assert all("temperature" not in vendor.body(i) for i in range(3))
+
+
+@pytest.mark.anyio
+async def test_a_seed_that_is_not_sent_is_warned_once(
+    vendor: MockVendor, model: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="cross_judge")
+    for _ in range(2):
+        await call(request(model=model, seed=7))
+    [warning] = warnings_of(caplog)
+    assert f"model {model!r}: seed=7 is not sent" in warning
+    assert "the Messages API has no seed" in warning
+
+
+@pytest.mark.anyio
+async def test_each_model_and_value_is_warned_once(
+    vendor: MockVendor, model: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="cross_judge")
+    for temperature in (0.7, 0.9, 0.7):
+        await call(request(model=model, temperature=temperature))
+        await call(request(model=f"{model}-other", temperature=temperature))
+    warned = warnings_of(caplog)
+    assert len(warned) == 4
+    assert len({w for w in warned if "temperature=0.7" in w}) == 2
+
+
+@pytest.mark.anyio
+async def test_the_default_temperature_and_no_seed_are_not_warned(
+    vendor: MockVendor, model: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="cross_judge")
+    await call(request(model=model, temperature=0.0, seed=None))
+    assert warnings_of(caplog) == []
 
 
 @pytest.mark.anyio

@@ -361,7 +361,9 @@ def test_a_relative_cache_path_does_not_move_with_the_working_directory(
 
 
 @pytest.mark.parametrize(
-    "value", [1, 0.5, "", "   ", b"/tmp/c.sqlite3", ["c.sqlite3"], object()], ids=repr
+    "value",
+    [1, 0.5, "", "   ", b"/tmp/c.sqlite3", ["c.sqlite3"], object()],
+    ids=lambda value: type(value).__name__ if type(value) is object else repr(value),
 )
 def test_resolve_cache_rejects_anything_else_saying_what_it_takes(value: object) -> None:
     with pytest.raises(ConfigError) as info:

@@ -31,7 +31,7 @@ from cross_judge.panel import JudgePanel
 from cross_judge.reviewer import Reviewer
 from cross_judge.schema import EnsembleResult, VerdictLabel
 from cross_judge.schema import Verdict as LegacyVerdict
-from cross_judge.vendors import VENDORS, VendorConfig, get_vendor, make_client
+from cross_judge.vendors import VENDORS, VendorConfig, all_vendors, get_vendor, make_client
 from cross_judge.verdict import Usage
 from cross_judge.verdict import Verdict as NewVerdict
 
@@ -299,13 +299,81 @@ def test_reviewer_missing_label_is_unclear_as_in_01() -> None:
     assert (v.verdict, v.error) == ("UNCLEAR", None)
 
 
-def test_reviewer_parse_failure() -> None:
+def test_reviewer_parse_failure_is_0_1s_exact_parse_fail() -> None:
     text = "I think we should keep it. " * 20
     v = duck_reviewer(text)[0].ask("x")
-    assert v.verdict == "PARSE_FAIL"
-    assert (v.error or "").startswith("parse_fail")
+    assert (v.verdict, v.error, v.confidence) == ("PARSE_FAIL", "parse_fail", 0.0)
     assert v.rationale == text.strip()[:300] and v.raw_response == text.strip()
-    assert v.confidence == 0.0
+
+
+@pytest.mark.parametrize(
+    "reply", ["not json at all", '{"verdict": null}', '{"verdict": "ERROR", "confidence": 1}']
+)
+def test_every_reviewer_parse_failure_has_error_parse_fail_exactly(reply: str) -> None:
+    v = duck_reviewer(reply)[0].ask("x")
+    assert (v.verdict, v.error, v.raw_response) == ("PARSE_FAIL", "parse_fail", reply)
+
+
+def test_reviewer_logs_the_parse_failure_reason_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("DEBUG", logger="cross_judge"):
+        duck_reviewer("no json here", reviewer_id="rev-7")[0].ask("x")
+    assert "reviewer rev-7: parse_fail: no JSON object found" in caplog.text
+
+
+@pytest.mark.parametrize(("written", "expected"), [("1.5", 1.0), ("5.0", 1.0), ("10", 1.0)])
+def test_reviewer_clamps_a_confidence_above_1_to_1_as_0_1_did(
+    written: str, expected: float
+) -> None:
+    v = duck_reviewer(f'{{"verdict": "KEEP", "confidence": {written}}}')[0].ask("x")
+    assert (v.verdict, v.confidence, v.error) == ("KEEP", expected, None)
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"), [("85", 0.85), ('"85%"', 0.85), ("0.85", 0.85), ('"high"', 0.0)]
+)
+def test_reviewer_reads_confidence_by_the_parsers_rule(written: str, expected: float) -> None:
+    v = duck_reviewer(f'{{"verdict": "KEEP", "confidence": {written}}}')[0].ask("x")
+    assert v.confidence == expected
+
+
+def test_get_client_returns_the_injected_client() -> None:
+    r, client = duck_reviewer('{"verdict": "KEEP"}')
+    assert r._get_client() is client
+
+
+def test_get_client_builds_the_vendors_default_client_once_as_in_0_1(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    openai = pytest.importorskip("openai")
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test-key-0123456789")
+    r = Reviewer(reviewer_id="x", model="m")
+    client = r._get_client()
+    try:
+        assert isinstance(client, openai.OpenAI)
+        assert str(client.base_url).startswith("https://api.deepseek.com/v1")
+        assert r._get_client() is client and r.client is client
+    finally:
+        client.close()
+
+
+def test_get_client_uses_the_reviewers_base_url_and_key() -> None:
+    pytest.importorskip("openai")
+    r = Reviewer(
+        reviewer_id="x", model="m", vendor="custom", base_url="http://127.0.0.1:9/v1", api_key="k"
+    )
+    client = r._get_client()
+    try:
+        assert str(client.base_url).startswith("http://127.0.0.1:9/v1")
+        assert client.api_key == "k"
+    finally:
+        client.close()
+
+
+def test_get_client_without_a_key_raises_runtime_error() -> None:
+    r = Reviewer(reviewer_id="x", model="m", vendor="openai")
+    with pytest.raises(RuntimeError, match="OPENAI_API_KEY"):
+        r._get_client()
+    assert r.client is None
 
 
 @pytest.mark.parametrize("content", ["", "   ", None])
@@ -560,7 +628,9 @@ def test_error_kind_survives_conversion() -> None:
 
 
 def test_vendor_registry() -> None:
-    assert {"deepseek", "openai", "openrouter"} <= set(VENDORS)
+    assert set(VENDORS) == {"deepseek", "openai", "openrouter"}  # 0.1's keys, exactly
+    assert set(VENDORS) < set(all_vendors())
+    assert get_vendor("anthropic") is all_vendors()["anthropic"]
     config = get_vendor("DeepSeek")
     assert isinstance(config, VendorConfig)
     assert (config.base_url, config.api_key_env) == (

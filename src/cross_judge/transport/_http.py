@@ -16,9 +16,18 @@ Three implementations of :class:`HTTPSession`:
   ``post(url, json=..., headers=...)`` returning something with ``.json()``. Called in a
   worker thread so it never blocks the event loop.
 
-Every implementation caps the body it reads (:data:`MAX_RESPONSE_BYTES`) and turns
-transport exceptions into :class:`~cross_judge.transport.CallFailure`; none retries
-(retries live in :mod:`cross_judge._retry`, one policy for everything).
+Every implementation caps the body it reads at :data:`MAX_RESPONSE_BYTES` *after*
+decompression, and turns transport exceptions into
+:class:`~cross_judge.transport.CallFailure`; none retries (retries live in
+:mod:`cross_judge._retry`, one policy for everything).
+
+Compressed bodies are decoded here, by :class:`BodyDecoder`, not by the HTTP libraries:
+they inflate a whole network read at once (64-256 KiB of a gzip bomb is 64-256 MiB), and
+aiohttp's ``read()`` inflates a body with a small ``Content-Length`` to any size. The
+requests ask only for what :class:`BodyDecoder` bounds (:data:`ACCEPT_ENCODING`); any other
+coding a server sends anyway is refused. The sync duck session is the exception: its
+injected client reads and decodes the body itself, so only the decoded size can be checked,
+after the fact.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ import contextlib
 import functools
 import io
 import json
+import zlib
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -43,19 +53,26 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "ACCEPT_ENCODING",
     "DEFAULT_MAX_CONNECTIONS",
     "MAX_RESPONSE_BYTES",
     "AiohttpSession",
+    "BodyDecoder",
     "HTTPSession",
     "HttpxSession",
     "RawResponse",
     "SyncDuckSession",
     "basic_auth",
     "split_credentials",
+    "too_large",
 ]
 
 MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 """A chat completion is a few kB; a larger body is a misbehaving server, not an answer."""
+
+ACCEPT_ENCODING = "gzip, deflate"
+"""The ``Accept-Encoding`` every request sends: exactly the codings :class:`BodyDecoder`
+decodes in bounded memory (no ``br``/``zstd``, whatever compression modules are installed)."""
 
 _LARGE_REQUEST_BYTES = 1024 * 1024
 """Request bodies above this go to aiohttp as a file-like object (see AiohttpSession)."""
@@ -117,10 +134,119 @@ def basic_auth(credentials: tuple[str, str]) -> str:
     return "Basic " + base64.b64encode(userpass).decode("ascii")
 
 
-def _too_large() -> CallFailure:
-    return CallFailure(
+def too_large(limit: int = MAX_RESPONSE_BYTES, coding: str | None = None) -> CallFailure:
+    size = f"{limit // (1024 * 1024)} MiB" if limit % (1024 * 1024) == 0 else f"{limit} bytes"
+    after = f" after decompression (Content-Encoding: {coding})" if coding else ""
+    return CallFailure(ErrorKind.INVALID_RESPONSE, f"response body larger than {size}{after}")
+
+
+_MAX_MEMBERS = 1024
+"""Concatenated compressed streams one body may hold (gzip allows members; each costs a
+new decompressor, so a body of empty members is refused instead of churned through)."""
+
+
+class BodyDecoder:
+    """Decodes a response body's ``Content-Encoding`` as it arrives, counting the decoded
+    bytes against ``limit``.
+
+    Codings: none/``identity``; ``gzip`` (``x-gzip``, several members); ``deflate``, zlib-
+    wrapped as the standard says or raw as some servers send it (told apart by its first two
+    bytes). Each chunk is inflated with ``max_length`` set to what is left of the limit, so
+    a few bytes that would expand to gigabytes produce at most ``limit + 1`` bytes before
+    the body is refused: memory stays bounded by the cap whatever the ratio.
+
+    Leniency as the HTTP libraries have it: a compressed stream cut short is not an error
+    here (its decoded text then fails to parse, with the usual message).
+
+    Raises:
+        CallFailure: ``INVALID_RESPONSE`` when the decoded body exceeds ``limit``, the
+            coding is one this class does not decode (``br``, ``zstd``, stacked codings),
+            or the compressed data is corrupt. Raised by the constructor for the coding.
+    """
+
+    __slots__ = ("_coding", "_inflater", "_limit", "_members", "_pending", "_size")
+
+    def __init__(self, content_encoding: str | None, *, limit: int = MAX_RESPONSE_BYTES) -> None:
+        self._coding = _coding_of(content_encoding)
+        self._limit = limit
+        self._size = 0
+        self._inflater: Any = None  # zlib's Decompress type is not importable by name
+        self._members = 0
+        self._pending = b""  # the first byte of a deflate stream, until the second arrives
+
+    def feed(self, raw: bytes) -> bytes:
+        """The decoded bytes for the next ``raw`` chunk of the body (maybe ``b""``)."""
+        if self._coding is None:
+            return self._count(raw)
+        data = self._pending + raw if self._pending else raw
+        self._pending = b""
+        out: list[bytes] = []
+        while data:
+            inflater = self._inflater
+            if inflater is None:
+                if self._coding == "deflate" and len(data) < 2:
+                    self._pending = data
+                    break
+                inflater = self._inflater = self._new_inflater(data)
+            try:
+                # max_length: one byte past the limit, enough to know it is exceeded.
+                out.append(self._count(inflater.decompress(data, self._limit - self._size + 1)))
+            except zlib.error as exc:
+                raise CallFailure(
+                    ErrorKind.INVALID_RESPONSE,
+                    f"response body is not valid {self._coding} data ({exc})",
+                ) from None
+            if inflater.unconsumed_tail:  # stopped at max_length (only if _count did not)
+                data = inflater.unconsumed_tail
+            elif inflater.eof:  # what follows the stream's end starts the next member
+                data, self._inflater = inflater.unused_data, None
+            else:
+                data = b""
+        return b"".join(out) if len(out) != 1 else out[0]
+
+    def flush(self) -> bytes:
+        """What the decoder still holds once the body has ended (usually ``b""``)."""
+        inflater, self._inflater = self._inflater, None
+        if inflater is None:
+            return b""
+        try:
+            return self._count(inflater.flush())
+        except zlib.error:
+            return b""  # a stream cut short: lenient, see the class docstring
+
+    def _new_inflater(self, data: bytes) -> Any:
+        self._members += 1
+        if self._members > _MAX_MEMBERS:
+            raise CallFailure(
+                ErrorKind.INVALID_RESPONSE,
+                f"response body holds more than {_MAX_MEMBERS} {self._coding} streams",
+            )
+        if self._coding == "gzip":
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        cmf, flg = data[0], data[1]
+        zlib_wrapped = cmf & 0x0F == 8 and cmf >> 4 <= 7 and ((cmf << 8) | flg) % 31 == 0
+        return zlib.decompressobj(zlib.MAX_WBITS if zlib_wrapped else -zlib.MAX_WBITS)
+
+    def _count(self, chunk: bytes) -> bytes:
+        self._size += len(chunk)
+        if self._size > self._limit:
+            raise too_large(self._limit, self._coding)
+        return chunk
+
+
+def _coding_of(content_encoding: str | None) -> str | None:
+    """``"gzip"``, ``"deflate"`` or ``None`` (identity) for a ``Content-Encoding`` value."""
+    codings = [c.strip().lower() for c in (content_encoding or "").split(",") if c.strip()]
+    codings = [c for c in codings if c != "identity"]
+    if not codings:
+        return None
+    if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
+        return "deflate" if codings[0] == "deflate" else "gzip"
+    shown = content_encoding if len(content_encoding or "") <= 60 else "(a long list)"
+    raise CallFailure(
         ErrorKind.INVALID_RESPONSE,
-        f"response body larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB",
+        f"response body has Content-Encoding {shown!r}, which cross-judge does not decode "
+        f"(it asks for {ACCEPT_ENCODING})",
     )
 
 
@@ -147,8 +273,10 @@ class AiohttpSession:
                 connector=connector,
                 # The vendor SDKs' own user-agent habits aside, a fixed header set keeps
                 # every request identical for caching proxies.
-                headers={"User-Agent": "cross-judge"},
+                headers={"User-Agent": "cross-judge", "Accept-Encoding": ACCEPT_ENCODING},
                 raise_for_status=False,
+                # Bodies are decoded by BodyDecoder, bounded; aiohttp's read() is not.
+                auto_decompress=False,
             )
         return self._session
 
@@ -172,22 +300,17 @@ class AiohttpSession:
                 timeout=aiohttp.ClientTimeout(total=timeout),
                 allow_redirects=False,
             ) as resp:
+                decoder = BodyDecoder(resp.headers.get("Content-Encoding"))
                 length = resp.content_length
                 if length is not None and length <= MAX_RESPONSE_BYTES:
-                    data = await resp.read()
+                    # The raw body is known to fit (auto_decompress is off); decoding it
+                    # is bounded by the decoder.
+                    chunks = [decoder.feed(await resp.read())]
                 else:
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in resp.content.iter_any():
-                        size += len(chunk)
-                        if size > MAX_RESPONSE_BYTES:
-                            raise _too_large()
-                        chunks.append(chunk)
-                    data = b"".join(chunks)
-                if len(data) > MAX_RESPONSE_BYTES:
-                    raise _too_large()
+                    chunks = [decoder.feed(chunk) async for chunk in resp.content.iter_any()]
+                chunks.append(decoder.flush())
                 headers_out = {k.lower(): v for k, v in resp.headers.items()}
-                return RawResponse(resp.status, headers_out, data)
+                return RawResponse(resp.status, headers_out, b"".join(chunks))
         except (TimeoutError, aiohttp.ServerTimeoutError) as exc:
             raise CallFailure(ErrorKind.TIMEOUT, f"no response within {timeout:g}s") from exc
         except aiohttp.ClientError as exc:
@@ -226,7 +349,7 @@ class HttpxSession:
                     max_keepalive_connections=self._max_connections,
                     keepalive_expiry=_KEEPALIVE_S,
                 ),
-                headers={"User-Agent": "cross-judge"},
+                headers={"User-Agent": "cross-judge", "Accept-Encoding": ACCEPT_ENCODING},
             )
         return self._client
 
@@ -247,29 +370,40 @@ class HttpxSession:
             # possibly after its trio run has ended (an "Exception ignored" at exit).
             request.stream = _one_shot_body(body)
             request.headers["Content-Length"] = str(len(body))
+            # Also on an injected client, whose defaults may offer br/zstd: only what
+            # BodyDecoder decodes in bounded memory.
+            request.headers["Accept-Encoding"] = ACCEPT_ENCODING
             response = await client.send(request, stream=True, **auth)
-            body_chunks = cast("AsyncGenerator[bytes, None]", response.aiter_bytes())
-            too_large = False
+            if response.is_stream_consumed:
+                # Read (and decoded) already by its transport, as a mock transport's
+                # response is: only the decoded size is left to check.
+                await response.aclose()
+                data = BodyDecoder(None).feed(response.content)
+                headers_out = {k.lower(): v for k, v in response.headers.items()}
+                return RawResponse(response.status_code, headers_out, data)
+            # Raw bytes, decoded by BodyDecoder: aiter_bytes() would inflate each network
+            # read in one go, however large the result.
+            body_chunks = cast("AsyncGenerator[bytes, None]", response.aiter_raw())
+            refused: CallFailure | None = None
             try:
                 chunks: list[bytes] = []
-                size = 0
+                decoder = BodyDecoder(response.headers.get("content-encoding"))
                 async for chunk in body_chunks:
-                    size += len(chunk)
-                    if size > MAX_RESPONSE_BYTES:
-                        too_large = True
-                        break
-                    chunks.append(chunk)
+                    chunks.append(decoder.feed(chunk))
+                chunks.append(decoder.flush())
+            except CallFailure as failure:
+                refused = failure
             finally:
                 # Shielded: when the call is cancelled mid-body, an unshielded await here
                 # would be cancelled too, leaving the connection checked out of the pool
                 # and the body iterator for the garbage collector to finalise.
                 with anyio.CancelScope(shield=True):
-                    if too_large:
+                    if refused is not None:
                         await _finish_abandoned_body(response, body_chunks)
                     await body_chunks.aclose()
                     await response.aclose()
-            if too_large:
-                raise _too_large()
+            if refused is not None:
+                raise refused
             headers_out = {k.lower(): v for k, v in response.headers.items()}
             return RawResponse(response.status_code, headers_out, b"".join(chunks))
         except httpx.TimeoutException as exc:
@@ -286,8 +420,8 @@ class HttpxSession:
 async def _finish_abandoned_body(response: Any, body_chunks: AsyncGenerator[bytes, None]) -> None:
     """Close a response whose body is left unread, so that httpx's generators end too.
 
-    ``aiter_bytes`` is a generator over ``aiter_raw``, over more generators down to
-    httpcore. Closing the outer one leaves the inner ones suspended, and trio warns
+    ``aiter_raw`` is a generator over more generators down to httpcore. Closing the outer
+    one leaves the inner ones suspended, and trio warns
     ("async generator was garbage collected before it had been exhausted") when they are
     collected. Closing the connection first and then taking one more step makes the
     innermost read end, which unwinds, and so finishes, every layer. (A failure raised
@@ -367,6 +501,10 @@ class SyncDuckSession:
         resp_headers = {str(k).lower(): str(v) for k, v in raw_headers.items()}
         if status >= 400:
             return RawResponse(status, resp_headers, _safe_body(resp))
+        # The client has read and decoded the body already (its memory is its own
+        # business); the cap still decides what is an answer, after decompression.
+        if _decoded_size(resp) > MAX_RESPONSE_BYTES:
+            raise too_large()
         try:
             data = resp.json()
         except Exception as exc:
@@ -400,6 +538,15 @@ def _status_of(exc: BaseException) -> int | None:
     response = getattr(exc, "response", None)
     status = getattr(response, "status_code", None)
     return status if isinstance(status, int) else None
+
+
+def _decoded_size(resp: Any) -> int:
+    """The size of a sync client's response body as read (0 when it shows none)."""
+    content = getattr(resp, "content", None)
+    if isinstance(content, (bytes, bytearray)):
+        return len(content)
+    text = getattr(resp, "text", None)
+    return len(text) if isinstance(text, str) else 0
 
 
 def _safe_body(resp: Any) -> bytes:

@@ -2,7 +2,9 @@
 out (or a :class:`~cross_judge.transport.CallFailure`).
 
 A request is wire-neutral: the system prompt is kept apart from the messages, because the
-OpenAI protocol sends it as a message and Anthropic's as a ``system`` field. Its
+OpenAI protocol sends it as a message and Anthropic's as a ``system`` field. What a
+protocol actually sends of its settings is :meth:`ChatRequest.sent_settings` (the rest,
+:meth:`ChatRequest.unsent_settings`, never leaves the process), and
 :meth:`ChatRequest.cache_key` is the identity of the answer it asks for, used by the
 response cache: everything that determines the answer, and nothing secret.
 """
@@ -10,16 +12,25 @@ response cache: everything that determines the answer, and nothing secret.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..verdict import Usage
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig
 
-__all__ = ["ChatRequest", "Completion"]
+__all__ = ["CACHE_KEY_VERSION", "ChatRequest", "Completion", "endpoint_identity"]
+
+CACHE_KEY_VERSION = 2
+"""Version of the key material hashed by :meth:`ChatRequest.cache_key`; part of that
+material, so keys of another version can never match (version 1 hashed the whole base URL,
+port included, and the temperature and seed on every protocol)."""
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True)
@@ -54,29 +65,113 @@ class ChatRequest:
             self.user.encode("utf-8", "surrogatepass")
         )
 
-    def cache_key(self, config: VendorConfig) -> str:
-        """sha256 of everything that determines the answer: protocol, vendor, base URL
-        (without any ``user:password@``), model, system prompt, user message, temperature,
-        max_tokens, response format and seed. Never the API key."""
-        from urllib.parse import urlsplit, urlunsplit
+    def sent_settings(self, protocol: str) -> dict[str, Any]:
+        """The settings this request puts on the wire under ``protocol`` (besides the model
+        and the messages), by their neutral names.
 
-        parts = urlsplit(config.base_url)
-        host = parts.netloc.rsplit("@", 1)[-1]
-        base_url = urlunsplit(parts._replace(netloc=host)).rstrip("/")
+        * ``"openai"`` (chat completions): ``temperature``, ``max_tokens`` (sent as the
+          vendor's ``max_tokens`` or ``max_completion_tokens``), ``response_format``
+          (``{"type": "json_object"}``) in JSON mode, ``seed`` when set.
+        * ``"anthropic"`` (Messages API, version ``2026-10-21``): ``max_tokens`` only. That
+          version removed ``temperature``, ``top_p`` and ``top_k`` (a request with any of
+          them is refused), and the API has no seed and no JSON mode.
+
+        The wire adapters send exactly these (their tests hold them to it); the response
+        cache keys on them and the run manifest records them.
+        """
+        if protocol == "anthropic":
+            return {"max_tokens": self.max_tokens}
+        settings: dict[str, Any] = {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if self.json_mode:
+            settings["response_format"] = {"type": "json_object"}
+        if self.seed is not None:
+            settings["seed"] = self.seed
+        return settings
+
+    def unsent_settings(self, protocol: str) -> dict[str, Any]:
+        """The settings of this request that ``protocol`` does not send, with their values:
+        on ``"anthropic"``, ``temperature`` always, ``seed`` when set and ``json_mode``
+        when on; nothing on ``"openai"``. They have no effect on the answer."""
+        if protocol != "anthropic":
+            return {}
+        unsent: dict[str, Any] = {"temperature": self.temperature}
+        if self.seed is not None:
+            unsent["seed"] = self.seed
+        if self.json_mode:
+            unsent["json_mode"] = True
+        return unsent
+
+    def cache_key(self, config: VendorConfig) -> str:
+        """sha256 of everything that determines the answer, and of nothing else.
+
+        The material: the key version (:data:`CACHE_KEY_VERSION`), the protocol, the vendor
+        name, the endpoint (:func:`endpoint_identity`: no credentials, and no port on a
+        loopback host), the model, the system prompt, the user message and
+        :meth:`sent_settings` (so on ``anthropic`` neither ``temperature`` nor ``seed``,
+        which are not sent). Never the API key, and nothing of the local machine: the
+        same panel run against a local server on another port finds its answers again.
+        """
         identity = {
+            "key_version": CACHE_KEY_VERSION,
             "protocol": config.protocol,
             "vendor": config.name,
-            "base_url": base_url,
+            "endpoint": endpoint_identity(config.protocol, config.base_url),
             "model": self.model,
             "system": self.system,
             "user": self.user,
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
-            "response_format": "json_object" if self.json_mode else None,
-            "seed": self.seed,
+            "settings": self.sent_settings(config.protocol),
         }
         blob = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def endpoint_identity(protocol: str, base_url: str) -> str:
+    """Which endpoint answers, as the response cache tells endpoints apart.
+
+    A remote endpoint is its URL, normalised: without ``user:password@``, scheme and host
+    in lower case, without a default port (``:443`` for https, ``:80`` for http), without
+    trailing slashes, and for the ``anthropic`` protocol without one trailing ``/v1`` (the
+    SDK reaches ``/v1/messages`` from both). Its port stays: on a remote host a port is how
+    a deployment is addressed, and two ports are two services.
+
+    A loopback endpoint (``localhost``, ``*.localhost``, ``127.0.0.0/8``, ``::1``) is
+    ``loopback`` followed by the path: its host and port are dropped. A local server
+    (``VendorServer``, llama.cpp, ollama, vLLM) gets a port per run, which says nothing
+    about who answers; the vendor name and the model in the key do. Two local servers
+    answering different weights under the same vendor name and model would therefore
+    share cached answers: give them distinct model names, or separate cache files.
+    """
+    parts = urlsplit(base_url.strip())
+    path = parts.path.rstrip("/")
+    if protocol == "anthropic" and path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    host = (parts.hostname or "").lower()
+    if _is_loopback(host):
+        return f"loopback{path}"
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:  # not a port at all; the critic's validation refuses such URLs
+        port = None
+    where = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        where += f":{port}"
+    return f"{scheme}://{where}{path}"
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,13 @@ The request
     5.5, Haiku 5.5, Fable and Mythos), so a per-model list would only have postponed the
     400s. ``Critic.temperature`` therefore has no effect on an Anthropic critic: steer it
     with the prompt. ``json_mode`` and ``seed`` have no Messages equivalent and are not
-    sent either. A 400 the vendor sends anyway is ``BAD_REQUEST``, with its message kept.
+    sent either. :meth:`ChatRequest.sent_settings("anthropic")
+    <cross_judge.transport.ChatRequest.sent_settings>` says what is sent (``max_tokens``),
+    and that is what the response cache keys on and the run manifest records. A setting
+    that asked for something and is dropped (a ``temperature`` other than the default 0, a
+    ``seed``) is logged at WARNING, once per process for each model, setting and value
+    (:func:`warn_unsent`). A 400 the vendor sends anyway is ``BAD_REQUEST``, with its
+    message kept.
 
 The key
     Sent as ``x-api-key``, the header the Messages API documents (the SDK on its own would
@@ -44,16 +50,20 @@ Pooling
     :func:`cross_judge.transport.aclose_sessions` closes the pool.
 
 The response
-    Its body is read up to :data:`~._http.MAX_RESPONSE_BYTES` (an ``httpx2`` response hook
-    caps the stream) and parsed here, not by the SDK's lenient models:
+    Its body is decoded by :class:`~._http.BodyDecoder` and read up to
+    :data:`~._http.MAX_RESPONSE_BYTES` *after* decompression (an ``httpx2`` response hook
+    wraps the stream, so ``httpx2`` never inflates a body itself: a decompression bomb
+    costs at most the cap in memory), then parsed here, not by the SDK's lenient models.
+    Requests offer only the codings the decoder bounds (``Accept-Encoding: gzip,
+    deflate``); a body in another coding is ``INVALID_RESPONSE``.
 
     * 2xx with a Messages body -> :class:`Completion`: the text blocks joined as ``text``;
       ``thinking`` blocks as ``reasoning``, never as the verdict; ``stop_reason`` as
       ``finish_reason`` (``"max_tokens"`` counts as truncated); ``stop_reason ==
       "refusal"`` as ``refusal``; :func:`usage_of` for the usage.
     * 2xx that is not JSON, not an object, or has no ``content`` list ->
-      ``INVALID_RESPONSE``; a 2xx error object -> ``SERVER``; a body over the cap ->
-      ``INVALID_RESPONSE``.
+      ``INVALID_RESPONSE``; a 2xx error object -> ``SERVER``; a body over the cap (or
+      not valid gzip/deflate data) -> ``INVALID_RESPONSE``, with status or not.
     * 401/403 -> ``AUTH``; 429 -> ``RATE_LIMIT``; 5xx, 529 "overloaded" included ->
       ``SERVER``; 408 -> ``TIMEOUT``; other statuses -> ``BAD_REQUEST`` (409 is still
       retried). The vendor's ``{"type": "error", "error": {"type", "message"}}`` is kept
@@ -65,8 +75,11 @@ The response
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
+import threading
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, cast
@@ -79,10 +92,13 @@ from ..errors import ErrorKind
 from ..verdict import Usage
 from ._failure import CallFailure, failure_for_status
 from ._http import (
+    ACCEPT_ENCODING,
     DEFAULT_MAX_CONNECTIONS,
     MAX_RESPONSE_BYTES,
+    BodyDecoder,
     basic_auth,
     split_credentials,
+    too_large,
 )
 from ._pool import shared_client
 from ._wire import ChatRequest, Completion
@@ -100,11 +116,28 @@ __all__ = [
     "sdk_base_url",
     "status_failure",
     "usage_of",
+    "warn_unsent",
 ]
+
+logger = logging.getLogger("cross_judge")
 
 _MAX_MESSAGE_CHARS = 500
 _KEEPALIVE_S = 30.0
 _POOL_KIND = "anthropic"
+_PROTOCOL = "anthropic"
+
+# Unsent settings at these values ask for nothing (the Critic's defaults): no warning.
+_ASKS_NOTHING: dict[str, Any] = {"temperature": 0.0, "seed": None, "json_mode": False}
+_WHY_UNSENT = {
+    "temperature": (
+        "the Messages API version the anthropic SDK 2.x sends (2026-10-21) takes no "
+        "temperature, top_p or top_k on any model"
+    ),
+    "seed": "the Messages API has no seed",
+    "json_mode": "the Messages API has no JSON mode",
+}
+_warned: set[tuple[str, str, str, str]] = set()
+_warned_lock = threading.Lock()
 
 
 def sdk_base_url(base_url: str) -> str:
@@ -116,11 +149,14 @@ def sdk_base_url(base_url: str) -> str:
 
 async def prepare(config: VendorConfig, api_key: str | None) -> None:
     """Make the pooled SDK client for ``config``'s endpoint and key, importing the SDK on
-    first use (1-2 s, in a worker thread).
+    first use in the process (2-3 s, in a worker thread) and loading the CA bundle on first
+    use per event loop and endpoint.
 
-    :mod:`cross_judge.core` awaits this before the first attempt, so loading the SDK is not
-    charged to the per-attempt timeout. Cancelling it (a deadline) returns at once; an
-    import already under way finishes in its thread and serves the next call.
+    This is set-up, not the call: :mod:`cross_judge.core` awaits it before the first
+    attempt, outside the per-attempt timeout and the critic's deadline, and a verdict's
+    ``elapsed_s`` starts once it is done. Afterwards it costs a dictionary lookup.
+    Cancelling it returns at once; an import already under way finishes in its thread and
+    serves the next call.
     """
     await _client_for(config, api_key)
 
@@ -146,7 +182,9 @@ async def complete(
     client = await _client_for(config, api_key)
     import anthropic  # already imported by endpoint.client(), in a worker thread
 
+    warn_unsent(config, request)
     try:
+        # Exactly request.sent_settings("anthropic"): max_tokens.
         response = await client.messages.with_raw_response.create(
             model=request.model,
             max_tokens=request.max_tokens,
@@ -158,6 +196,31 @@ async def complete(
         raise classify_exception(exc, timeout) from exc
     http = response.http_response
     return parse_message_response(http.status_code, http.headers, http.content)
+
+
+def warn_unsent(config: VendorConfig, request: ChatRequest) -> None:
+    """Log a WARNING for each setting of ``request`` that asks for something the Messages
+    API does not take (:meth:`ChatRequest.unsent_settings`): a ``temperature`` other than
+    0 (the Critic's default), a ``seed``, ``json_mode``. Once per process for each vendor,
+    model, setting and value, however many calls, critics or event loops repeat it. The
+    request is sent without them; the message says so and how to silence it."""
+    for setting, value in request.unsent_settings(_PROTOCOL).items():
+        if value == _ASKS_NOTHING.get(setting):
+            continue
+        seen = (config.name, request.model, setting, repr(value))
+        with _warned_lock:
+            if seen in _warned:
+                continue
+            _warned.add(seen)
+        logger.warning(
+            "vendor %r, model %r: %s=%r is not sent, so it has no effect (%s); remove it "
+            "from the critic's settings, and steer the model with the prompt",
+            config.name,
+            request.model,
+            setting,
+            value,
+            _WHY_UNSENT.get(setting, "the Messages API does not take it"),
+        )
 
 
 def parse_message_response(status: int, headers: Mapping[str, str], body: bytes) -> Completion:
@@ -223,21 +286,40 @@ def status_failure(status: int, headers: Mapping[str, str], body: object) -> Cal
 
 
 def classify_exception(exc: anthropic.APIError, timeout: float) -> CallFailure:
-    """The :class:`CallFailure` for an exception the SDK raised."""
+    """The :class:`CallFailure` for an exception the SDK raised.
+
+    A :class:`CallFailure` this module raised inside the SDK's call (the response hook
+    and the body stream refuse a body over the cap or in a coding they cannot bound; the
+    SDK wraps that in an ``APIConnectionError``) is the answer, whatever the SDK made of
+    it: a copy of the first one in ``exc``'s chain of causes and contexts.
+    """
     import anthropic
 
+    inner = _failure_in_chain(exc)
+    if inner is not None:
+        return CallFailure(
+            inner.kind, inner.message, status=inner.status, retry_after=inner.retry_after
+        )
     if isinstance(exc, anthropic.APIStatusError):
         return status_failure(exc.status_code, exc.response.headers, exc.body)
     if isinstance(exc, anthropic.APITimeoutError):
         return CallFailure(ErrorKind.TIMEOUT, f"no response within {timeout:g}s")
     if isinstance(exc, anthropic.APIConnectionError):
-        cause = exc.__cause__
-        while cause is not None and not isinstance(cause, _BodyTooLarge):
-            cause = cause.__cause__
-        if cause is not None:
-            return CallFailure(ErrorKind.INVALID_RESPONSE, str(cause))
         return CallFailure(ErrorKind.CONNECTION, _describe(exc.__cause__ or exc))
     return CallFailure(ErrorKind.INVALID_RESPONSE, _describe(exc))
+
+
+def _failure_in_chain(exc: BaseException) -> CallFailure | None:
+    """The first :class:`CallFailure` among ``exc``'s causes and contexts, following each
+    link as a traceback shows it (``__cause__``, else an unsuppressed ``__context__``)."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        if isinstance(link, CallFailure):
+            return link
+        seen.add(id(link))
+        link = link.__cause__ or (None if link.__suppress_context__ else link.__context__)
+    return None
 
 
 # -- pooled clients -------------------------------------------------------------------------
@@ -275,7 +357,12 @@ class _Endpoint:
 
         # api_key="" counts as given, so the SDK reads no key, token or profile from the
         # environment or the disk. Its "Authorization: Bearer" is replaced by x-api-key.
-        headers: dict[str, str | anthropic.Omit] = {"Authorization": anthropic.omit}
+        headers: dict[str, str | anthropic.Omit] = {
+            "Authorization": anthropic.omit,
+            # Only what BodyDecoder decodes in bounded memory: no br/zstd, whatever
+            # compression modules httpx2 finds installed.
+            "Accept-Encoding": ACCEPT_ENCODING,
+        }
         if api_key:
             headers["X-Api-Key"] = api_key
         # A gateway's user:password@ goes out as Basic auth, never in the URL, which the
@@ -330,33 +417,48 @@ def _new_http_client(library: str) -> httpx2.AsyncClient:
 # -- the body cap ---------------------------------------------------------------------------
 
 
-class _BodyTooLarge(Exception):
-    def __init__(self) -> None:
-        super().__init__(f"response body larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MiB")
-
-
 async def _cap_response_body(response: httpx2.Response) -> None:
-    """httpx2 response hook, run before the body is read: refuse a declared length over
-    the cap, and cap the stream for bodies without one."""
+    """httpx2 response hook, run before the body is read: decode the body here, bounded.
+
+    A declared ``Content-Length`` over the cap is refused at once. Otherwise the stream is
+    replaced by one that decodes the ``Content-Encoding`` with :class:`~._http.BodyDecoder`
+    (counting the decoded bytes against the cap) and the header is removed, so that httpx2
+    takes the body as it is and does not inflate it again. A body its transport has read
+    already (a mock transport's has, decoded) is only measured.
+
+    Raises:
+        CallFailure: ``INVALID_RESPONSE``, for a body over the cap or in a coding the
+            decoder does not bound (``br``, ``zstd``, stacked codings). The SDK wraps it
+            in an ``APIConnectionError``; :func:`classify_exception` unwraps it.
+    """
+    limit = MAX_RESPONSE_BYTES  # read per call: tests lower it
+    if response.is_stream_consumed:
+        BodyDecoder(None, limit=limit).feed(response.content)
+        return
     length = response.headers.get("content-length", "")
-    if length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
-        raise _BodyTooLarge()
-    response.stream = _CappedStream(response.stream)
+    if length.isdigit() and int(length) > limit:
+        raise too_large(limit)
+    decoder = BodyDecoder(response.headers.get("content-encoding"), limit=limit)
+    if "content-encoding" in response.headers:
+        del response.headers["content-encoding"]
+    response.stream = _DecodedStream(response.stream, decoder)
 
 
-class _CappedStream(httpx2.AsyncByteStream):
-    """A response stream that fails once more than MAX_RESPONSE_BYTES have been read.
+class _DecodedStream(httpx2.AsyncByteStream):
+    """A response stream decoded by a :class:`~._http.BodyDecoder`, which fails once the
+    decoded body is over its limit.
 
-    Iterated through :class:`_CappedIterator`, a plain object rather than an async
+    Iterated through :class:`_DecodedIterator`, a plain object rather than an async
     generator, so that an abandoned read leaves nothing for the garbage collector to
     finalise after its event loop has ended.
     """
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, decoder: BodyDecoder) -> None:
         self._inner = inner
+        self._decoder = decoder
 
-    def __aiter__(self) -> _CappedIterator:
-        return _CappedIterator(self._inner.__aiter__())
+    def __aiter__(self) -> _DecodedIterator:
+        return _DecodedIterator(self._inner, self._decoder)
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -368,25 +470,56 @@ class _CappedStream(httpx2.AsyncByteStream):
         return value if isinstance(value, timedelta) else None
 
 
-class _CappedIterator:
-    __slots__ = ("_inner", "_size")
+class _DecodedIterator:
+    """Each raw chunk's decoded bytes (empty ones skipped), then the decoder's tail."""
 
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self._size = 0
+    __slots__ = ("_chunks", "_decoder", "_ended", "_stream")
 
-    def __aiter__(self) -> _CappedIterator:
+    def __init__(self, stream: Any, decoder: BodyDecoder) -> None:
+        self._stream = stream
+        self._chunks = stream.__aiter__()
+        self._decoder = decoder
+        self._ended = False
+
+    def __aiter__(self) -> _DecodedIterator:
         return self
 
     async def __anext__(self) -> bytes:
-        chunk = cast("bytes", await self._inner.__anext__())
-        self._size += len(chunk)
-        if self._size > MAX_RESPONSE_BYTES:
-            close = getattr(self._inner, "aclose", None)
-            if close is not None:
-                await close()
-            raise _BodyTooLarge()
-        return chunk
+        while not self._ended:
+            try:
+                raw = cast("bytes", await self._chunks.__anext__())
+            except StopAsyncIteration:
+                self._ended = True
+                tail = self._decoder.flush()
+                if tail:
+                    return tail
+                break
+            try:
+                decoded = self._decoder.feed(raw)
+            except CallFailure:
+                self._ended = True
+                await self._abandon()
+                raise
+            if decoded:
+                return decoded
+        raise StopAsyncIteration
+
+    async def _abandon(self) -> None:
+        """Close the connection of a body left unread, and end the stream's iterators.
+
+        The stream is async generators down to the connection's, and closing the outer one
+        would leave the inner ones suspended, for trio to warn about when they are
+        collected ("async generator was garbage collected before it had been
+        exhausted"). Closing the stream first and taking one more step makes the innermost
+        read end, which unwinds, and so finishes, every layer (as
+        ``_http._finish_abandoned_body`` does for the OpenAI-compatible transport).
+        Shielded, so a cancellation arriving meanwhile does not leave the connection
+        checked out of the pool.
+        """
+        with anyio.CancelScope(shield=True):
+            await self._stream.aclose()
+            with contextlib.suppress(Exception):
+                await self._chunks.__anext__()
 
 
 # -- helpers --------------------------------------------------------------------------------
