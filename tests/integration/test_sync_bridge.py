@@ -68,11 +68,41 @@ async def test_ensemble_judge_sync_inside_a_running_loop(server: VendorServer, m
     assert result.consensus == "REJECT" and result.n_valid == 2
 
 
+def bridge_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "cross-judge-sync-bridge"]
+
+
 def test_shutdown_closes_the_bridge_thread(server: VendorServer, model: str) -> None:
     server.script(model, Reply.content('{"kind": "KEEP"}'))
     critic(server, model).judge_sync("item")
+    assert len(bridge_threads()) == 1
     _sync.shutdown()
-    assert not [t for t in threading.enumerate() if "AnyIO" in t.name or "portal" in t.name.lower()]
+    assert not bridge_threads()
+
+
+class Probe:
+    """A pooled client that records whether it was closed, and on which loop."""
+
+    def __init__(self, library: str) -> None:
+        self.closed_on_loop: object = None
+
+    async def aclose(self) -> None:
+        import asyncio
+
+        self.closed_on_loop = asyncio.get_running_loop()
+
+
+def test_shutdown_closes_the_bridges_pooled_clients_on_its_loop() -> None:
+    async def pooled_probe() -> tuple[Probe, object]:
+        import asyncio
+
+        probe = _pool.shared_client("probe", "http://probe.test", Probe)
+        return probe, asyncio.get_running_loop()
+
+    probe, bridge_loop = _sync.run_sync(pooled_probe)
+    assert probe.closed_on_loop is None
+    _sync.shutdown()
+    assert probe.closed_on_loop is bridge_loop
 
 
 def test_ctrl_c_cancels_the_call_in_flight(server: VendorServer, model: str) -> None:
@@ -126,3 +156,90 @@ def test_a_sync_call_from_inside_the_bridge_raises_instead_of_deadlocking() -> N
 
     with pytest.raises(RuntimeError, match="would deadlock; await the async method"):
         _sync.run_sync(nested)
+
+
+def test_shutdown_from_inside_the_bridge_raises_instead_of_deadlocking() -> None:
+    async def nested() -> None:
+        _sync.shutdown()
+
+    with pytest.raises(RuntimeError, match="cannot be shut down from a coroutine it is running"):
+        _sync.run_sync(nested)
+
+
+# -- calls from atexit handlers -----------------------------------------------------------------
+
+AT_EXIT = textwrap.dedent(
+    """
+    import atexit
+    import sys
+
+    from cross_judge import Critic
+
+    VENDOR, BASE_URL, KEY, MODEL, ORDER = sys.argv[1:6]
+    critic = Critic(name="c", model=MODEL, vendor=VENDOR, base_url=BASE_URL, api_key=KEY)
+
+
+    def judge_at_exit():
+        print("at exit", critic.judge_sync("item").kind, flush=True)
+
+
+    if ORDER == "handler first":  # runs after the bridge's own exit handler
+        atexit.register(judge_at_exit)
+        print("main", critic.judge_sync("item").kind, flush=True)
+    elif ORDER == "bridge first":  # runs before the bridge's own exit handler
+        print("main", critic.judge_sync("item").kind, flush=True)
+        atexit.register(judge_at_exit)
+    else:  # the bridge never started before exit
+        atexit.register(judge_at_exit)
+    """
+)
+
+
+def run_at_exit_script(
+    server: VendorServer, model: str, *, vendor: str, order: str, host: str = "127.0.0.1"
+) -> subprocess.CompletedProcess[str]:
+    base_url = server.url if vendor == "custom" else server.anthropic_url
+    base_url = base_url.replace("127.0.0.1", host)
+    package_root = str(Path(cross_judge.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": package_root}
+    env.pop("PYTHONWARNINGS", None)
+    args = [vendor, base_url, KEY, model, order]
+    server.always(model, Reply.content('{"kind": "KEEP"}'))
+    try:
+        return subprocess.run(
+            # ResourceWarnings shown (-X dev would also log slow loop steps: timing noise)
+            [sys.executable, "-W", "default::ResourceWarning", "-c", AT_EXIT, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,  # a regression fails here rather than hanging the suite
+        )
+    finally:
+        server.always(model, None)
+
+
+@pytest.mark.timeout(120)  # above the subprocess's, so that a hang is reported as one
+@pytest.mark.parametrize("order", ["handler first", "bridge first"])
+def test_a_sync_call_from_an_atexit_handler_returns_and_the_interpreter_exits(
+    server: VendorServer, model: str, order: str
+) -> None:
+    done = run_at_exit_script(server, model, vendor="custom", order=order)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "main KEEP\nat exit KEEP\n", "")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("vendor", ["custom", "anthropic"])
+def test_the_first_sync_call_of_a_process_can_be_made_at_exit(
+    server: VendorServer, model: str, vendor: str
+) -> None:
+    done = run_at_exit_script(server, model, vendor=vendor, order="only at exit")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "at exit KEEP\n", "")
+
+
+@pytest.mark.timeout(120)
+def test_a_sync_call_at_exit_resolves_a_host_name(server: VendorServer, model: str) -> None:
+    # Name lookups go through asyncio's thread pool, which cannot start at exit.
+    done = run_at_exit_script(
+        server, model, vendor="custom", order="only at exit", host="localhost"
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "at exit KEEP\n", "")
