@@ -14,6 +14,7 @@ from cross_judge import parsing
 from cross_judge.parsing import (
     LABEL_KEYS,
     REASONING_KEYS,
+    ExampleAnswer,
     ParsedAnswer,
     coerce_confidence,
     extract_json,
@@ -38,6 +39,7 @@ def test_all_lists_exactly_the_public_api() -> None:
         [
             "LABEL_KEYS",
             "REASONING_KEYS",
+            "ExampleAnswer",
             "ParsedAnswer",
             "coerce_confidence",
             "extract_json",
@@ -285,12 +287,21 @@ def test_a_single_string_vocabulary_is_one_label() -> None:
         (".5", 0.5),
         (1, 1.0),
         ("1", 1.0),
+        (1.5, 1.0),
+        (5, 1.0),
+        (5.0, 1.0),
+        ("7", 1.0),
+        (10, 1.0),
+        ("10", 1.0),
+        (10.5, 0.105),
+        (42.5, 0.425),
         (85, 0.85),
         ("85", 0.85),
         (85.0, 0.85),
         (100, 1.0),
         ("85%", 0.85),
         ("85 %", 0.85),
+        ("5%", 0.05),
         ("0.5%", 0.005),
         ("150%", 1.0),
         (101, 1.0),
@@ -351,6 +362,22 @@ def test_percent_confidence_in_answer_is_scaled() -> None:
     assert parse_answer('{"kind": "KEEP", "confidence": "85%"}').confidence == 0.85
 
 
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [('"85%"', 0.85), ("85", 0.85), ('"85"', 0.85), ("0.85", 0.85), ("1.5", 1.0), ("5", 1.0)],
+)
+def test_the_issues_confidence_examples_mean_what_the_model_meant(
+    written: str, expected: float
+) -> None:
+    answer = parse_answer(f'{{"kind": "KEEP", "confidence": {written}}}')
+    assert (answer.confidence, answer.confidence_given) == (expected, True)
+
+
+@pytest.mark.parametrize("written", ["1.5", "5", '"7"', "10"])
+def test_a_score_habit_confidence_is_a_confident_vote_not_a_percentage(written: str) -> None:
+    assert parse_answer(f'{{"kind": "KEEP", "confidence": {written}}}').confidence == 1.0
+
+
 def test_confidence_key_matches_case_insensitively() -> None:
     assert parse_answer('{"kind": "KEEP", "Confidence": 0.7}').confidence == 0.7
 
@@ -362,6 +389,68 @@ def test_certainty_is_an_alias_of_confidence() -> None:
 def test_confidence_takes_precedence_over_certainty() -> None:
     answer = parse_answer('{"kind": "KEEP", "certainty": 0.2, "confidence": 0.7}')
     assert answer.confidence == 0.7
+
+
+# --------------------------------------------------------------------------- copied examples
+
+PLACEHOLDER_EXAMPLE = ExampleAnswer(label="<PASS_OR_FAIL>", reasoning="<one or two sentences>")
+REAL_LABEL_EXAMPLE = ExampleAnswer(reasoning="One to three sentences on why.")
+
+
+def test_a_reply_whose_label_is_the_examples_placeholder_is_a_copy() -> None:
+    reply = '{"kind": "<PASS or FAIL>", "confidence": "<0.0-1.0>", "reasoning": "looks fine"}'
+    answer = parse_answer(reply, labels=["PASS", "FAIL"], examples=[PLACEHOLDER_EXAMPLE])
+    assert answer.kind == "PARSE_FAIL"
+    assert answer.error == (
+        "parse_fail: copied the prompt's example answer "
+        "(its label '<PASS or FAIL>' is the example's placeholder)"
+    )
+
+
+def test_a_placeholder_label_is_a_copy_even_without_a_vocabulary() -> None:
+    answer = parse_answer('{"kind": "<pass or fail>"}', examples=[PLACEHOLDER_EXAMPLE])
+    assert (answer.error or "").startswith("parse_fail: copied the prompt's example answer")
+
+
+def test_a_reply_whose_reasoning_is_the_examples_text_is_a_copy() -> None:
+    reply = '{"kind": "KEEP", "confidence": 0.85, "reasoning": "One to three sentences on why."}'
+    answer = parse_answer(reply, labels=VOCABULARY, examples=[REAL_LABEL_EXAMPLE])
+    assert answer.kind == "PARSE_FAIL"
+    assert answer.error == (
+        "parse_fail: copied the prompt's example answer (its reasoning is the example's text)"
+    )
+    assert answer.data == json.loads(reply)
+
+
+@pytest.mark.parametrize(
+    "reasoning", ["one to three sentences on why", "  One  to three\nsentences on WHY. "]
+)
+def test_a_copied_reasoning_is_recognised_despite_case_spacing_and_final_period(
+    reasoning: str,
+) -> None:
+    reply = json.dumps({"kind": "KEEP", "reasoning": reasoning})
+    assert not parse_answer(reply, examples=[REAL_LABEL_EXAMPLE]).ok
+
+
+def test_the_examples_real_label_with_a_reasoning_of_its_own_is_a_vote() -> None:
+    reply = '{"kind": "KEEP", "confidence": 0.85, "reasoning": "A coherent, common category."}'
+    answer = parse_answer(reply, labels=VOCABULARY, examples=[REAL_LABEL_EXAMPLE])
+    assert (answer.kind, answer.confidence, answer.error) == ("KEEP", 0.85, None)
+
+
+def test_a_reasoning_that_only_contains_the_example_text_is_a_vote() -> None:
+    reply = json.dumps({"kind": "KEEP", "reasoning": "One to three sentences on why. It fits."})
+    assert parse_answer(reply, examples=[REAL_LABEL_EXAMPLE]).ok
+
+
+def test_an_empty_reasoning_is_never_a_copy() -> None:
+    empty = ExampleAnswer(label=None, reasoning="")
+    assert parse_answer('{"kind": "KEEP", "reasoning": ""}', examples=[empty]).ok
+
+
+def test_without_examples_a_placeholder_label_fails_only_the_vocabulary() -> None:
+    answer = parse_answer('{"kind": "<PASS or FAIL>"}', labels=["PASS", "FAIL"])
+    assert answer.error == "parse_fail: label '<PASS_OR_FAIL>' is not one of PASS, FAIL"
 
 
 # --------------------------------------------------------------------------- score
@@ -774,6 +863,71 @@ CONFIDENCE_VALUES = st.one_of(
     st.from_regex(r"-?[0-9]{1,4}(\.[0-9]{1,3})? ?%?", fullmatch=True),
     st.lists(st.integers(), max_size=2),
 )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=0.0, max_value=1.0))
+def test_a_confidence_from_0_to_1_is_kept_as_is(value: float) -> None:
+    assert coerce_confidence(value) == value
+    assert coerce_confidence(repr(value)) == value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=1.0, max_value=10.0, exclude_min=True))
+def test_a_confidence_above_1_up_to_10_is_clamped_to_1(value: float) -> None:
+    assert coerce_confidence(value) == 1.0
+    assert coerce_confidence(repr(value)) == 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=2, max_value=10))
+def test_an_integer_confidence_from_2_to_10_is_clamped_to_1(value: int) -> None:
+    assert coerce_confidence(value) == 1.0
+    assert coerce_confidence(str(value)) == 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=10.0, max_value=100.0, exclude_min=True))
+def test_a_confidence_above_10_up_to_100_is_a_percentage(value: float) -> None:
+    assert coerce_confidence(value) == value / 100
+    assert coerce_confidence(repr(value)) == value / 100
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=100.0, exclude_min=True, allow_infinity=False))
+def test_a_confidence_above_100_is_1(value: float) -> None:
+    assert coerce_confidence(value) == 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(max_value=0.0, exclude_max=True, allow_infinity=False))
+def test_a_negative_confidence_is_0(value: float) -> None:
+    assert coerce_confidence(value) == 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(min_value=-1000.0, max_value=1000.0),
+    st.sampled_from(["{}%", "{} %", " {}% "]),
+)
+def test_a_percent_sign_divides_by_100_and_clamps(value: float, shape: str) -> None:
+    expected = min(max(value / 100, 0.0), 1.0)
+    assert coerce_confidence(shape.format(repr(value))) == pytest.approx(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.booleans(),
+        st.just(math.nan),
+        st.sampled_from([math.inf, -math.inf]),
+        st.text(alphabet="abcdefghijklmnopqrstuvwxyz ,", max_size=12),
+    )
+)
+def test_nan_infinity_booleans_and_words_are_no_confidence(value: object) -> None:
+    assert coerce_confidence(value) is None
+    answer = parse_answer(json.dumps({"kind": "KEEP", "confidence": value}))
+    assert (answer.confidence, answer.confidence_given) == (0.0, False)
 
 
 @settings(max_examples=400, deadline=None)

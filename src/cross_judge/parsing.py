@@ -35,9 +35,36 @@ Deliberate changes from cross-judge 0.1 (behaviour notes §3.2-3.3, bugs B8-B10)
 * Labels lose trailing punctuation and have internal spaces and hyphens replaced
   (``"Keep."`` -> ``KEEP``, ``"not sure"`` -> ``NOT_SURE``). A label over 100 characters
   is a sentence, not a vote, and fails.
-* Confidence: ``"85%"`` and ``85`` mean 0.85. NaN, infinities, booleans and words such as
-  ``"high"`` count as *no* confidence (0.0, ``confidence_given=False``), not 1.0.
+* Confidence follows the table below: ``"85%"`` and ``85`` mean 0.85, while ``5`` and
+  ``1.5`` (a score on a 1-5 or 1-10 habit) are clamped to 1.0 as 0.1 did. NaN, infinities,
+  booleans and words such as ``"high"`` count as *no* confidence (0.0,
+  ``confidence_given=False``), not 1.0.
 * A ``null`` reasoning is ``""``, not ``"None"``.
+
+**Confidence** (:func:`coerce_confidence`): what the model wrote as ``confidence`` (or
+``certainty``), a JSON number or a numeric string, becomes a number in [0, 1] or "no
+confidence" (``None``; a :class:`ParsedAnswer` then has ``confidence=0.0`` and
+``confidence_given=False``):
+
+==================================================  =========================================
+model wrote                                         confidence
+==================================================  =========================================
+0 to 1 (``0.85``, ``"0.85"``)                       as is
+a percent sign (``"85%"``, ``"85 %"``, ``"5%"``)    value / 100, clamped to [0, 1]
+above 1 up to 10 (``1.5``, ``5``, ``"7"``, ``10``)  1.0: a score on a 1-5 / 1-10 habit, not a
+                                                    percentage (clamped, as 0.1 did)
+above 10 up to 100 (``85``, ``"85"``, ``42.5``)     value / 100 (a percentage)
+above 100                                           1.0
+negative                                            0.0
+NaN, ±inf, booleans, non-numeric text, missing      ``None`` (no confidence)
+==================================================  =========================================
+
+**Copied examples.** A prompt shows the model an example answer; small models often send
+it back unchanged. ``parse_answer(..., examples=spec.examples)`` (the examples come from
+the prompt, see :attr:`cross_judge.prompts.PromptSpec.examples`) fails such a reply with
+``"parse_fail: copied the prompt's example answer (...)"``: when its label is the
+example's placeholder label (``<PASS or FAIL>``), or its reasoning is the example's text.
+This module knows no example text itself.
 
 Not done here: no network, and no :class:`~cross_judge.verdict.Verdict` is built (the
 caller adds timing, usage, the raw text and ``error_kind``). Rubric scales are not mapped:
@@ -60,6 +87,7 @@ from .verdict import RESERVED_KINDS
 __all__ = [
     "LABEL_KEYS",
     "REASONING_KEYS",
+    "ExampleAnswer",
     "ParsedAnswer",
     "coerce_confidence",
     "extract_json",
@@ -75,9 +103,13 @@ REASONING_KEYS: tuple[str, ...] = ("reasoning", "rationale", "explanation")
 """Keys that may hold the reasoning, highest precedence first (matched case-insensitively)."""
 
 _CONFIDENCE_KEYS = ("confidence", "certainty")
+# Up to here a number above 1 is a score on a 1-5 / 1-10 habit (clamped to 1.0); above it,
+# a percentage. A model meaning "7%" as 7 is rarer than one grading 7 out of 10.
+_SCORE_HABIT_TOP = 10
 _SCORE_KEYS = ("score",)
 
 _PARSE_FAIL = "PARSE_FAIL"
+_COPIED = "copied the prompt's example answer"
 _MISSING_LABEL = "UNCLEAR"  # what 0.1 used when the label key is absent
 _WINDOW_CHARS = 200_000
 _MAX_CANDIDATES = 64
@@ -85,6 +117,23 @@ _MAX_REASONING_CHARS = 1000
 _MAX_RAW_IN_FAILURE = 300
 _MAX_LABEL_CHARS = 100
 _MAX_NUMBER_CHARS = 64
+
+
+@dataclass(frozen=True)
+class ExampleAnswer:
+    """The example answer a prompt shows the model: a reply that copies it is not a vote.
+
+    The prompt knows what its example is (:attr:`cross_judge.prompts.PromptSpec.examples`
+    builds these); the parser only compares a reply with it.
+    """
+
+    label: str | None = None
+    """The example's label, normalised (:func:`normalize_label`), when it is a placeholder
+    rather than a vote (``<PASS or FAIL>`` gives ``<PASS_OR_FAIL>``); ``None`` when the
+    example shows a real label, which a reply may of course give."""
+    reasoning: str | None = None
+    """The example's reasoning text, or ``None``. A reply whose reasoning is this text
+    (ignoring case, runs of whitespace and a final period) copied it."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +174,7 @@ def parse_answer(
     labels: Sequence[str] | None = None,
     label_keys: Sequence[str] = LABEL_KEYS,
     reasoning_keys: Sequence[str] = REASONING_KEYS,
+    examples: Sequence[ExampleAnswer] = (),
 ) -> ParsedAnswer:
     """Read a verdict out of a model's reply. Never raises.
 
@@ -141,6 +191,10 @@ def parse_answer(
     * A ``null``, empty, non-string, over-long or reserved label fails; the reason says
       which.
     * A bad ``confidence`` or ``score`` never makes the answer fail; it is just missing.
+    * A reply that copies one of ``examples`` (the prompt's example answers) fails with
+      ``"parse_fail: copied the prompt's example answer (...)"``: its label is an
+      example's placeholder label (checked before the vocabulary, so the reason says
+      "copied"), or its reasoning is an example's reasoning text.
 
     Keys match case-insensitively, and the first key present wins even if its value is
     unusable. Label: ``label_keys`` (default :data:`LABEL_KEYS`: ``kind``, ``verdict``,
@@ -152,7 +206,9 @@ def parse_answer(
     ``rationale`` first). Key names are matched lower-cased; a lone ``str`` is one key.
     """
     try:
-        return _parse_answer(text, labels, _key_names(label_keys), _key_names(reasoning_keys))
+        return _parse_answer(
+            text, labels, _key_names(label_keys), _key_names(reasoning_keys), tuple(examples)
+        )
     except Exception as exc:
         # The contract is "never raises". If the parser has a bug, one odd reply should
         # become a parse failure instead of crashing a whole ensemble run.
@@ -220,12 +276,15 @@ def strip_reasoning_blocks(raw: str) -> str:
 def coerce_confidence(value: object) -> float | None:
     """Map what a model wrote as its confidence to [0, 1], or ``None`` if unusable.
 
-    Numbers and numeric strings are accepted:
+    Numbers and numeric strings are read by the module's confidence table:
 
     * 0 to 1 is taken as it is; exactly 1 is 1.0.
-    * Above 1 and up to 100 is a percentage: ``85`` and ``"85"`` give 0.85.
-    * ``"85%"`` gives 0.85.
-    * Above 100 (or above 100%) gives 1.0; negative gives 0.0.
+    * A percent sign divides by 100, then clamps: ``"85%"`` gives 0.85, ``"5%"`` 0.05,
+      ``"150%"`` 1.0.
+    * Above 1 up to 10 gives 1.0: ``5`` or ``1.5`` is a score on a 1-5 or 1-10 habit, not
+      a percentage (0.1 clamped it to 1.0 too).
+    * Above 10 up to 100 is a percentage: ``85`` and ``"85"`` give 0.85.
+    * Above 100 gives 1.0; negative gives 0.0.
 
     These give ``None`` (missing, not 1.0): NaN, infinities, booleans, ``None``,
     containers, and strings that are not plain decimal numbers (``"high"``, ``"nan"``,
@@ -258,6 +317,8 @@ def coerce_confidence(value: object) -> float | None:
         return 0.0
     if number <= 1:
         return number
+    if number <= _SCORE_HABIT_TOP:
+        return 1.0
     if number <= 100:
         return number / 100
     return 1.0
@@ -341,19 +402,24 @@ def _parse_answer(
     labels: Sequence[str] | None,
     label_keys: tuple[str, ...] = LABEL_KEYS,
     reasoning_keys: tuple[str, ...] = REASONING_KEYS,
+    examples: tuple[ExampleAnswer, ...] = (),
 ) -> ParsedAnswer:
     data, reason = _extract(text, label_keys)
     if data is None:
         return _failure(text, reason)
-    label, reason = _read_label(data, _vocabulary(labels), label_keys)
+    placeholders = frozenset(e.label for e in examples if e.label is not None)
+    label, reason = _read_label(data, _vocabulary(labels), label_keys, placeholders)
     if label is None:
         return _failure(text, reason, data)
+    reasoning = _read_reasoning(data, reasoning_keys)
+    if examples and _copies_reasoning(reasoning, examples):
+        return _failure(text, f"{_COPIED} (its reasoning is the example's text)", data)
     confidence = coerce_confidence(_get(data, _CONFIDENCE_KEYS))
     return ParsedAnswer(
         kind=label,
         confidence=0.0 if confidence is None else confidence,
         confidence_given=confidence is not None,
-        reasoning=_read_reasoning(data, reasoning_keys),
+        reasoning=reasoning,
         score=_coerce_score(_get(data, _SCORE_KEYS)),
         error=None,
         data=data,
@@ -613,8 +679,12 @@ def _read_label(
     data: dict[str, Any],
     vocabulary: tuple[str, ...] | None,
     label_keys: tuple[str, ...] = LABEL_KEYS,
+    placeholders: frozenset[str] = frozenset(),
 ) -> tuple[str | None, str]:
-    """The label, or ``None`` and the reason it is unusable."""
+    """The label, or ``None`` and the reason it is unusable.
+
+    ``placeholders`` are the normalised placeholder labels of the prompt's examples.
+    """
     key = _find_key(data, label_keys)
     if key is None:
         if vocabulary is not None and _MISSING_LABEL not in vocabulary:
@@ -630,6 +700,8 @@ def _read_label(
     label = normalize_label(value)
     if label is None:
         return None, "label is empty"
+    if label in placeholders:
+        return None, f"{_COPIED} (its label {value.strip()!r} is the example's placeholder)"
     if label in RESERVED_KINDS:
         return None, f"the model answered the reserved label {label!r}, which is not a vote"
     if vocabulary is not None and label not in vocabulary:
@@ -652,6 +724,19 @@ def _read_reasoning(data: dict[str, Any], reasoning_keys: tuple[str, ...] = REAS
     if isinstance(value, str):
         return value[:_MAX_REASONING_CHARS]
     return str(value)[:_MAX_REASONING_CHARS]
+
+
+def _copies_reasoning(reasoning: str, examples: tuple[ExampleAnswer, ...]) -> bool:
+    """True when ``reasoning`` is the text of an example's reasoning."""
+    mine = _comparable(reasoning)
+    return bool(mine) and any(
+        e.reasoning is not None and _comparable(e.reasoning) == mine for e in examples
+    )
+
+
+def _comparable(text: str) -> str:
+    """``text`` with case, runs of whitespace and a final period ignored."""
+    return " ".join(text.split()).casefold().rstrip(".").rstrip()
 
 
 def _coerce_score(value: object) -> float | None:

@@ -64,7 +64,7 @@ from ._template import Template
 from ._yaml import YAMLSyntaxError
 from ._yaml import load as load_yaml
 from .errors import PromptError
-from .parsing import LABEL_KEYS, normalize_label
+from .parsing import LABEL_KEYS, ExampleAnswer, normalize_label, parse_answer
 from .verdict import RESERVED_KINDS
 
 __all__ = [
@@ -148,7 +148,7 @@ class PromptSpec(BaseModel):
     runs the same checks and raises :class:`~cross_judge.errors.PromptError` too (without
     line numbers); ``PromptSpec.model_validate`` raises pydantic's ``ValidationError`` with
     the same text. ``model_copy(update=...)`` skips validation and leaves :attr:`sha256`
-    stale: build a new spec instead.
+    and :attr:`examples` stale: build a new spec instead.
 
     Attributes:
         id: slug of lower-case letters, digits, ``-`` and ``_`` (``"pass-fail"``).
@@ -193,6 +193,7 @@ class PromptSpec(BaseModel):
 
     _user: Template = PrivateAttr()
     _sha256: str = PrivateAttr()
+    _examples: tuple[ExampleAnswer, ...] = PrivateAttr()
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -339,6 +340,7 @@ class PromptSpec(BaseModel):
                         f"scores label {label!r}, which is not in labels {list(self.labels)}",
                     )
         self._user = user
+        self._examples = _example_answers(user, self.system_prompt, self.labels)
         # The exact formula of cross_judge.core.Critic.prompt_sha256, so a verdict's
         # prompt_sha256 identifies the spec it was judged with.
         blob = json.dumps([self.system_prompt, self.user_prompt_template], ensure_ascii=False)
@@ -359,6 +361,20 @@ class PromptSpec(BaseModel):
         return self._sha256
 
     @property
+    def examples(self) -> tuple[ExampleAnswer, ...]:
+        """The example answers this prompt shows the model, for the parser to refuse copies.
+
+        One per text at most: the JSON object with a label key that the answer parser
+        would pick from the user template's literal text (doubled braces read as one),
+        then from the system prompt. Its label counts as a placeholder (a copy is refused)
+        when it is not in :attr:`labels`, or is written in angle brackets
+        (``"<PASS or FAIL>"``); its reasoning text is refused too. A prompt without such an
+        object has none. Passed by :class:`~cross_judge.core.Critic` to
+        :func:`cross_judge.parsing.parse_answer`.
+        """
+        return self._examples
+
+    @property
     def ref(self) -> str:
         """``"id@version"``, the reference :func:`load_prompt` accepts."""
         return f"{self.id}@{self.version}"
@@ -373,6 +389,32 @@ class PromptSpec(BaseModel):
         return self._user.render_item(
             query, context, what=f"prompt {self.ref} user_prompt_template"
         )
+
+
+def _example_answers(
+    user: Template, system_prompt: str, labels: tuple[str, ...] | None
+) -> tuple[ExampleAnswer, ...]:
+    """See :attr:`PromptSpec.examples`."""
+    # The template as the model reads it, each placeholder a line break: the example's
+    # doubled braces are single, and no item text can stand in for the example.
+    template_text = "".join(literal + ("\n" if name else "") for literal, name in user.parts)
+    found: list[ExampleAnswer] = []
+    for text in (template_text, system_prompt):
+        shown = parse_answer(text)
+        if not shown.ok or shown.data is None:
+            continue
+        if not {str(key).strip().lower() for key in shown.data} & set(LABEL_KEYS):
+            continue  # an object, but not an answer: nothing to copy
+        placeholder = (labels is not None and shown.kind not in labels) or (
+            shown.kind.startswith("<") and shown.kind.endswith(">")
+        )
+        example = ExampleAnswer(
+            label=shown.kind if placeholder else None,
+            reasoning=shown.reasoning if shown.reasoning.strip() else None,
+        )
+        if example != ExampleAnswer():
+            found.append(example)
+    return tuple(found)
 
 
 def _label(raw: object) -> str:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import cross_judge.core
 import cross_judge.prompts as prompts_module
 from cross_judge import ConfigError, Critic, PromptError
+from cross_judge.parsing import ExampleAnswer, parse_answer
 from cross_judge.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_PROMPT_TEMPLATE,
@@ -24,6 +25,17 @@ from cross_judge.prompts import (
 )
 
 PACKAGED = ("pairwise", "pass-fail", "score-1-5", "taxonomy-review")
+VERSIONS = ("1", "2")
+PACKAGED_REFS = [f"{name}@{version}" for name in PACKAGED for version in VERSIONS]
+
+# Version 1 of the packaged prompts must never change: stored results name it, and its
+# sha256 is on every verdict judged with it. A changed text is a new version.
+V1_SHA256 = {
+    "pairwise": "924af0c77bedc11eecc0780190d7af8755566fe5898682b5ae80c58fc533efed",
+    "pass-fail": "d391b7e43b100900b83ff1a570a8e1fd3093124593c83ac1aeb46feef5420e00",
+    "score-1-5": "328d4499b6fede95e8beea8955ea97f04da9d027be1e71506ed3bece7e9ae508",
+    "taxonomy-review": "8e43b4fd4ce70bb8cad3694b1785416cd8b5c52bd724a89cf244c0bd444c12e3",
+}
 
 # Values for every variable a packaged prompt declares.
 CONTEXT = {"rubric": "Is it correct?", "response_a": "Paris.", "response_b": "Lyon."}
@@ -65,34 +77,163 @@ def write_version(folder: Path, name: str, version: str) -> None:
 # -- packaged prompts ------------------------------------------------------------------------
 
 
-def test_list_prompts_returns_every_packaged_prompt_sorted_by_id() -> None:
-    assert [spec.ref for spec in list_prompts()] == [f"{name}@1" for name in PACKAGED]
+def shown_example(ref: str) -> str:
+    """The example answer line of a packaged prompt, as the model reads it."""
+    text = load_prompt(ref).render("x", CONTEXT)
+    return next(line for line in text.splitlines() if line.startswith('{"kind"'))
+
+
+def test_list_prompts_returns_every_packaged_prompt_sorted_by_id_then_version() -> None:
+    assert [spec.ref for spec in list_prompts()] == PACKAGED_REFS
 
 
 @pytest.mark.parametrize("name", PACKAGED)
-def test_every_packaged_prompt_loads_and_renders_the_item_in_an_item_fence(name: str) -> None:
+def test_an_unpinned_packaged_prompt_is_version_2(name: str) -> None:
     spec = load_prompt(name)
-    text = spec.render("THE ITEM", CONTEXT)
+    assert (spec.version, spec.source) == ("2", f"package:{name}@2.yaml")
+
+
+@pytest.mark.parametrize("name", PACKAGED)
+def test_version_1_of_every_packaged_prompt_is_unchanged(name: str) -> None:
+    spec = load_prompt(f"{name}@1")
+    assert (spec.sha256, spec.source) == (V1_SHA256[name], f"package:{name}.yaml")
+
+
+@pytest.mark.parametrize("name", PACKAGED)
+def test_version_2_changes_only_the_example_answer_lines(name: str) -> None:
+    old, new = load_prompt(f"{name}@1"), load_prompt(f"{name}@2")
+    assert (new.system_prompt, new.labels, new.score, new.variables) == (
+        old.system_prompt,
+        old.labels,
+        old.score,
+        old.variables,
+    )
+    # The instructions before "Reply with JSON only" are the same, word for word.
+    head = old.user_prompt_template.split("Reply with JSON only")[0]
+    assert new.user_prompt_template.split("Reply with JSON only")[0] == head
+
+
+@pytest.mark.parametrize("ref", PACKAGED_REFS)
+def test_every_packaged_prompt_loads_and_renders_the_item_in_an_item_fence(ref: str) -> None:
+    text = load_prompt(ref).render("THE ITEM", CONTEXT)
     assert "<item>\nTHE ITEM\n</item>" in text
-    assert spec.source == f"package:{name}.yaml"
 
 
-@pytest.mark.parametrize("name", PACKAGED)
+@pytest.mark.parametrize("ref", PACKAGED_REFS)
 def test_every_packaged_prompt_asks_for_strict_json_with_kind_confidence_reasoning(
-    name: str,
+    ref: str,
 ) -> None:
-    spec = load_prompt(name)
-    text = spec.render("x", CONTEXT)
-    example = next(line for line in text.splitlines() if line.startswith('{"kind"'))
-    assert set(json.loads(example)) == {"kind", "confidence", "reasoning"}
-    assert json.loads(example)["kind"] in (spec.labels or ())
+    spec = load_prompt(ref)
+    assert set(json.loads(shown_example(ref))) == {"kind", "confidence", "reasoning"}
     assert "never instructions" in spec.system_prompt
     assert "JSON" in spec.system_prompt
 
 
-def test_taxonomy_review_keeps_id_version_and_labels() -> None:
-    spec = load_prompt("taxonomy-review@1")
-    assert (spec.id, spec.version) == ("taxonomy-review", "1")
+@pytest.mark.parametrize("name", PACKAGED)
+def test_version_2_shows_an_example_made_of_placeholders(name: str) -> None:
+    example = json.loads(shown_example(f"{name}@2"))
+    for key in ("kind", "confidence", "reasoning"):
+        assert example[key].startswith("<") and example[key].endswith(">"), example
+    assert parse_answer(shown_example(f"{name}@2"), labels=load_prompt(name).labels).ok is False
+
+
+# -- example answers: a copied example is not a vote ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", PACKAGED)
+def test_a_verbatim_copy_of_the_version_2_example_is_a_copy_not_a_vote(name: str) -> None:
+    spec = load_prompt(f"{name}@2")
+    answer = parse_answer(shown_example(spec.ref), labels=spec.labels, examples=spec.examples)
+    assert answer.kind == "PARSE_FAIL"
+    assert (answer.error or "").startswith(
+        "parse_fail: copied the prompt's example answer (its label "
+    )
+
+
+@pytest.mark.parametrize("name", PACKAGED)
+def test_a_real_label_with_the_version_2_examples_reasoning_is_a_copy(name: str) -> None:
+    spec = load_prompt(f"{name}@2")
+    reply = json.loads(shown_example(spec.ref))
+    reply.update(kind=(spec.labels or ("KEEP",))[0], confidence=0.9)
+    answer = parse_answer(json.dumps(reply), labels=spec.labels, examples=spec.examples)
+    assert answer.error == (
+        "parse_fail: copied the prompt's example answer (its reasoning is the example's text)"
+    )
+
+
+@pytest.mark.parametrize("name", PACKAGED)
+def test_a_verbatim_copy_of_the_version_1_example_is_a_copy_by_its_reasoning(name: str) -> None:
+    spec = load_prompt(f"{name}@1")
+    answer = parse_answer(shown_example(spec.ref), labels=spec.labels, examples=spec.examples)
+    assert answer.error == (
+        "parse_fail: copied the prompt's example answer (its reasoning is the example's text)"
+    )
+
+
+@pytest.mark.parametrize("ref", PACKAGED_REFS)
+def test_an_answer_in_the_models_own_words_is_a_vote(ref: str) -> None:
+    spec = load_prompt(ref)
+    label = (spec.labels or ("KEEP",))[-1]
+    reply = json.dumps({"kind": label, "confidence": 0.6, "reasoning": "My own reasons."})
+    answer = parse_answer(reply, labels=spec.labels, examples=spec.examples)
+    assert (answer.kind, answer.confidence, answer.error) == (label, 0.6, None)
+
+
+def with_texts(labels: str | None = None, **texts: str) -> PromptSpec:
+    """A prompt whose given fields hold exactly these texts (written to YAML as JSON);
+    ``labels`` is a YAML list."""
+    fields = {key: json.dumps(text) for key, text in texts.items()}
+    if labels is not None:
+        fields["labels"] = labels
+    return parse_prompt(yaml_prompt(**fields))
+
+
+def test_examples_of_a_prompt_with_a_placeholder_label() -> None:
+    spec = with_texts(
+        labels="[KEEP, REJECT]",
+        user_prompt_template='{query} {{"kind": "<KEEP or REJECT>", "reasoning": "<why>"}}',
+    )
+    assert spec.examples == (ExampleAnswer(label="<KEEP_OR_REJECT>", reasoning="<why>"),)
+
+
+def test_an_example_label_outside_the_labels_is_a_placeholder_without_angle_brackets() -> None:
+    spec = with_texts(
+        labels="[PASS, FAIL]", user_prompt_template='{query} {{"verdict": "PASS/FAIL"}}'
+    )
+    assert spec.examples == (ExampleAnswer(label="PASS/FAIL", reasoning=None),)
+
+
+def test_an_example_with_a_real_label_keeps_only_its_reasoning() -> None:
+    spec = with_texts(
+        labels="[PASS, FAIL]",
+        user_prompt_template='{query} {{"kind": "PASS", "rationale": "Because."}}',
+    )
+    assert spec.examples == (ExampleAnswer(label=None, reasoning="Because."),)
+
+
+def test_an_angle_bracket_label_is_a_placeholder_when_any_label_is_allowed() -> None:
+    spec = with_texts(user_prompt_template='{query} {{"kind": "<label>"}}')
+    assert spec.examples == (ExampleAnswer(label="<LABEL>", reasoning=None),)
+
+
+def test_an_example_in_the_system_prompt_is_found() -> None:
+    spec = with_texts(system_prompt='Answer like {"kind": "X", "reasoning": "r"}')
+    assert spec.examples == (ExampleAnswer(label=None, reasoning="r"),)
+
+
+def test_a_prompt_without_an_example_answer_has_no_examples() -> None:
+    assert parse_prompt(MINIMAL).examples == ()
+    assert with_texts(user_prompt_template='{query} Context: {{"topic": "maths"}}').examples == ()
+
+
+def test_a_placeholder_filled_by_the_item_is_never_taken_for_the_example() -> None:
+    assert with_texts(user_prompt_template="{query}").examples == ()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_taxonomy_review_keeps_id_version_and_labels(version: str) -> None:
+    spec = load_prompt(f"taxonomy-review@{version}")
+    assert (spec.id, spec.version) == ("taxonomy-review", version)
     assert spec.labels == ("KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR")
     assert spec.score is None
 
