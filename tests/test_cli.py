@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import sys
 import textwrap
@@ -898,7 +899,8 @@ def test_review_with_a_budget_needs_prices_and_skips_calls_that_do_not_fit(
     items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(5)])
     out = tmp_path / "out.jsonl"
     code, _, err = run(capsys, "review", items, "--panel", panel, "--out", out, "--budget-usd", "1")
-    assert code == 2 and "register_price" in err and not out.exists()
+    assert code == 2 and "--prices FILE" in err and "m-a" in err and not out.exists()
+    assert "register_price" not in err  # a command-line user cannot call it
 
     prices = tmp_path / "prices.yaml"
     prices.write_text("vendors: {custom: {models: {m-a: {input: 1, output: 1}}}}\n")
@@ -912,6 +914,24 @@ def test_review_with_a_budget_needs_prices_and_skips_calls_that_do_not_fit(
     assert "3 calls not made (over budget)" in stdout and "--retry-failed" in err
     kinds = [r.verdicts[0].error_kind for r in ResultsFile.read(out)]
     assert kinds.count("budget") == 3
+
+
+def test_the_budget_error_shows_a_price_file_that_works_once_filled_in(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    panel = write_panel(tmp_path, server, models=("m-a", "m-b"))
+    items = write_items(tmp_path, [{"id": "i0", "query": f"{tag} 0"}])
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "review", items, "--panel", panel, "--out", out, "--budget-usd", "1")
+    assert code == 2
+    shown = err[err.index("    vendors:") :].split("(USD", 1)[0]
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(textwrap.dedent(shown).replace("...", "1"))
+    code, _, err = run(
+        capsys, "review", items, "--panel", panel, "--out", out,
+        "--budget-usd", "1", "--prices", prices,
+    )  # fmt: skip
+    assert code == 0, err
 
 
 def test_review_writes_a_run_manifest_without_secrets(
@@ -944,3 +964,347 @@ def test_review_writes_a_run_manifest_without_secrets(
     assert len(first["prompts"]["a"]["sha256"]) == 64
     assert [c["name"] for c in first["panel"]["critics"]] == ["a", "b", "c"]
     assert key not in text and key not in out.read_text()
+
+
+# -- items files that are not JSON Lines: one diagnosis, nothing billed --------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "diagnosis"),
+    [
+        ("items.jsonl", b"", "is empty: there are no items to judge"),
+        ("items.jsonl", b"\n  \n\n", "is empty: there are no items to judge"),
+        (
+            "items.json",
+            b'[{"id": "1", "query": "a"}, {"id": "2", "query": "b"}]\n',
+            "holds a JSON array, not JSON Lines",
+        ),
+        (
+            "items.json",
+            b'[\n  {\n    "id": "1",\n    "query": "a"\n  },\n  {\n    "id": "2"\n  }\n]\n',
+            "holds a JSON array, not JSON Lines",
+        ),
+        (
+            "items.json",
+            b'{\n  "items": [\n    {"id": "1", "query": "a"}\n  ]\n}\n',
+            "holds a JSON document spread over several lines",
+        ),
+        (
+            "items.csv",
+            b"id,query\n1,first text\n2,second text\n",
+            "looks like CSV (comma-separated",
+        ),
+        ("items.txt", b"id\tquery\n1\tfirst\n2\tsecond\n", "looks like CSV (tab-separated"),
+        ("items.jsonl", '{"query": "a"}\n'.encode("utf-16"), "is UTF-16 text; save it as UTF-8"),
+        ("items.txt", b"just some text\nanother line\n", "none of its first 2 lines is a JSON"),
+    ],
+)
+def test_review_of_a_file_that_is_not_json_lines_gives_one_diagnosis(
+    tmp_path: Path,
+    server: VendorServer,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: bytes,
+    diagnosis: str,
+) -> None:
+    items = tmp_path / name
+    items.write_bytes(content)
+    out = tmp_path / "out.jsonl"
+    server.reset_stats()
+    code, stdout, err = run(
+        capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out
+    )
+    assert code == 2
+    assert diagnosis in err and "expected JSON Lines: one JSON object per line" in err
+    assert err.count("cross-judge: error:") == 1 and "skipped" not in err
+    assert stdout == "" and not out.exists()
+    assert server.stats()["requests"] == 0
+
+
+def test_a_json_array_diagnosis_shows_how_to_convert_it(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = tmp_path / "items.json"
+    items.write_text('[{"query": "a"}]\n')
+    _, _, err = run(
+        capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", "x.jsonl"
+    )
+    assert f"jq -c '.[]' {items} > items.jsonl" in err
+
+
+def test_review_of_json_lines_with_a_bad_first_line_reports_that_line_and_goes_on(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    items = write_items(tmp_path, ["id,query", {"id": "a", "query": f"{tag} a"}])
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out
+    )
+    assert code == 1
+    assert f"{items}:1: skipped: not JSON" in err
+    assert ids_in(out) == ["a"]
+
+
+# -- ids and text that are not Unicode -----------------------------------------------------------
+
+
+def test_review_keeps_a_lone_surrogate_id_and_resumes_past_it(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    # json.dumps writes the id as the escape "\udc80": valid JSON, which json.loads keeps.
+    items = write_items(
+        tmp_path, [{"id": "\udc80", "query": f"{tag} odd"}, {"id": "b", "query": f"{tag} b"}]
+    )
+    assert '"\\udc80"' in items.read_text()
+    panel, out = write_panel(tmp_path, server), tmp_path / "out.jsonl"
+    code, _, err = run(capsys, "review", items, "--panel", panel, "--out", out)
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert set(ids_in(out)) == {"\udc80", "b"}
+    assert "\\udc80" in out.read_text(encoding="utf-8")  # written as an ASCII escape
+    server.reset_stats()
+    code, stdout, err = run(capsys, "review", items, "--panel", panel, "--out", out, "--resume")
+    assert code == 0, err
+    assert "2 items already in" in stdout
+    assert server.stats()["requests"] == 0
+
+
+def test_review_skips_a_query_holding_a_lone_surrogate_naming_its_line(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    items = write_items(
+        tmp_path, [{"id": "a", "query": f"{tag} a"}, '{"id": "b", "query": "x\\ud800"}']
+    )
+    out = tmp_path / "out.jsonl"
+    code, _, err = run(
+        capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out
+    )
+    assert code == 1
+    assert f"{items}:2: skipped: 'query' holds a lone surrogate ('\\ud800' at character 1)" in err
+    assert "Traceback" not in err and ids_in(out) == ["a"]
+
+
+# -- one review per results file ----------------------------------------------------------------
+
+
+def test_review_refuses_an_out_another_review_holds_naming_it(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    from cross_judge._lock import ResultsLock
+
+    items = write_items(tmp_path, [{"id": "a", "query": f"{tag} a"}])
+    out = tmp_path / "out.jsonl"
+    server.reset_stats()
+    with ResultsLock.acquire(out, command=["cross-judge", "review", "other.jsonl"]) as held:
+        code, _, err = run(
+            capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out
+        )
+        assert held.path.exists()  # the refused run leaves the holder's lock alone
+    assert code == 2
+    assert f"{out} is being written by another cross-judge review (pid {os.getpid()} " in err
+    assert "cross-judge review other.jsonl" in err and "--resume" in err
+    assert not out.exists() and server.stats()["requests"] == 0
+
+
+def test_review_removes_its_lock_file_when_done(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    items = write_items(tmp_path, [{"id": "a", "query": f"{tag} a"}])
+    out = tmp_path / "out.jsonl"
+    assert (
+        run(capsys, "review", items, "--panel", write_panel(tmp_path, server), "--out", out)[0] == 0
+    )
+    assert not (tmp_path / "out.jsonl.lock").exists()
+
+
+# -- resuming with another panel ----------------------------------------------------------------
+
+
+def test_review_resume_with_a_changed_panel_is_refused_saying_what_changed(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(3)])
+    panel, out = write_panel(tmp_path, server), tmp_path / "out.jsonl"
+    assert run(capsys, "review", items, "--panel", panel, "--out", out)[0] == 0
+    before = out.read_bytes()
+    text = panel.read_text().replace("voting: majority", "voting: unanimous")
+    text = text.replace("model: m-a", "model: m-z")
+    text = text.replace(
+        "    prompt: taxonomy-review@1\n    max_retries: 0\n  - name: c",
+        "    max_retries: 0\n  - name: c",
+        1,
+    )
+    text += f"  - name: d\n    model: m-d\n    vendor: custom\n    base_url: {server.url}\n"
+    panel.write_text(text)
+    server.reset_stats()
+
+    code, _, err = run(capsys, "review", items, "--panel", panel, "--out", out, "--resume")
+
+    assert code == 2
+    assert "--resume with a changed panel" in err
+    assert "voting: strategy majority -> unanimous" in err
+    assert "critics: added 'd'; 'a' model m-a -> m-z" in err
+    assert "prompts: 'b' taxonomy-review@1 (sha256 " in err and "-> unnamed prompt" in err
+    assert "--allow-panel-change" in err
+    assert out.read_bytes() == before and server.stats()["requests"] == 0
+
+
+def test_review_resume_with_allow_panel_change_continues_and_records_it(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    rows = [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(4)]
+    panel, out = write_panel(tmp_path, server), tmp_path / "out.jsonl"
+    assert (
+        run(capsys, "review", write_items(tmp_path, rows[:2]), "--panel", panel, "--out", out)[0]
+        == 0
+    )
+    panel.write_text(panel.read_text().replace("voting: majority", "voting: unanimous"))
+    code, _, err = run(
+        capsys, "review", write_items(tmp_path, rows), "--panel", panel, "--out", out,
+        "--resume", "--allow-panel-change",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "warning: resuming with a changed panel (--allow-panel-change)" in err
+    assert sorted(ids_in(out)) == [f"i{n}" for n in range(4)]
+    runs = json.loads((tmp_path / "out.jsonl.manifest.json").read_text())["runs"]
+    assert [r["panel"]["voting"] for r in runs] == ["majority", "unanimous"]
+    assert runs[1]["options"]["allow_panel_change"] is True
+
+
+def test_review_resume_after_changing_only_how_critics_are_asked_is_not_a_panel_change(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    rows = [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(4)]
+    panel, out = write_panel(tmp_path, server), tmp_path / "out.jsonl"
+    assert (
+        run(capsys, "review", write_items(tmp_path, rows[:2]), "--panel", panel, "--out", out)[0]
+        == 0
+    )
+    panel.write_text(
+        "# retries and timeouts do not change an answer\n"
+        + panel.read_text().replace("max_retries: 0", "max_retries: 3\n    timeout: 30")
+    )
+    code, _, err = run(
+        capsys, "review", write_items(tmp_path, rows), "--panel", panel, "--out", out, "--resume"
+    )
+    assert code == 0, err
+    assert "changed panel" not in err
+
+
+# -- --budget-usd caps the results file as a whole ------------------------------------------------
+
+
+def test_review_budget_counts_what_the_results_file_already_spent(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    panel = write_panel(tmp_path, server, models=("m-a",))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("vendors: {custom: {models: {m-a: {input: 1, output: 1}}}}\n")
+    rows = [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(6)]
+    out = tmp_path / "out.jsonl"
+    common = ["--panel", panel, "--out", out, "--prices", prices, "--concurrency", "1"]
+    code, _, _ = run(
+        capsys, "review", write_items(tmp_path, rows[:3]), *common, "--budget-usd", "1"
+    )
+    assert code == 0
+    spent = BatchResult.from_jsonl(out).cost_usd
+    assert spent is not None and spent > 0
+
+    # $0.003 more than the file has spent: room for two calls (each reserves about
+    # $0.0025 and costs about $0.0004), not three. A budget per run would allow all three.
+    limit = f"{spent + 0.003:.6f}"
+    code, stdout, _ = run(
+        capsys, "review", write_items(tmp_path, rows), *common, "--resume", "--budget-usd", limit
+    )
+    assert code == 1
+    assert re.search(
+        rf"budget \(all of .*\): \${spent:.4f} before this run \+ \$0\.000\d in this run", stdout
+    )
+    assert "1 call not made (over budget)" in stdout
+    kinds = [r.verdicts[0].error_kind for r in ResultsFile.read(out)]
+    assert kinds.count("budget") == 1
+
+
+def test_review_resume_on_a_file_that_spent_its_budget_exits_2_before_any_call(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    panel = write_panel(tmp_path, server, models=("m-a",))
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("vendors: {custom: {models: {m-a: {input: 1, output: 1}}}}\n")
+    rows = [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(3)]
+    out = tmp_path / "out.jsonl"
+    common = ["--panel", panel, "--out", out, "--prices", prices]
+    assert (
+        run(capsys, "review", write_items(tmp_path, rows[:2]), *common, "--budget-usd", "1")[0] == 0
+    )
+    spent = BatchResult.from_jsonl(out).cost_usd
+    assert spent is not None
+    server.reset_stats()
+    code, _, err = run(
+        capsys, "review", write_items(tmp_path, rows), *common, "--resume",
+        "--budget-usd", f"{spent / 2:.9f}",
+    )  # fmt: skip
+    assert code == 2
+    assert "caps" in err and "have already cost" in err and "Raise --budget-usd" in err
+    assert server.stats()["requests"] == 0
+
+
+def test_review_help_says_the_budget_is_for_the_results_file_as_a_whole(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, stdout, _ = run(capsys, "review", "--help")
+    help_text = " ".join(stdout.split())
+    assert code == 0
+    assert "spend at most X dollars on OUT as a whole" in help_text
+    assert "already cost" in help_text
+
+
+# -- why calls failed, and consensus that is no vote ---------------------------------------------
+
+
+def test_review_says_why_every_call_of_a_critic_failed(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    server.always("m-gone", Reply.status(404, message="The model `m-gone` does not exist"))
+    try:
+        panel = write_panel(tmp_path, server, models=("m-ok", "m-gone"))
+        items = write_items(tmp_path, [{"id": f"i{n}", "query": f"{tag} {n}"} for n in range(3)])
+        code, stdout, err = run(
+            capsys, "review", items, "--panel", panel, "--out", tmp_path / "o.jsonl"
+        )
+    finally:
+        server.always("m-gone", None)
+    assert code == 1
+    assert (
+        "critic 'gone': every call failed (3 of 3): bad_request (3): HTTP 404: The model "
+        "`m-gone` does not exist. Check its model, base_url and key in"
+    ) in err
+    assert "failed calls" in stdout and "bad_request" in stdout and "HTTP 404" in stdout
+
+
+def test_review_counts_a_fallback_consensus_apart_from_a_voted_unclear(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    panel = write_panel(tmp_path, server, models=("m-fa", "m-fb"))
+    panel.write_text(panel.read_text().replace("voting: majority", "voting: unanimous"))
+    # Item 1: both answer UNCLEAR (a vote). Item 2: KEEP against REJECT: no unanimity, so
+    # the strategy falls back to UNCLEAR, which is no vote for UNCLEAR.
+    server.script("m-fa", Reply.content('{"kind": "UNCLEAR"}'), Reply.content('{"kind": "KEEP"}'))
+    server.script("m-fb", Reply.content('{"kind": "UNCLEAR"}'), Reply.content('{"kind": "REJECT"}'))
+    items = write_items(
+        tmp_path, [{"id": "voted", "query": f"{tag} 1"}, {"id": "split", "query": f"{tag} 2"}]
+    )
+    code, stdout, err = run(
+        capsys,
+        "review",
+        items,
+        "--panel",
+        panel,
+        "--out",
+        tmp_path / "o.jsonl",
+        "--concurrency",
+        "1",
+    )
+    assert code == 0, err
+    assert re.search(r"^\s*UNCLEAR\s+1\s+50\.0%", stdout, re.MULTILINE)
+    assert re.search(r"^\s*no consensus \(fallback UNCLEAR\)\s+1\s+50\.0%", stdout, re.MULTILINE)

@@ -11,6 +11,12 @@ rewritten through a temporary file and an atomic rename, so it is always whole.
 Nothing secret goes in: critics are written with :meth:`~cross_judge.core.Critic.
 model_dump`, which leaves out the key and any ``user:password@`` of a URL, and keys live in
 environment variables, never on the command line or in the panel file.
+
+Each critic's record says what its requests carry, beside what it was configured with:
+``sent`` holds the settings actually put on the wire
+(:meth:`~cross_judge.transport.ChatRequest.sent_settings`) and ``not_sent`` those its
+protocol drops (an Anthropic critic sends ``max_tokens`` only: its ``temperature`` and
+``seed`` are listed there, and had no effect on its answers).
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .core import Critic
     from .ensemble import Ensemble
 
 __all__ = ["RunManifest", "manifest_path"]
@@ -72,6 +79,25 @@ class RunManifest:
         options: dict[str, Any],
     ) -> RunManifest:
         """Add a ``running`` entry for this run to the manifest of ``results``."""
+        manifest = cls.prepare(
+            results, ensemble=ensemble, argv=argv, items=items, panel=panel, options=options
+        )
+        manifest.begin()
+        return manifest
+
+    @classmethod
+    def prepare(
+        cls,
+        results: Path,
+        *,
+        ensemble: Ensemble,
+        argv: Sequence[str],
+        items: Path,
+        panel: Path,
+        options: dict[str, Any],
+    ) -> RunManifest:
+        """This run's entry, not written yet (:meth:`begin` writes it), so that it can be
+        compared with the runs before (:meth:`panel_changes`) first."""
         entry: dict[str, Any] = {
             "status": "running",
             "started_at": _now(),
@@ -86,7 +112,9 @@ class RunManifest:
                 "sha256": _sha256(panel),
                 "voting": str(getattr(ensemble.voting, "__name__", ensemble.voting)),
                 "voting_kwargs": ensemble.voting_kwargs,
-                "critics": [critic.model_dump() for critic in ensemble.critics],
+                "min_valid": ensemble.min_valid,
+                "early_stop": ensemble.early_stop,
+                "critics": [_critic_record(critic) for critic in ensemble.critics],
             },
             "prompts": {
                 critic.name: {
@@ -99,9 +127,38 @@ class RunManifest:
             "options": options,
             "totals": None,
         }
-        manifest = cls(results, entry)
-        manifest._write()
-        return manifest
+        return cls(results, entry)
+
+    def begin(self) -> None:
+        """Write this run's entry, with status ``running``."""
+        self._write()
+
+    def previous_run(self) -> dict[str, Any] | None:
+        """The latest run recorded in the manifest (call it before :meth:`begin`), or
+        ``None`` (no manifest, an unreadable one, or no run in it)."""
+        try:
+            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        runs = loaded.get("runs") if isinstance(loaded, dict) else None
+        if not isinstance(runs, list):
+            return None
+        earlier = [r for r in runs if isinstance(r, dict)]
+        return earlier[-1] if earlier else None
+
+    def panel_changes(self, previous: dict[str, Any]) -> list[str]:
+        """How this run's panel differs from the one of ``previous`` (a manifest entry),
+        one line per aspect that changed (``voting``, ``critics``, ``prompts``); empty
+        when the panel judges as it did.
+
+        Compared: the strategy and its arguments (with the quorum and early stop); each
+        critic by name with its vendor, model, endpoint, sampling settings, labels and
+        weight; each critic's prompt by the sha256 of its text. Not compared: what does
+        not change an answer (timeouts, retries, cache, concurrency, the panel file's
+        comments) and the endpoint of simulated critics (a new local port each run).
+        Settings one of the two entries did not record (an older version's) are skipped.
+        """
+        return _panel_changes(previous, self._entry)
 
     def finish(self, status: str, totals: dict[str, Any]) -> None:
         """Record how the run ended (``done``, ``failed``, ``interrupted``) and its totals."""
@@ -136,3 +193,113 @@ class RunManifest:
         # Unreadable: keep it beside the new one rather than fail the run or lose it.
         os.replace(self.path, self.path.with_name(f"{self.path.name}.unreadable-{os.getpid()}"))
         return {}
+
+
+# Critic settings that change what a critic answers; the rest (timeouts, retries, cache)
+# only change how it is asked.
+_ANSWER_SETTINGS = (
+    "vendor",
+    "model",
+    "base_url",
+    "temperature",
+    "max_tokens",
+    "seed",
+    "json_mode",
+    "labels",
+    "weight",
+)
+
+
+def _panel_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    old_panel, new_panel = before.get("panel") or {}, after.get("panel") or {}
+    changes: list[str] = []
+
+    voting = [
+        f"{name} {_shown(old_panel[key])} -> {_shown(new_panel[key])}"
+        for key, name in (
+            ("voting", "strategy"),
+            ("voting_kwargs", "arguments"),
+            ("min_valid", "min_valid"),
+            ("early_stop", "early_stop"),
+        )
+        if key in old_panel and key in new_panel and old_panel[key] != new_panel[key]
+    ]
+    if voting:
+        changes.append("voting: " + "; ".join(voting))
+
+    old_critics = _critics(before)
+    new_critics = _critics(after)
+    critics = [f"added {name!r}" for name in new_critics if name not in old_critics]
+    critics += [f"removed {name!r}" for name in old_critics if name not in new_critics]
+    for name, settings in new_critics.items():
+        was = old_critics.get(name)
+        if was is None:
+            continue
+        differ = [
+            f"{key} {_shown(was[key])} -> {_shown(settings[key])}"
+            for key in _ANSWER_SETTINGS
+            if key in was and key in settings and was[key] != settings[key]
+        ]
+        if differ:
+            critics.append(f"{name!r} " + ", ".join(differ))
+    if critics:
+        changes.append("critics: " + "; ".join(critics))
+
+    old_prompts = before.get("prompts") or {}
+    new_prompts = after.get("prompts") or {}
+    prompts = [
+        f"{name!r} {_prompt(old_prompts[name])} -> {_prompt(new_prompts[name])}"
+        for name in new_prompts
+        if isinstance(old_prompts.get(name), dict)
+        and isinstance(new_prompts[name], dict)
+        and old_prompts[name].get("sha256") != new_prompts[name].get("sha256")
+    ]
+    if prompts:
+        changes.append("prompts: " + "; ".join(prompts))
+    return changes
+
+
+def _critics(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each critic's answer-changing settings by name; no endpoint for simulated ones."""
+    simulated = set((entry.get("options") or {}).get("simulated_critics") or ())
+    out: dict[str, dict[str, Any]] = {}
+    for critic in (entry.get("panel") or {}).get("critics") or ():
+        if not isinstance(critic, dict) or "name" not in critic:
+            continue
+        settings = {k: critic[k] for k in _ANSWER_SETTINGS if k in critic}
+        if critic["name"] in simulated:
+            settings.pop("base_url", None)
+        out[str(critic["name"])] = settings
+    return out
+
+
+def _prompt(record: dict[str, Any]) -> str:
+    ref = f"{record['id']}@{record['version']}" if record.get("id") else "unnamed prompt"
+    sha = str(record.get("sha256") or "?")[:12]
+    return f"{ref} (sha256 {sha})"
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else value
+
+
+def _critic_record(critic: Critic) -> dict[str, Any]:
+    """The critic's settings (:meth:`~cross_judge.core.Critic.model_dump`), with ``sent``:
+    the settings its requests carry, and ``not_sent``: the names of those its protocol
+    drops."""
+    from .transport import ChatRequest
+
+    config = critic._endpoint()
+    settings = ChatRequest(
+        model=critic.model,
+        system="",
+        user="",
+        temperature=critic.temperature,
+        max_tokens=critic.max_tokens,
+        json_mode=critic._json_mode_on(config),
+        seed=critic.seed,
+    )
+    record = critic.model_dump()
+    record["sent"] = settings.sent_settings(config.protocol)
+    record["not_sent"] = sorted(settings.unsent_settings(config.protocol))
+    return record

@@ -4,6 +4,7 @@ from the batch's own statistics methods."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -11,7 +12,9 @@ if TYPE_CHECKING:
 
     from .batch import BatchResult
 
-__all__ = ["render_summary"]
+__all__ = ["failure_message", "render_summary"]
+
+_MESSAGE_CHARS = 160
 
 
 def _rate(value: float | None) -> str:
@@ -26,6 +29,15 @@ def _cost(value: float | None) -> str:
     return "n/a" if value is None else f"${value:.4f}"
 
 
+def failure_message(kind: str, message: str) -> str:
+    """A failed call's ``error`` text for one line of a report: whitespace folded, the
+    leading ``"<kind>: "`` the kind column already shows dropped, at most 160 characters."""
+    text = " ".join(message.split())
+    if text.startswith(f"{kind}: "):
+        text = text[len(kind) + 2 :]
+    return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 3] + "..."
+
+
 def render_summary(
     batch: BatchResult,
     *,
@@ -33,7 +45,12 @@ def render_summary(
     alpha: float | None = None,
     detailed: bool = False,
 ) -> RenderableType:
-    """The run and its agreement, consensus counts, one row per critic.
+    """The run and its agreement, consensus counts, one row per critic, and why calls
+    failed (error kinds and the vendor's message per critic) when any did.
+
+    The consensus table counts labels chosen by a vote; items where the strategy fell
+    back to its ``fallback`` label (no valid verdict, quorum not met, no unanimity) get a
+    row of their own, ``no consensus (fallback UNCLEAR)``, never the label's row.
 
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
@@ -42,6 +59,9 @@ def render_summary(
     from rich import box
     from rich.console import Group
     from rich.table import Table
+    from rich.text import Text
+
+    from .batch import is_fallback
 
     n = len(batch.verdicts)
     usage = batch.usage
@@ -73,6 +93,11 @@ def render_summary(
     consensus.add_column("share", justify="right")
     for label, count in batch.consensus_counts().items():
         consensus.add_row(label, str(count), _rate(count / n if n else None))
+    fallbacks = Counter(r.consensus for r in batch.verdicts if is_fallback(r))
+    for label, count in fallbacks.most_common():
+        consensus.add_row(
+            f"no consensus (fallback {label})", str(count), _rate(count / n if n else None)
+        )
     tables.append(consensus)
 
     if detailed:
@@ -94,7 +119,8 @@ def render_summary(
         columns.append("skipped")
     for name in (*columns, "error rate", "agrees", "mean s"):
         critics.add_column(name, justify="left" if name == "critic" else "right")
-    for stats in batch.critic_stats().values():
+    critic_stats = batch.critic_stats()
+    for stats in critic_stats.values():
         cells = [stats.critic, str(stats.valid), str(stats.errors), str(stats.parse_failures)]
         if detailed:
             cells.append(str(stats.skipped))
@@ -105,4 +131,22 @@ def render_summary(
             _number(stats.mean_elapsed_s, 2),
         )
     tables.append(critics)
+
+    failing = [stats for stats in critic_stats.values() if stats.error_kinds]
+    if failing:
+        failures = Table(box=box.SIMPLE_HEAD, title="failed calls", title_justify="left")
+        for name in ("critic", "failed", "kind", "calls", "message (most common)"):
+            failures.add_column(name, justify="right" if name == "calls" else "left")
+        for stats in failing:
+            asked = stats.items - stats.skipped
+            failed = f"{stats.errors + stats.parse_failures} of {asked}"
+            for index, (kind, count) in enumerate(stats.error_kinds.items()):
+                failures.add_row(
+                    stats.critic if index == 0 else "",
+                    failed if index == 0 else "",
+                    kind,
+                    str(count),
+                    Text(failure_message(kind, stats.error_messages.get(kind, ""))),
+                )
+        tables.append(failures)
     return Group(*tables)

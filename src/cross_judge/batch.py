@@ -26,9 +26,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import math
 import os
+import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import (
     AsyncIterable,
@@ -45,6 +48,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .budget import Budget
@@ -65,7 +69,11 @@ __all__ = [
     "ItemError",
     "ResultStream",
     "ResultsFile",
+    "dump_result",
+    "is_fallback",
     "judge_many",
+    "load_result",
+    "stop_streams",
     "stream",
 ]
 
@@ -141,6 +149,7 @@ class Item(BaseModel):
             raise ItemError(f"'query' must be the text to judge, got {got}", position=position)
         if not query.strip():
             raise ItemError("'query' is empty", position=position)
+        _check_sendable("query", query, position)
         raw_id = data.get("id")
         if raw_id is None:
             item_id = default_query_id(query)
@@ -160,10 +169,49 @@ class Item(BaseModel):
                     f"{name!r} must be a mapping, got {type(given).__name__}", position=position
                 )
             fields[name] = {str(k): v for k, v in (given or {}).items()}
+        _check_sendable("context", fields["context"], position)
         for key, extra in data.items():
             if key not in ("id", "query", "context", "meta"):
                 fields["meta"].setdefault(str(key), extra)
         return cls(id=item_id, query=query, context=fields["context"], meta=fields["meta"])
+
+
+def _check_sendable(name: str, value: object, position: int | None) -> None:
+    """Raise :class:`ItemError` if text in ``value`` holds a lone surrogate.
+
+    JSON can hold one (``"\\udc80"``) and ``json.loads`` keeps it, but it is not Unicode
+    text: no vendor request can carry it (UTF-8 cannot encode it). Ids and ``meta`` may
+    hold one (they are stored losslessly, see :func:`dump_result`); what is sent may not.
+    """
+    found = _lone_surrogate(value)
+    if found is not None:
+        where, index, char = found
+        raise ItemError(
+            f"{name!r}{where} holds a lone surrogate ({char!r} at character {index}): not "
+            "Unicode text (UTF-8 cannot encode it), so no vendor can be sent it; fix the "
+            "item's text",
+            position=position,
+        )
+
+
+def _lone_surrogate(value: object) -> tuple[str, int, str] | None:
+    """``(path, index, character)`` of the first lone surrogate in the strings of
+    ``value`` (nested mappings and sequences included), else ``None``."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        path, current = stack.pop()
+        if isinstance(current, str):
+            if current.isascii():
+                continue
+            try:
+                current.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                return path, exc.start, current[exc.start]
+        elif isinstance(current, Mapping):
+            stack.extend((f"{path}[{k!r}]", v) for k, v in reversed(list(current.items())))
+        elif isinstance(current, (list, tuple)):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(current))))
+    return None
 
 
 class _Feed:
@@ -326,8 +374,11 @@ async def judge_many(
 
     Raises:
         ItemError: an item cannot be judged; nothing was sent.
-        ConfigError: ``concurrency`` is not an integer >= 1, or a budget is given and a
-            critic's model has no known price.
+        ConfigError: the ensemble has no critics, ``concurrency`` is not an integer
+            >= 1, a critic's endpoint has become invalid since it was built, or a budget
+            is given and a critic's model has no known price; nothing was sent. A
+            failure of one critic's call is never raised: it is that critic's ``ERROR``
+            verdict, the others' verdicts stand.
     """
     limit = _check_concurrency(concurrency)
     budget = _checked_budget(ensemble, budget_usd)
@@ -360,10 +411,30 @@ async def judge_many(
 
 
 def _checked_budget(ensemble: Ensemble, budget_usd: Budget | float | None) -> Budget | None:
+    """The batch's budget, after the checks every batch makes before its first call: the
+    panel can judge (it has critics), every endpoint is valid, and with a budget every
+    model has a price."""
+    ensemble.check_can_judge()
+    _check_endpoints(ensemble)
     budget = Budget.of(budget_usd)
     if budget is not None:
         ensemble.check_prices()
     return budget
+
+
+def _check_endpoints(ensemble: Ensemble) -> None:
+    """Raise now if a critic's endpoint has become unusable since it was built (a
+    ``base_url`` or vendor reassigned to one that does not validate): found mid-batch, it
+    would fail every item from inside the fan-out instead of once, before any call.
+
+    Raises:
+        ConfigError: naming the critic and what to fix.
+    """
+    for critic in ensemble.critics:
+        try:
+            critic._endpoint()
+        except ConfigError as exc:
+            raise ConfigError(f"critic {critic.name!r}: {exc}") from None
 
 
 def _voting_name(voting: str | VotingStrategy) -> str:
@@ -398,8 +469,9 @@ def stream(
     ``budget_usd`` caps the whole stream, as in :func:`judge_many`.
 
     Raises:
-        ConfigError: ``concurrency`` is not an integer >= 1, or a budget is given and a
-            critic's model has no known price (at once, not at iteration).
+        ConfigError: the ensemble has no critics, ``concurrency`` is not an integer
+            >= 1, a critic's endpoint has become invalid since it was built, or a budget
+            is given and a critic's model has no known price (at once, not at iteration).
     """
     limit = _check_concurrency(concurrency)
     budget = _checked_budget(ensemble, budget_usd)
@@ -416,12 +488,17 @@ def stream(
 
             await _judge_each(ensemble, _Feed(ensemble, items), limit, handed_out, budget)
 
-    return ResultStream(run, buffer=limit)
+    return ResultStream(run, buffer=limit, owner=ensemble)
 
 
 # -- the stream object --------------------------------------------------------------------------
 
 _background: set[asyncio.Task[None]] = set()  # strong references to running stream hosts
+
+# The streams still running, per ensemble: Ensemble.aclose() stops them (stop_streams)
+# before it closes the pools their calls use. Streams may run on loops in several threads.
+_running: weakref.WeakKeyDictionary[Ensemble, set[_Host]] = weakref.WeakKeyDictionary()
+_running_lock = threading.Lock()
 
 
 def _spawn(host: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -431,7 +508,8 @@ def _spawn(host: Callable[[], Coroutine[Any, Any, None]]) -> None:
     group would stay open across the consumer's ``async for`` steps; a ``break`` would
     then close it from the wrong task (the hazard PEP 789 describes). A separate host task
     owns the work instead; the stream cancels it on every way out (exhaustion, ``aclose``,
-    ``async with`` exit, cancellation of the consumer, garbage collection).
+    ``async with`` exit, cancellation of the consumer, garbage collection, closing the
+    ensemble).
     """
     try:
         loop = asyncio.get_running_loop()
@@ -450,6 +528,18 @@ def _spawn(host: Callable[[], Coroutine[Any, Any, None]]) -> None:
     task.add_done_callback(_background.discard)
 
 
+def _loop_caller() -> tuple[object, Callable[[Callable[[], object]], object]]:
+    """The running event loop (asyncio) or run (trio), and a function that schedules a
+    callback on it from any thread."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        import trio
+
+        return trio.lowlevel.current_root_task(), trio.lowlevel.current_trio_token().run_sync_soon
+    return loop, loop.call_soon_threadsafe
+
+
 class _Host:
     """The state a stream's host task shares with its :class:`ResultStream`.
 
@@ -462,6 +552,45 @@ class _Host:
         self.scope = anyio.CancelScope()
         self.done = anyio.Event()
         self.error: Exception | None = None
+        self.loop, self._call_soon = _loop_caller()
+
+    def stop(self) -> None:
+        """Cancel the work and close the consumer's end, from any thread or context.
+
+        For a stream's finaliser, which the garbage collector may run in another thread
+        (one freeing a reference cycle) or between tasks: anyio's ``cancel()`` there raises
+        (no running loop; not in async context) and the stop would be lost, leaving every
+        call running. So the stop is handed to the owning loop, which runs it at once.
+        """
+        with contextlib.suppress(Exception):  # the loop or run is over: nothing runs
+            self._call_soon(self._stop_here)
+
+    def _stop_here(self) -> None:
+        # Runs as a loop callback: raising would crash a trio run, so never raise.
+        with contextlib.suppress(Exception):
+            self.receive.close()
+            if not self.done.is_set():
+                self.scope.cancel()
+
+
+async def stop_streams(ensemble: Ensemble) -> None:
+    """Stop every stream of ``ensemble`` still running on this event loop, and wait until
+    each has stopped: its calls in flight are cancelled, not left to finish.
+
+    ``Ensemble.aclose()`` (and leaving ``async with ensemble``) calls it before closing
+    the connection pools, so a stream still referenced after a ``break`` (``s =
+    ensemble.stream(...)``) never keeps running on connections being closed. Streams on
+    other loops or threads are left alone. A stream stopped this way ends: a consumer
+    iterating it again gets what was already buffered, then the end.
+    """
+    loop, _ = _loop_caller()
+    with _running_lock:
+        hosts = [h for h in _running.get(ensemble, ()) if h.loop is loop]
+    for host in hosts:
+        host.scope.cancel()
+    with anyio.CancelScope(shield=True):
+        for host in hosts:
+            await host.done.wait()
 
 
 class ResultStream:
@@ -477,9 +606,11 @@ class ResultStream:
         run: Callable[[Callable[[EnsembleVerdict], Awaitable[None]]], Awaitable[None]],
         *,
         buffer: int,
+        owner: Ensemble | None = None,
     ) -> None:
         self._run = run
         self._buffer = buffer
+        self._owner = owner
         self._host: _Host | None = None
         self._closed = False
 
@@ -487,6 +618,11 @@ class ResultStream:
         send, receive = anyio.create_memory_object_stream[EnsembleVerdict](self._buffer)
         state = self._host = _Host(receive)
         run = self._run
+        siblings: set[_Host] | None = None
+        if self._owner is not None:
+            with _running_lock:
+                siblings = _running.setdefault(self._owner, set())
+                siblings.add(state)
 
         async def host() -> None:
             try:
@@ -496,6 +632,9 @@ class ResultStream:
             except Exception as exc:  # handed to the consumer by __anext__
                 state.error = exc
             finally:
+                if siblings is not None:
+                    with _running_lock:
+                        siblings.discard(state)
                 state.done.set()
 
         _spawn(host)
@@ -546,10 +685,8 @@ class ResultStream:
         # A `break` out of a bare `async for` leaves no other way to stop the work.
         state = self._host
         if state is not None:
-            state.receive.close()
-            if not state.done.is_set():
-                with contextlib.suppress(Exception):  # the event loop may already be gone
-                    state.scope.cancel()
+            with contextlib.suppress(Exception):  # the event loop may already be gone
+                state.stop()
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -561,6 +698,10 @@ class CriticStats(BaseModel):
     ``error_rate`` and ``parse_fail_rate`` are over the items it was asked to judge,
     skipped calls (early stop, budget) excluded; ``agreement`` is the share of its valid
     verdicts equal to the consensus. Rates are ``None`` when undefined (no calls made).
+    ``error_kinds`` counts its failed calls (``ERROR`` and ``PARSE_FAIL``) by
+    ``error_kind``, most common first, and ``error_messages`` gives each kind's most
+    common ``error`` text (e.g. ``"bad_request: HTTP 404: model does not exist"``): why
+    its calls failed, in the vendor's words.
     """
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -577,6 +718,8 @@ class CriticStats(BaseModel):
     mean_elapsed_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None
+    error_kinds: dict[str, int] = Field(default_factory=dict)
+    error_messages: dict[str, str] = Field(default_factory=dict)
 
 
 class BatchResult(BaseModel):
@@ -658,8 +801,20 @@ class BatchResult(BaseModel):
     # -- counts ------------------------------------------------------------------------------
 
     def consensus_counts(self) -> dict[str, int]:
-        """Items per consensus label, most common first."""
-        return dict(Counter(r.consensus for r in self.verdicts).most_common())
+        """Items per consensus label chosen by a vote, most common first.
+
+        Items with no consensus (:attr:`no_consensus_items`: the strategy fell back to its
+        ``fallback`` label, ``UNCLEAR`` by default) are left out: a fallback ``UNCLEAR`` is
+        not a vote for ``UNCLEAR``, while a panel agreeing on ``UNCLEAR`` is counted.
+        """
+        return dict(Counter(r.consensus for r in self.verdicts if not is_fallback(r)).most_common())
+
+    @property
+    def no_consensus_items(self) -> list[str]:
+        """Ids of items whose consensus is the strategy's fallback label because no vote
+        decided it (no valid verdict, quorum not met, no unanimity): see
+        :func:`is_fallback`."""
+        return [r.query_id for r in self.verdicts if is_fallback(r)]
 
     @property
     def failed_items(self) -> list[str]:
@@ -700,6 +855,7 @@ class BatchResult(BaseModel):
                 if v.usage is not None:
                     usage = usage + v.usage
             costs = [v.cost_usd for v in asked]
+            kinds, messages = _failure_tally(v for v in asked if v.kind in ("ERROR", "PARSE_FAIL"))
             out[name] = CriticStats(
                 critic=name,
                 items=len(mine),
@@ -715,6 +871,8 @@ class BatchResult(BaseModel):
                 cost_usd=sum(c for c in costs if c is not None)
                 if costs and all(c is not None for c in costs)
                 else None,
+                error_kinds=kinds,
+                error_messages=messages,
             )
         return out
 
@@ -748,7 +906,7 @@ class BatchResult(BaseModel):
         the file. :meth:`from_jsonl` reads it back."""
         with open(path, "w", encoding="utf-8") as out:
             for result in self.verdicts:
-                out.write(result.model_dump_json() + "\n")
+                out.write(dump_result(result) + "\n")
 
     @classmethod
     def from_jsonl(cls, path: str | os.PathLike[str], *, slim: bool = False) -> BatchResult:
@@ -823,6 +981,33 @@ class BatchResult(BaseModel):
         return buffer.getvalue().rstrip("\n")
 
 
+def is_fallback(result: EnsembleVerdict) -> bool:
+    """True when ``result.consensus`` is the voting strategy's fallback label, given because
+    no vote decided (``EnsembleVerdict.fallback``), not a label the critics voted for.
+    Results stored without that flag read as votes."""
+    return bool(getattr(result, "fallback", False))
+
+
+_MESSAGES_KEPT = 16  # distinct messages tallied per error kind: bounded memory on huge runs
+
+
+def _failure_tally(failed: Iterable[Verdict]) -> tuple[dict[str, int], dict[str, str]]:
+    """Failed verdicts by error kind (most common first), and each kind's most common
+    message among the first few distinct ones seen."""
+    kinds: Counter[str] = Counter()
+    messages: dict[str, Counter[str]] = {}
+    for verdict in failed:
+        kind = str(verdict.error_kind or ("parse" if verdict.kind == "PARSE_FAIL" else "error"))
+        kinds[kind] += 1
+        seen = messages.setdefault(kind, Counter())
+        text = verdict.error or ""
+        if text in seen or len(seen) < _MESSAGES_KEPT:
+            seen[text] += 1
+    return dict(kinds.most_common()), {
+        kind: seen.most_common(1)[0][0] for kind, seen in messages.items() if seen
+    }
+
+
 def is_incomplete(result: EnsembleVerdict) -> bool:
     """True when a call of ``result`` failed after its retries (``ERROR``) or was not made
     for lack of budget: the item is worth judging again (``--retry-failed``)."""
@@ -851,6 +1036,40 @@ def _numeric(verdict: Verdict, level: str) -> float:
 # -- the results file ---------------------------------------------------------------------------
 
 
+def dump_result(result: EnsembleVerdict) -> str:
+    """``result`` as one line of JSON (no newline), as results files hold it.
+
+    Lossless for any text, including a lone surrogate (valid JSON as an escape such as
+    ``"\\udc80"``, e.g. in an item id read from a JSONL file): UTF-8 cannot encode one, so
+    such a record is written with ASCII escapes instead of failing. :func:`load_result`
+    reads both forms back.
+    """
+    try:
+        return result.model_dump_json()
+    except PydanticSerializationError:
+        # Rare (text that is not Unicode); the escaped form is ~3x slower to write.
+        return json.dumps(result.model_dump(mode="json"), ensure_ascii=True, separators=(",", ":"))
+
+
+def load_result(line: str | bytes) -> EnsembleVerdict:
+    """One line written by :func:`dump_result`, as an :class:`EnsembleVerdict`.
+
+    Raises:
+        ValidationError: the line is not JSON or not a result record.
+    """
+    try:
+        return EnsembleVerdict.model_validate_json(line)
+    except ValidationError as exc:
+        # pydantic's JSON parser refuses lone surrogate escapes, which json.loads keeps.
+        if not any("surrogate" in str(e.get("msg", "")) for e in exc.errors()):
+            raise
+        try:
+            value = json.loads(line)
+        except ValueError:
+            raise exc from None
+        return EnsembleVerdict.model_validate(value)
+
+
 class ResultsFile:
     """An append-only JSONL file of results, one ``EnsembleVerdict`` per line.
 
@@ -870,11 +1089,15 @@ class ResultsFile:
         *,
         repaired: bool = False,
         dropped: list[str] | None = None,
+        spent_usd: float = 0.0,
+        unpriced: int = 0,
     ) -> None:
         self.path = path
         self.done_ids = done
         self.repaired = repaired
         self.dropped_ids = dropped or []
+        self.spent_usd = spent_usd
+        self.unpriced = unpriced
         self._handle = handle
 
     @classmethod
@@ -889,6 +1112,10 @@ class ResultsFile:
         judged again; their ids are in :attr:`dropped_ids`. The file is rewritten through
         a temporary file and an atomic rename, so a kill leaves either version whole.
 
+        :attr:`spent_usd` is what the results found in the file cost (those removed by
+        ``retry_failed`` included: they were paid for), and :attr:`unpriced` how many of
+        them have no known cost; a resumed run's budget starts from it.
+
         Raises:
             ConfigError: the file holds results and ``resume`` is false; a line that is
                 not a result (with its number); the folder does not exist.
@@ -897,6 +1124,7 @@ class ResultsFile:
         done: set[str] = set()
         repaired = False
         dropped: list[str] = []
+        cost = _CostTally()
         if target.exists() and target.stat().st_size > 0:
             if not (resume or retry_failed):
                 raise ConfigError(
@@ -905,17 +1133,26 @@ class ResultsFile:
                 )
             repaired = _repair_torn_tail(target)
             if retry_failed:
-                dropped = _drop_failed(target)
+                dropped = _drop_failed(target, cost)
             for record in cls.read(target, slim=True):
                 done.add(record.query_id)
+                cost.add(record)
         if not target.parent.exists():
             raise ConfigError(f"{target.parent} does not exist; create it or choose another path")
         handle = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        return cls(target, handle, done, repaired=repaired, dropped=dropped)
+        return cls(
+            target,
+            handle,
+            done,
+            repaired=repaired,
+            dropped=dropped,
+            spent_usd=cost.usd,
+            unpriced=cost.unpriced,
+        )
 
     def append(self, result: EnsembleVerdict) -> None:
-        """Write ``result`` as one line and flush it."""
-        self._handle.write(result.model_dump_json() + "\n")
+        """Write ``result`` as one line (:func:`dump_result`) and flush it."""
+        self._handle.write(dump_result(result) + "\n")
         self._handle.flush()
         self.done_ids.add(result.query_id)
 
@@ -947,7 +1184,7 @@ class ResultsFile:
                 if not line.strip():
                     continue
                 try:
-                    result = EnsembleVerdict.model_validate_json(line)
+                    result = load_result(line)
                 except ValidationError as exc:
                     first = exc.errors()[0]
                     where = ".".join(str(p) for p in first["loc"])
@@ -962,8 +1199,23 @@ class ResultsFile:
                 yield result
 
 
-def _drop_failed(path: Path) -> list[str]:
-    """Rewrite ``path`` without results that have an ERROR verdict; return their ids."""
+class _CostTally:
+    """The known cost of results, and how many had none."""
+
+    def __init__(self) -> None:
+        self.usd = 0.0
+        self.unpriced = 0
+
+    def add(self, result: EnsembleVerdict) -> None:
+        if result.cost_usd is None:
+            self.unpriced += 1
+        else:
+            self.usd += result.cost_usd
+
+
+def _drop_failed(path: Path, cost: _CostTally) -> list[str]:
+    """Rewrite ``path`` without results that have an ERROR verdict; return their ids (and
+    add their cost to ``cost``: they were paid for)."""
     kept: list[str] = []
     dropped: list[str] = []
     with open(path, encoding="utf-8") as handle:
@@ -971,11 +1223,12 @@ def _drop_failed(path: Path) -> list[str]:
             if not line.strip():
                 continue
             try:
-                record = EnsembleVerdict.model_validate_json(line)
+                record = load_result(line)
             except ValidationError:
                 raise ConfigError(f"{path} line {number}: not a result record") from None
             if is_incomplete(record):
                 dropped.append(record.query_id)
+                cost.add(record)
             else:
                 kept.append(line if line.endswith("\n") else line + "\n")
     if dropped:

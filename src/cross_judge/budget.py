@@ -26,26 +26,27 @@ __all__ = ["Budget"]
 class Budget:
     """A cap of ``limit_usd`` dollars. Thread-safe; share one across calls and batches.
 
-    ``spent_usd`` is what finished calls cost (their reported usage at known prices);
-    ``reserved_usd`` the worst cases of calls in flight; ``skipped`` how many calls were
-    refused.
+    ``spent_usd`` is what finished calls cost (their reported usage at known prices), plus
+    the ``spent_usd`` given at construction: money already spent against this cap
+    elsewhere, such as the earlier runs of a resumed results file (``cross-judge review
+    --resume --budget-usd``); ``reserved_usd`` the worst cases of calls in flight;
+    ``skipped`` how many calls were refused.
 
     Raises:
-        ConfigError: ``limit_usd`` is not a finite number >= 0.
+        ConfigError: ``limit_usd`` or ``spent_usd`` is not a finite number >= 0.
     """
 
-    def __init__(self, limit_usd: float) -> None:
-        if (
-            isinstance(limit_usd, bool)
-            or not isinstance(limit_usd, (int, float))
-            or not math.isfinite(limit_usd)
-            or limit_usd < 0
-        ):
-            raise ConfigError(
-                f"budget_usd must be a finite number of dollars >= 0, got {limit_usd!r}"
-            )
+    def __init__(self, limit_usd: float, *, spent_usd: float = 0.0) -> None:
+        for name, value in (("budget_usd", limit_usd), ("spent_usd", spent_usd)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ConfigError(f"{name} must be a finite number of dollars >= 0, got {value!r}")
         self._limit = float(limit_usd)
-        self._spent = 0.0
+        self._spent = float(spent_usd)
         self._reserved = 0.0
         self._skipped = 0
         self._lock = threading.Lock()

@@ -4,7 +4,10 @@ Subcommands:
 
 * ``review ITEMS.jsonl --panel PANEL.yaml --out OUT.jsonl``: judge every item with the
   panel, appending each result to OUT as it finishes (resumable with ``--resume``), then
-  print a summary of the whole of OUT.
+  print a summary of the whole of OUT. One review at a time holds OUT (a lock file beside
+  it, see :mod:`cross_judge._lock`); ``--resume`` refuses a panel that judges differently
+  from the one OUT's last run used unless ``--allow-panel-change``; ``--budget-usd`` caps
+  OUT as a whole, counting what its results already cost.
 * ``revote OUT.jsonl --voting NAME``: the same verdicts under another strategy; no model
   is called, and no existing file is ever overwritten.
 * ``stats OUT.jsonl``: agreement statistics of a finished run.
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskStatus
     from rich.console import Console
 
+    from ._manifest import RunManifest
     from .batch import BatchResult, Item, ResultsFile
     from .budget import Budget
     from .cache import ResponseCache
@@ -97,7 +101,8 @@ def _build_parser() -> argparse.ArgumentParser:
             "Judge each item of ITEMS.jsonl (one JSON object per line: id, query, context, "
             "meta; other keys are kept in meta) with the critics of PANEL.yaml, appending "
             "each result to OUT.jsonl as soon as it is ready. Bad lines are reported with "
-            "their line number and skipped. Interrupted runs continue with --resume."
+            "their line number and skipped. Interrupted runs continue with --resume. One "
+            "review at a time writes OUT: a second one exits, naming the first."
         ),
     )
     review.add_argument("items", metavar="ITEMS.jsonl", help="the items to judge")
@@ -123,12 +128,21 @@ def _build_parser() -> argparse.ArgumentParser:
         ),
     )
     review.add_argument(
+        "--allow-panel-change",
+        action="store_true",
+        help=(
+            "with --resume: continue OUT although the panel (voting, critics or prompts) "
+            "differs from the one its earlier runs used; refused otherwise"
+        ),
+    )
+    review.add_argument(
         "--budget-usd",
         type=_dollars,
         metavar="X",
         help=(
-            "spend at most X dollars in this run: a call whose worst case no longer fits is "
-            "not made (its verdict is SKIPPED, error_kind budget); needs known model prices"
+            "spend at most X dollars on OUT as a whole: a resumed run counts what OUT's "
+            "results already cost. A call whose worst case no longer fits is not made (its "
+            "verdict is SKIPPED, error_kind budget); needs known model prices"
         ),
     )
     review.add_argument(
@@ -291,6 +305,33 @@ def _stderr() -> Console:
     return Console(stderr=True)
 
 
+def _check_prices(ensemble: Ensemble) -> None:
+    """Raise, for a ``--budget-usd`` run, naming every critic whose model has no known price
+    and the ``--prices`` file that would give it one (the library's message points to
+    ``register_price``, which a command-line user cannot call)."""
+    missing = [c for c in ensemble.critics if c.price() is None]
+    if not missing:
+        return
+    by_vendor: dict[str, dict[str, None]] = {}
+    for critic in missing:
+        by_vendor.setdefault(critic._endpoint().name, {})[critic.model] = None
+    lines = "".join(
+        f"      {vendor}:\n        models:\n"
+        + "".join(
+            f"          {json.dumps(model)}: {{input: ..., output: ...}}\n" for model in models
+        )
+        for vendor, models in by_vendor.items()
+    )
+    names = ", ".join(f"{c.name!r} ({c.model} on {c._endpoint().name})" for c in missing)
+    raise ConfigError(
+        f"--budget-usd needs the price of every critic's model, and none is known for "
+        f"{names}; pass --prices FILE with a YAML price file such as\n"
+        f"    vendors:\n{lines}"
+        "(USD per million input and output tokens; the shipped table is "
+        "cross_judge/prices.yaml)"
+    )
+
+
 def _note(console: Console, message: str) -> None:
     """A plain line on ``console``: no markup (ids and paths may hold brackets), no wrapping."""
     _say(console, f"cross-judge: {message}")
@@ -416,6 +457,103 @@ class _ItemReader:
     def _skip(self, number: int, reason: str) -> None:
         self.bad_lines += 1
         _note(self.console, f"{self.path}:{number}: skipped: {reason}")
+
+
+_EXPECTED_ITEMS = (
+    'expected JSON Lines: one JSON object per line, e.g. {"id": "1", "query": "text to judge"}'
+)
+_SNIFF_BYTES = 65536
+_SNIFF_LINES = 5
+
+
+def _check_items_format(path: Path) -> None:
+    """Raise one :class:`ConfigError` saying what ``path`` looks like when it is plainly not
+    JSON Lines of objects: empty, UTF-16, a JSON array, one JSON document over several
+    lines, CSV, or other text. Decided from its first few lines (up to 64 KiB): as soon
+    as one of them is a JSON object the file is read line by line, each bad line reported
+    on its own, so one damaged line never stops a run.
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(_SNIFF_BYTES)
+        more = bool(handle.read(1))
+    if head.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        raise ConfigError(f"{path} is UTF-32 text; save it as UTF-8 ({_EXPECTED_ITEMS})")
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise ConfigError(f"{path} is UTF-16 text; save it as UTF-8 ({_EXPECTED_ITEMS})")
+    head = head.removeprefix(codecs.BOM_UTF8)
+    lines = [line.strip() for line in head.split(b"\n")]
+    if more:
+        lines.pop()  # maybe cut short by the sniff limit
+    sample = [line for line in lines if line][:_SNIFF_LINES]
+    if not sample:
+        if more:  # 64 KiB of blank lines, then something: let the reader see it
+            return
+        raise ConfigError(f"{path} is empty: there are no items to judge ({_EXPECTED_ITEMS})")
+    values = [_json_or_none(line) for line in sample]
+    first = sample[0]
+    shown = first[:80].decode("utf-8", "replace")
+    # One JSON value over several lines (pretty-printed): the whole of a small file parses
+    # as one; a large one starts with a line that is only its opening bracket.
+    whole = _json_or_none(head) if not more and len(sample) > 1 else None
+    opening = values[0] is None and (first.startswith(b"[") or first == b"{")
+    if (
+        isinstance(whole, list)
+        or (opening and first.startswith(b"["))
+        or (isinstance(values[0], list) and not any(isinstance(v, dict) for v in values))
+    ):
+        raise ConfigError(
+            f"{path} holds a JSON array, not JSON Lines ({_EXPECTED_ITEMS}); convert it with "
+            f"e.g. jq -c '.[]' {shlex.quote(str(path))} > items.jsonl"
+        )
+    if isinstance(whole, dict) or opening:
+        raise ConfigError(
+            f"{path} holds a JSON document spread over several lines (line 1: {shown!r}), "
+            f"not JSON Lines ({_EXPECTED_ITEMS}); write each item on one line, e.g. with "
+            "jq -c"
+        )
+    if any(isinstance(value, dict) for value in values):
+        return
+    delimiter = _csv_delimiter(sample, path)
+    if delimiter is not None:
+        name = {",": "comma", "\t": "tab", ";": "semicolon", "|": "pipe"}[delimiter]
+        option = "" if delimiter == "," else f", delimiter={delimiter!r}"
+        convert = (
+            "import csv, json, sys; [print(json.dumps(row)) for row in csv.DictReader("
+            f"open(sys.argv[1], newline='', encoding='utf-8'){option})]"
+        )
+        raise ConfigError(
+            f"{path} looks like CSV ({name}-separated; line 1: {shown!r}), not JSON Lines "
+            f"({_EXPECTED_ITEMS}); convert it, with a 'query' column, e.g. python -c "
+            f"{shlex.quote(convert)} {shlex.quote(str(path))} > items.jsonl"
+        )
+    raise ConfigError(
+        f"{path} is not JSON Lines: none of its first {_count(len(sample), 'line')} is a "
+        f"JSON object (line 1: {shown!r}); {_EXPECTED_ITEMS}"
+    )
+
+
+def _json_or_none(line: bytes) -> Any:
+    try:
+        return json.loads(line.decode("utf-8"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+
+
+def _csv_delimiter(sample: list[bytes], path: Path) -> str | None:
+    """The delimiter if ``sample`` (lines that are not JSON) reads as CSV with at least two
+    columns in every line, else ``None``; a ``.csv`` or ``.tsv`` name settles it."""
+    import csv
+
+    text = "\n".join(line.decode("utf-8", "replace") for line in sample)
+    suffix = path.suffix.lower()
+    try:
+        dialect = csv.Sniffer().sniff(text, delimiters=",\t;|")
+    except csv.Error:
+        return "\t" if suffix == ".tsv" else "," if suffix == ".csv" else None
+    rows = list(csv.reader(text.splitlines(), dialect))
+    if suffix in (".csv", ".tsv") or all(len(row) >= 2 for row in rows):
+        return str(dialect.delimiter)
+    return None
 
 
 def _json_type(value: object) -> str:
@@ -585,9 +723,9 @@ def _resume_command(args: argparse.Namespace) -> str:
 def _review(args: argparse.Namespace) -> int:
     import anyio
 
+    from ._lock import ResultsLock
     from ._manifest import RunManifest
     from .batch import DEFAULT_CONCURRENCY, ResultsFile
-    from .budget import Budget
     from .cache import resolve_cache
     from .panel_file import load_panel
     from .pricing import load_prices
@@ -597,28 +735,58 @@ def _review(args: argparse.Namespace) -> int:
         raise ConfigError(f"{items_path}: no such items file")
     if not items_path.is_file():
         raise ConfigError(f"{items_path}: not a file; pass a JSONL file of items")
+    _check_items_format(items_path)
     spec = load_panel(args.panel)
     if out_path.exists() and out_path.resolve() == items_path.resolve():
         raise ConfigError(f"--out {out_path} is the items file; write results to another file")
+    if not out_path.parent.exists():
+        raise ConfigError(f"{out_path.parent} does not exist; create it or choose another path")
     concurrency = args.concurrency or spec.concurrency or DEFAULT_CONCURRENCY
     if args.prices is not None:
         load_prices(args.prices)
     cache = resolve_cache(args.cache) if args.cache else None
     if cache is not None:
         cache.check()  # an unusable cache file stops the run before anything is billed
-    budget = Budget(args.budget_usd) if args.budget_usd is not None else None
+    resume = args.resume or args.retry_failed
     err = _stderr()
     simulated = spec.simulated_critics
     started = time.perf_counter()
     with contextlib.ExitStack() as stack:
+        # First of all: a second review of this OUT stops here, before it reads, repairs
+        # or bills anything.
+        lock = stack.enter_context(
+            ResultsLock.acquire(out_path, command=["cross-judge", *args.argv])
+        )
+        if lock.warning is not None:
+            _note(err, f"warning: {lock.warning}")
         simulator_url: str | None = None
         if simulated:
             server = stack.enter_context(spec.simulator())
             simulator_url = server.url
             _note(err, _simulated_note(simulated, simulator_url))
         ensemble = spec.build(simulator_url=simulator_url, cache=cache)
-        if budget is not None:
-            ensemble.check_prices()
+        if args.budget_usd is not None:
+            _check_prices(ensemble)
+        options: dict[str, Any] = {
+            "concurrency": concurrency,
+            "budget_usd": args.budget_usd,
+            "prices": args.prices,
+            "cache": str(cache.path) if cache is not None else None,
+            "resume": resume,
+            "retry_failed": args.retry_failed,
+            "allow_panel_change": args.allow_panel_change,
+            "simulated_critics": list(simulated),
+        }
+        manifest = RunManifest.prepare(
+            out_path,
+            ensemble=ensemble,
+            argv=args.argv,
+            items=items_path,
+            panel=Path(args.panel),
+            options=options,
+        )
+        if resume and out_path.exists() and out_path.stat().st_size > 0:
+            _check_same_panel(args, out_path, manifest, err)
         results = stack.enter_context(
             ResultsFile.open(out_path, resume=args.resume, retry_failed=args.retry_failed)
         )
@@ -640,25 +808,13 @@ def _review(args: argparse.Namespace) -> int:
                 f"resuming: {out_path} holds {_count(len(results.done_ids), 'result')}; "
                 "items with those ids are skipped",
             )
+        budget = _file_budget(args, out_path, results, err)
+        if budget is not None:
+            options["budget_spent_before_usd"] = round(results.spent_usd, 6)
         reader = _ItemReader(items_path, ensemble.critics, set(results.done_ids), err)
         progress = not args.no_progress and sys.stderr.isatty()
         total = max(0, _count_lines(items_path) - len(results.done_ids)) if progress else None
-        manifest = RunManifest.start(
-            out_path,
-            ensemble=ensemble,
-            argv=args.argv,
-            items=items_path,
-            panel=Path(args.panel),
-            options={
-                "concurrency": concurrency,
-                "budget_usd": args.budget_usd,
-                "prices": args.prices,
-                "cache": str(cache.path) if cache is not None else None,
-                "resume": args.resume or args.retry_failed,
-                "retry_failed": args.retry_failed,
-                "simulated_critics": list(simulated),
-            },
-        )
+        manifest.begin()
         state = _RunState()
         status = "failed"  # unless the run gets further
         try:
@@ -691,7 +847,89 @@ def _review(args: argparse.Namespace) -> int:
             f"Resume with:\n  {_resume_command(args)}",
         )
         return EXIT_INTERRUPTED
-    return _review_report(args, out_path, reader, state, simulated, elapsed, err, budget)
+    return _review_report(
+        args, out_path, reader, state, simulated, elapsed, err, budget, results.spent_usd
+    )
+
+
+def _note_dead_critics(batch: BatchResult, panel: str, err: Console) -> None:
+    """Say why, for each critic whose every call failed: its error kinds and the vendor's
+    own message (the summary's table has every critic's; this is the one to act on)."""
+    from ._summary import failure_message
+
+    for stats in batch.critic_stats().values():
+        asked = stats.items - stats.skipped
+        failed = stats.errors + stats.parse_failures
+        if not asked or failed < asked:
+            continue
+        why = "; ".join(
+            f"{kind} ({count}): {failure_message(kind, stats.error_messages.get(kind, ''))}"
+            for kind, count in stats.error_kinds.items()
+        )
+        check = (
+            "model and prompt" if set(stats.error_kinds) == {"parse"} else "model, base_url and key"
+        )
+        _note(
+            err,
+            f"critic {stats.critic!r}: every call failed ({failed} of {asked}): {why}. "
+            f"Check its {check} in {panel}",
+        )
+
+
+def _check_same_panel(
+    args: argparse.Namespace, out_path: Path, manifest: RunManifest, err: Console
+) -> None:
+    """Refuse to resume ``out_path`` with a panel that judges differently from the one of
+    its last run (as its manifest records it), unless ``--allow-panel-change``."""
+    previous = manifest.previous_run()
+    if previous is None:
+        _note(
+            err,
+            f"note: no readable {manifest.path.name} beside {out_path}: cannot check that "
+            "its results came from the same panel",
+        )
+        return
+    changes = manifest.panel_changes(previous)
+    if not changes:
+        return
+    listed = "\n".join(f"  {change}" for change in changes)
+    if args.allow_panel_change:
+        _note(err, f"warning: resuming with a changed panel (--allow-panel-change):\n{listed}")
+        return
+    raise ConfigError(
+        f"--resume with a changed panel: {out_path} holds results of the panel its last run "
+        f"used (started {previous.get('started_at', '?')}), and {args.panel} now differs:\n"
+        f"{listed}\n"
+        "Mixing both in one file would make its agreement and consensus counts meaningless. "
+        "Write the new panel's results to another --out, or pass --allow-panel-change to "
+        "continue this file anyway (the manifest records both panels)."
+    )
+
+
+def _file_budget(
+    args: argparse.Namespace, out_path: Path, results: ResultsFile, err: Console
+) -> Budget | None:
+    """The budget of ``--budget-usd``: a cap on the results file as a whole, so it starts
+    from what the results already in it cost (a resumed run)."""
+    from .budget import Budget
+
+    if args.budget_usd is None:
+        return None
+    before = results.spent_usd
+    if results.unpriced:
+        _note(
+            err,
+            f"note: {_count(results.unpriced, 'result')} in {out_path} "
+            f"{'has' if results.unpriced == 1 else 'have'} no recorded cost and "
+            "cannot count against --budget-usd",
+        )
+    if before >= args.budget_usd and before > 0:
+        raise ConfigError(
+            f"--budget-usd {args.budget_usd:g} caps {out_path} as a whole, and its results "
+            f"have already cost ${before:.4f}; nothing more fits. Raise --budget-usd to "
+            "judge the remaining items"
+        )
+    return Budget(args.budget_usd, spent_usd=before)
 
 
 def _simulated_note(names: Sequence[str], url: str) -> str:
@@ -710,6 +948,7 @@ def _review_report(
     elapsed: float,
     err: Console,
     budget: Budget | None,
+    spent_before: float,
 ) -> int:
     batch = _read_results(str(out_path), slim=True) if out_path.stat().st_size else None
     out = _stdout()
@@ -727,10 +966,13 @@ def _review_report(
         line += f"; {_count(reader.bad_lines, 'line')} skipped for bad input"
     _say(out, line)
     if budget is not None:
+        before = spent_before
         _say(
             out,
-            f"budget: ${budget.spent_usd:.4f} of ${budget.limit_usd:g} spent; "
-            f"{_count(state.budget_skips, 'call')} not made (over budget)",
+            f"budget (all of {out_path}): ${before:.4f} before this run + "
+            f"${budget.spent_usd - before:.4f} in this run = ${budget.spent_usd:.4f} of "
+            f"${budget.limit_usd:g}; {_count(state.budget_skips, 'call')} not made "
+            "(over budget)",
         )
     _say(out, f"results: {out_path}")
     if simulated:
@@ -740,6 +982,8 @@ def _review_report(
             "from cross_judge.testing), not language models",
         )
     failed = batch.failed_items if batch is not None else []
+    if batch is not None:
+        _note_dead_critics(batch, args.panel, err)
     if reader.bad_lines:
         _note(err, f"{_count(reader.bad_lines, 'line')} of {args.items} skipped for bad input")
     if failed:
@@ -810,6 +1054,8 @@ def _revote(args: argparse.Namespace) -> int:
 def _write_new(path: Path, batch: BatchResult) -> None:
     """Write ``batch`` to a file that must not exist yet (``x`` mode: never a clobber, not
     even one racing another process); a failed write removes the partial file."""
+    from .batch import dump_result
+
     try:
         handle = open(path, "x", encoding="utf-8")  # noqa: SIM115 - closed below
     except FileExistsError:
@@ -817,7 +1063,7 @@ def _write_new(path: Path, batch: BatchResult) -> None:
     try:
         with handle:
             for result in batch.verdicts:
-                handle.write(result.model_dump_json() + "\n")
+                handle.write(dump_result(result) + "\n")
     except BaseException:
         path.unlink(missing_ok=True)
         raise

@@ -18,6 +18,11 @@ may bill a cancelled request's prompt). Either way the critics not heard from ar
 
 Batches (``judge_many``, ``stream``) are run by :mod:`cross_judge.batch`; the methods
 here delegate to it. This module does not retry, parse or rate-limit (the critics do).
+
+An ensemble without critics (``Ensemble(critics=[], voting=..., voting_kwargs=...)``, as
+0.1 code builds to re-vote stored verdicts) is valid: it aggregates and re-votes
+(:meth:`Ensemble.aggregate_verdicts`, :meth:`Ensemble.revote`) exactly as one with critics
+does, and raises :class:`~cross_judge.errors.ConfigError` when asked to judge.
 """
 
 from __future__ import annotations
@@ -36,7 +41,14 @@ import anyio
 from anyio.abc import TaskGroup
 
 from . import _sync
-from .batch import DEFAULT_CONCURRENCY, BatchResult, ResultStream, judge_many, stream
+from .batch import (
+    DEFAULT_CONCURRENCY,
+    BatchResult,
+    ResultStream,
+    judge_many,
+    stop_streams,
+    stream,
+)
 from .budget import Budget
 from .core import Critic
 from .errors import ConfigError, ErrorKind
@@ -98,7 +110,9 @@ class Ensemble:
     The first three parameters are cross-judge 0.1's.
 
     Args:
-        critics: the panel; names must be unique. Every critic judges every item.
+        critics: the panel; names must be unique. Every critic judges every item. An empty
+            panel only aggregates stored verdicts (:meth:`aggregate_verdicts`,
+            :meth:`revote`); judging with it raises :class:`ConfigError`.
         voting: a registered strategy name (``majority``, ``unanimous``/``consensus``,
             ``weighted``, ``average``, ``weighted_average``, ``median``, ``any``,
             ``highest``, ``lowest``, ``first_disagreement``) or a callable
@@ -106,8 +120,10 @@ class Ensemble:
         voting_kwargs: passed to the strategy (``priority``, ``fallback``, ``errors``,
             ``ties``, ...). Checked now: an unknown or invalid argument raises.
         weights: vote weight per critic name; default each critic's ``weight``. Passed to
-            strategies that accept ``weights``.
-        min_valid: quorum: with fewer valid verdicts the consensus is the fallback.
+            strategies that accept ``weights``. With an empty panel they may name any
+            critic (the stored verdicts' ``critic_id``), and default to none (1.0 each).
+        min_valid: quorum: with fewer valid verdicts the consensus is the fallback; at most
+            the number of critics (any integer >= 1 for an empty panel).
         early_stop: save the calls whose answers can no longer change the consensus
             (``majority`` and ``unanimous`` only): ``True``/``"staged"`` asks critics
             only as needed, ``"cancel"`` asks all at once and cancels the rest when
@@ -119,8 +135,8 @@ class Ensemble:
             own use it. See :class:`~cross_judge.core.Critic`.
 
     Raises:
-        ConfigError: an empty panel, duplicate names, an unknown strategy or argument,
-            weights for unknown critics, ``early_stop`` with another strategy.
+        ConfigError: duplicate names, an unknown strategy or argument, weights for unknown
+            critics, ``early_stop`` with another strategy.
     """
 
     critics: list[Critic]
@@ -138,30 +154,27 @@ class Ensemble:
 
     def __post_init__(self) -> None:
         self.critics = list(self.critics)
-        if not self.critics:
-            raise ConfigError("Ensemble needs at least one critic")
         names = [c.name for c in self.critics]
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ConfigError(f"critic names must be unique in an Ensemble; repeated: {duplicates}")
-        if self.weights is None:
-            self.weights = {c.name: c.weight for c in self.critics}
-        else:
-            unknown = sorted(set(self.weights) - set(names))
+        given: dict[str, Any] = dict(self.weights or {})
+        if self.critics:
+            unknown = sorted(set(given) - set(names))
             if unknown:
                 raise ConfigError(f"weights name unknown critics {unknown}; critics are {names}")
-            self.weights = {c.name: float(self.weights.get(c.name, c.weight)) for c in self.critics}
-        bad = {n: w for n, w in self.weights.items() if not (math.isfinite(w) and w >= 0)}
-        if bad:
-            raise ConfigError(f"weights must be finite and >= 0, got {bad}")
+            given = {c.name: given.get(c.name, c.weight) for c in self.critics}
+        # else: an empty panel re-votes stored verdicts, whose critic ids the weights name.
+        self.weights = _checked_weights(given)
         if self.min_valid is not None and (
             isinstance(self.min_valid, bool)
             or not isinstance(self.min_valid, int)
-            or not 1 <= self.min_valid <= len(self.critics)
+            or self.min_valid < 1
+            or (self.critics and self.min_valid > len(self.critics))
         ):
+            most = f"the number of critics ({len(self.critics)})" if self.critics else "any"
             raise ConfigError(
-                f"min_valid must be an integer from 1 to the number of critics "
-                f"({len(self.critics)}), got {self.min_valid!r}"
+                f"min_valid must be an integer from 1 to {most}, got {self.min_valid!r}"
             )
         if self.deadline is not None and not (
             isinstance(self.deadline, (int, float)) and self.deadline > 0
@@ -213,10 +226,11 @@ class Ensemble:
 
         Raises:
             PromptError: a template field is missing from ``context``.
-            ConfigError: a budget is given but a critic's model has no known price, or a
-                response cache file cannot be used.
+            ConfigError: the ensemble has no critics, a budget is given but a critic's
+                model has no known price, or a response cache file cannot be used.
             All before any critic is called.
         """
+        self.check_can_judge()
         budget = Budget.of(budget_usd)
         if budget is not None:
             self.check_prices()
@@ -285,6 +299,19 @@ class Ensemble:
         for cache in caches.values():
             await cache.acheck()
 
+    def check_can_judge(self) -> None:
+        """Raise unless this ensemble can judge items, i.e. has at least one critic.
+
+        Raises:
+            ConfigError: an empty panel, which only aggregates stored verdicts.
+        """
+        if not self.critics:
+            raise ConfigError(
+                "this Ensemble has no critics, so it cannot judge: an empty Ensemble only "
+                "aggregates stored verdicts (aggregate_verdicts, revote); pass "
+                "critics=[Critic(...), ...] to judge items"
+            )
+
     def check_prices(self) -> None:
         """Raise unless every critic's model has a known price (needed by a budget).
 
@@ -327,6 +354,7 @@ class Ensemble:
         budget_usd: Budget | float | None = None,
     ) -> EnsembleVerdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
+        self.check_can_judge()
         call = functools.partial(
             self.judge,
             query,
@@ -357,8 +385,10 @@ class Ensemble:
 
         Raises:
             ItemError: an item cannot be judged (nothing was sent).
-            ConfigError: a budget is given but a critic's model has no known price.
+            ConfigError: the ensemble has no critics, or a budget is given but a critic's
+                model has no known price.
         """
+        self.check_can_judge()
         return await judge_many(
             self, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
         )
@@ -372,6 +402,7 @@ class Ensemble:
         budget_usd: Budget | float | None = None,
     ) -> BatchResult:
         """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
+        self.check_can_judge()
         call = functools.partial(
             self.judge_many,
             items,
@@ -391,7 +422,12 @@ class Ensemble:
     ) -> ResultStream:
         """Judge items and hand out results as they finish: ``async for r in
         ensemble.stream(items)``. Items are read lazily, so memory stays flat.
-        ``budget_usd`` caps the whole stream. See :func:`cross_judge.batch.stream`."""
+        ``budget_usd`` caps the whole stream. See :func:`cross_judge.batch.stream`.
+
+        Raises:
+            ConfigError: the ensemble has no critics (at once, before any item is read).
+        """
+        self.check_can_judge()
         return stream(
             self, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
         )
@@ -431,8 +467,21 @@ class Ensemble:
     # -- lifecycle ------------------------------------------------------------------------
 
     async def aclose(self) -> None:
-        """Close the pooled connections of every critic on the running event loop."""
-        urls = {c._endpoint().base_url for c in self.critics if c.http_client is None}
+        """Stop this ensemble's streams still running on this event loop (their calls in
+        flight are cancelled), then close the pooled connections of every critic on it.
+
+        A critic whose endpoint cannot be resolved (its base URL was refused) has no pool
+        and is skipped.
+        """
+        await stop_streams(self)
+        urls: set[str] = set()
+        for critic in self.critics:
+            if critic.http_client is not None:
+                continue
+            try:
+                urls.add(critic._endpoint().base_url)
+            except ConfigError:
+                continue
         await aclose_sessions(sorted(urls))
 
     async def __aenter__(self) -> Ensemble:
@@ -468,6 +517,28 @@ def revote(
         meta=result.meta,
         elapsed_s=result.elapsed_s,
     )
+
+
+def _checked_weights(weights: Mapping[str, Any]) -> dict[str, float]:
+    """``weights`` as floats.
+
+    Raises:
+        ConfigError: a weight is not a finite number >= 0.
+    """
+    checked: dict[str, float] = {}
+    bad: dict[str, Any] = {}
+    for name, weight in weights.items():
+        try:
+            number = float(weight)
+        except (TypeError, ValueError):
+            number = math.nan
+        if math.isfinite(number) and number >= 0:
+            checked[name] = number
+        else:
+            bad[name] = weight
+    if bad:
+        raise ConfigError(f"weights must be finite and >= 0, got {bad}")
+    return checked
 
 
 def _resolve(
@@ -523,6 +594,7 @@ def _aggregate(
         voting=name,
         meta=dict(meta or {}),
         score=getattr(vote, "score", None),
+        fallback=bool(getattr(vote, "fallback", False)),
         n_valid=len(valid),
         n_errors=len(verdicts) - len(valid) - saved,
         calls_saved=saved,

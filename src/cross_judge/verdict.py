@@ -170,7 +170,10 @@ class EnsembleVerdict(BaseModel):
     verdicts), ``calls_saved`` (critics cancelled by early stop, ``kind="SKIPPED"``, which
     no statistic counts), ``dissenters`` (critic ids of valid verdicts against the
     consensus), ``usage`` and ``cost_usd`` totals (``cost_usd`` is ``None`` unless every
-    call made has a known cost), ``elapsed_s`` (wall time of the whole judgement).
+    call made has a known cost), ``elapsed_s`` (wall time of the whole judgement),
+    ``fallback`` (True when no vote decided and ``consensus`` is the strategy's fallback
+    label: no valid verdict, quorum not met, no unanimity; a ``UNCLEAR`` the critics voted
+    for has it False).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -192,3 +195,4 @@ class EnsembleVerdict(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None
     elapsed_s: float = 0.0
+    fallback: bool = False

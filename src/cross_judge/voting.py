@@ -92,19 +92,30 @@ _SKIPPED = "SKIPPED"
 
 
 class Vote(tuple[str, bool]):
-    """A strategy's result: ``(label, disagreement)``, plus the aggregate ``score``.
+    """A strategy's result: ``(label, disagreement)``, plus the aggregate ``score`` and
+    whether the label is a ``fallback``.
 
     It is a 2-tuple, so ``label, disagreement = vote`` and ``vote == ("KEEP", False)`` work
-    as with 0.1's plain tuples; equality and hashing ignore ``score``. ``score`` is the
-    aggregate of a score strategy (``average`` ...), ``None`` for label strategies and
-    whenever no score decided the label (no scored ballot, quorum not met).
+    as with 0.1's plain tuples; equality and hashing ignore ``score`` and ``fallback``.
+    ``score`` is the aggregate of a score strategy (``average`` ...), ``None`` for label
+    strategies and whenever no score decided the label (no scored ballot, quorum not met).
+    ``fallback`` is True when no vote decided and the label is the strategy's fallback
+    (or abstain) label: no valid ballot, quorum not met, no unanimity.
     """
 
-    def __new__(cls, label: str, disagreement: bool, score: float | None = None) -> Vote:
+    def __new__(
+        cls,
+        label: str,
+        disagreement: bool,
+        score: float | None = None,
+        *,
+        fallback: bool = False,
+    ) -> Vote:
         vote = super().__new__(cls, (label, disagreement))
-        # Tuple subclasses cannot have __slots__ entries; the read-only property below
-        # keeps the value from being reassigned through the public name.
+        # Tuple subclasses cannot have __slots__ entries; the read-only properties below
+        # keep the values from being reassigned through the public names.
         vote.__dict__["_score"] = score
+        vote.__dict__["_fallback"] = fallback
         return vote
 
     @property
@@ -123,12 +134,26 @@ class Vote(tuple[str, bool]):
         score: float | None = self.__dict__["_score"]
         return score
 
-    def __repr__(self) -> str:
-        return f"Vote(label={self[0]!r}, disagreement={self[1]!r}, score={self.score!r})"
+    @property
+    def fallback(self) -> bool:
+        """True when no vote decided: the label is the fallback, not a voted label."""
+        fallback: bool = self.__dict__["_fallback"]
+        return fallback
 
-    def __reduce__(self) -> tuple[type[Vote], tuple[str, bool, float | None]]:
-        # tuple's default reduction would call Vote((label, disagreement)) and lose score.
-        return (type(self), (self[0], self[1], self.score))
+    def __repr__(self) -> str:
+        return (
+            f"Vote(label={self[0]!r}, disagreement={self[1]!r}, score={self.score!r}, "
+            f"fallback={self.fallback!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # tuple's default reduction would call Vote((label, disagreement)) and lose the
+        # rest; fallback is keyword-only, so it goes through _rebuild.
+        return (_rebuild_vote, (self[0], self[1], self.score, self.fallback))
+
+
+def _rebuild_vote(label: str, disagreement: bool, score: float | None, fallback: bool) -> Vote:
+    return Vote(label, disagreement, score, fallback=fallback)
 
 
 # -- 0.1 helpers and statistics (kept: 0.1 code imports _valid and _label_counts) ---------
@@ -359,7 +384,7 @@ def _quorum(panel: _Panel, vote: Vote) -> Vote:
     """Below the quorum the label is the fallback; the disagreement flag is kept."""
     if panel.quorum_met:
         return vote
-    return Vote(panel.policy.fallback, vote.disagreement)
+    return Vote(panel.policy.fallback, vote.disagreement, fallback=True)
 
 
 def _break_tie(tied: Sequence[str], policy: _Policy) -> str:
@@ -380,7 +405,7 @@ def _plurality(panel: _Panel) -> Vote:
     """The most common ballot label; no ballot -> ``(fallback, False)``."""
     counts = Counter(b.label for b in panel.ballots)  # first-seen (critic) order
     if not counts:
-        return Vote(panel.policy.fallback, False)
+        return Vote(panel.policy.fallback, False, fallback=True)
     top = max(counts.values())
     tied = [label for label, n in counts.items() if n == top]
     label = tied[0] if len(tied) == 1 else _break_tie(tied, panel.policy)
@@ -406,7 +431,7 @@ def _score_vote(panel: _Panel, aggregate: Callable[[list[_Ballot]], float]) -> V
     if not scored:
         policy = panel.policy
         label = policy.abstain_label if any(b.abstained for b in panel.ballots) else policy.fallback
-        return _quorum(panel, Vote(label, panel.disagreement))
+        return _quorum(panel, Vote(label, panel.disagreement, fallback=True))
     values = _scores(scored)
     # Rounding can land a mean a hair outside the scores it averages; it never belongs there.
     value = min(max(aggregate(scored), min(values)), max(values))
@@ -486,7 +511,10 @@ def unanimous(
     policy = _Policy.from_args(locals())
     panel = _panel(verdicts, policy)
     labels = {b.label for b in panel.ballots}
-    vote = Vote(labels.pop(), False) if len(labels) == 1 else Vote(policy.fallback, True)
+    if len(labels) == 1:
+        vote = Vote(labels.pop(), False)
+    else:
+        vote = Vote(policy.fallback, True, fallback=True)
     return _quorum(panel, vote)
 
 
@@ -530,7 +558,7 @@ def weighted_vote(
     for b in panel.ballots:
         totals.setdefault(b.label, []).append(b.weight)
     if not totals:
-        return _quorum(panel, Vote(policy.fallback, False))
+        return _quorum(panel, Vote(policy.fallback, False, fallback=True))
     sums = {label: math.fsum(ws) for label, ws in totals.items()}
     top = max(sums.values())
     tied = [
@@ -602,7 +630,7 @@ def first_disagreement(
     panel = _panel(verdicts, policy)
     labels = {b.label for b in panel.ballots}
     if not labels:
-        vote = Vote(policy.fallback, False)
+        vote = Vote(policy.fallback, False, fallback=True)
     elif len(labels) == 1:
         vote = Vote(labels.pop(), False)
     else:

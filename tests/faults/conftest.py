@@ -45,8 +45,12 @@ def socket_count() -> int:
     return sum(target.startswith("socket:") for target in open_fds().values())
 
 
-def wait_until(predicate: Callable[[], bool], seconds: float = 3.0) -> bool:
-    """Poll ``predicate`` (bounded): True as soon as it holds, False after ``seconds``."""
+def wait_until(predicate: Callable[[], bool], seconds: float = 10.0) -> bool:
+    """Poll ``predicate`` (bounded): True as soon as it holds, False after ``seconds``.
+
+    The default is generous: what is awaited normally takes milliseconds, but a loaded
+    CI machine can stall a process for a second or more.
+    """
     end = time.monotonic() + seconds
     while True:
         if predicate():

@@ -66,8 +66,11 @@ from cross_judge.verdict import RESERVED_KINDS
 T = TypeVar("T")
 
 SCALE = float(os.environ.get("CROSS_JUDGE_FUZZ_SCALE", "1"))
-SLOW_INPUT = 2.0
-"""Seconds one check may take (every call made on one input, or on one items file)."""
+SLOW_INPUT = 5.0
+"""Seconds one check may take (every call made on one input, or on one items file): it
+catches a hang or a runaway (quadratic, exponential) case, whose time grows far past any
+bound, not a slow machine. Checks take milliseconds; a loaded CI box can stall a process
+for a second or more, hence the margin."""
 TIMEOUT = 60 * max(1.0, SCALE)
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from cross_judge import Critic, Ensemble
+from cross_judge import ConfigError, Critic, Ensemble
 from cross_judge.batch import BatchResult, Item, ItemError
 from cross_judge.testing import Persona, Reply, VendorServer
 
@@ -259,3 +259,64 @@ async def test_stream_results_make_a_batch_result(panel: Ensemble) -> None:
         collected = [r async for r in results]
     batch = BatchResult(verdicts=collected, critics=list(CRITICS), voting="majority")
     assert len(batch) == 12 and batch.reliability_alpha() is not None
+
+
+# -- a critic that cannot make its call ---------------------------------------------------------
+
+
+async def start_batch(ensemble: Ensemble, how: str) -> None:
+    if how == "judge_many":
+        await ensemble.judge_many(["a", "b"])
+    else:
+        ensemble.stream(["a", "b"])  # checked at once, not at the first iteration
+
+
+@pytest.mark.parametrize("how", ["judge_many", "stream"])
+async def test_a_critic_whose_endpoint_became_invalid_raises_before_anything_is_sent(
+    sims: VendorServer, how: str
+) -> None:
+    critics = [
+        Critic(name=name, model=name, vendor="custom", base_url=sims.url, api_key=KEY)
+        for name in (*CRITICS[:2], "moved")
+    ]
+    critics[2].base_url = "http://127.0.0.1:99999"  # reassigned after construction's checks
+    ensemble = Ensemble(critics)
+    sims.reset_stats()
+    with pytest.raises(ConfigError, match=r"critic 'moved': .*99999"):
+        await start_batch(ensemble, how)
+    assert sims.stats()["requests"] == 0
+
+
+@pytest.mark.parametrize("how", ["judge_many", "stream"])
+async def test_a_critic_whose_call_fails_to_start_gives_an_error_verdict_for_it_alone(
+    sims: VendorServer, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    from cross_judge import core
+
+    broken_url = sims.url.rstrip("/") + "/broken/v1"
+    real = core.shared_session
+
+    def shared_session(base_url: str) -> Any:
+        # A client library failing for one endpoint at call time, in a way no check
+        # before the call could foresee.
+        if base_url.rstrip("/") == broken_url:
+            raise ValueError("this endpoint cannot be reached by the client library")
+        return real(base_url)
+
+    monkeypatch.setattr(core, "shared_session", shared_session)
+    critics = [
+        Critic(name=name, model=name, vendor="custom", base_url=url, api_key=KEY)
+        for name, url in ((CRITICS[0], sims.url), (CRITICS[1], sims.url), ("broken", broken_url))
+    ]
+    items = [f"isolation item {n}" for n in range(6)]
+    async with Ensemble(critics) as ensemble:
+        if how == "judge_many":
+            results = (await ensemble.judge_many(items, concurrency=3)).verdicts
+        else:
+            results = [r async for r in ensemble.stream(items, concurrency=3)]
+    assert sorted(r.query_id for r in results) == sorted(items)
+    for result in results:
+        healthy, broken = result.verdicts[:2], result.verdicts[2]
+        assert all(v.is_valid for v in healthy)
+        assert (broken.critic_id, broken.kind) == ("broken", "ERROR")
+        assert broken.error_kind is not None and "cannot be reached" in (broken.error or "")

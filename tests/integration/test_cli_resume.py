@@ -23,7 +23,7 @@ import pytest
 import cross_judge
 from cross_judge.batch import ResultsFile
 from cross_judge.cli import main
-from cross_judge.testing import Persona, VendorServer
+from cross_judge.testing import Persona, Reply, VendorServer
 
 pytestmark = [
     pytest.mark.integration,
@@ -208,3 +208,45 @@ def test_resume_repairs_a_torn_last_line_and_judges_that_item_again(
     after = server.item_requests()
     requested = {t for t in texts if after[t] > before[t]}
     assert requested == {texts[int(torn_id.removeprefix("id-"))]}
+
+
+def test_a_second_review_of_the_same_out_exits_2_naming_the_first_and_sends_nothing(
+    tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    texts = [f"lock candidate {n}" for n in range(20)]
+    items, panel = write_inputs(tmp_path, server, texts)
+    panel.write_text(panel.read_text().replace("model: m-", "model: lock-m-"))
+    hanging = [f"lock-{m}" for m in CRITICS]
+    for model in hanging:  # the first review's calls never end, so it keeps the lock
+        server.always(model, Reply.hang())
+    out = tmp_path / "out.jsonl"
+    args = review_args(items, panel, out)
+    try:
+        with running_review(tmp_path, args) as first:
+            deadline = time.monotonic() + WAIT_S
+            while server.stats()["in_flight"] < CONCURRENCY * len(CRITICS):
+                assert first.poll() is None, (tmp_path / "stderr.txt").read_text()
+                assert time.monotonic() < deadline, "the first review never got going"
+                time.sleep(0.01)
+            requests = server.stats()["requests"]
+
+            code = main([*args, "--resume"])
+            err = capsys.readouterr().err
+
+            assert code == 2
+            assert f"{out} is being written by another cross-judge review (pid {first.pid} " in err
+            assert "Wait for it to finish" in err and "--resume" in err
+            assert server.stats()["requests"] == requests  # the second one sent nothing
+            first.send_signal(signal.SIGKILL)  # dies holding the lock: no clean release
+            first.wait(timeout=WAIT_S)
+    finally:
+        for model in hanging:
+            server.always(model, None)
+    wait_until_idle(server)
+    assert (tmp_path / "out.jsonl.lock").exists()
+
+    assert main([*args, "--resume"]) == 0  # a dead holder's lock does not block
+    capsys.readouterr()
+    assert Counter(r.query_id for r in ResultsFile.read(out)) == Counter(
+        f"id-{n}" for n in range(len(texts))
+    )

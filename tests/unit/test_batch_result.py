@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cross_judge import ConfigError, Critic, Ensemble
-from cross_judge.batch import BatchResult, Item, ItemError, ResultsFile
+from cross_judge.batch import (
+    BatchResult,
+    Item,
+    ItemError,
+    ResultsFile,
+    dump_result,
+    is_fallback,
+    load_result,
+)
 from cross_judge.errors import ErrorKind
 from cross_judge.verdict import EnsembleVerdict, Usage, Verdict
 
@@ -196,6 +205,69 @@ def test_consensus_counts_most_common_first() -> None:
     assert batch_of(ROWS).consensus_counts() == {"KEEP": 2, "REJECT": 1, "SPLIT": 1}
 
 
+def flagged_fallback(item_id: str) -> EnsembleVerdict:
+    """A result whose consensus UNCLEAR is the strategy's fallback, not a vote."""
+    return EnsembleVerdict(
+        query_id=item_id,
+        verdicts=[vote("a", "KEEP"), vote("b", "REJECT")],
+        consensus="UNCLEAR",
+        voting="unanimous",
+        fallback=True,
+    )
+
+
+def test_a_fallback_consensus_is_not_counted_as_its_label() -> None:
+    voted = EnsembleVerdict(
+        query_id="voted",
+        verdicts=[vote("a", "UNCLEAR"), vote("b", "UNCLEAR")],
+        consensus="UNCLEAR",
+        voting="unanimous",
+    )
+    batch = BatchResult(
+        verdicts=[voted, flagged_fallback("f1"), flagged_fallback("f2")],
+        critics=["a", "b"],
+        voting="unanimous",
+    )
+    assert batch.consensus_counts() == {"UNCLEAR": 1}
+    assert batch.no_consensus_items == ["f1", "f2"]
+    assert [is_fallback(r) for r in batch.verdicts] == [False, True, True]
+
+
+def test_a_fallback_consensus_has_its_own_row_in_the_summary() -> None:
+    batch = BatchResult(
+        verdicts=[flagged_fallback("f1"), result("k")], critics=["a", "b"], voting="unanimous"
+    )
+    text = str(batch)
+    assert "no consensus (fallback UNCLEAR)" in text
+    assert not re.search(r"^\s*UNCLEAR\s", text, re.MULTILINE)
+
+
+def test_critic_stats_name_each_error_kind_with_its_most_common_message() -> None:
+    not_found = "bad_request: HTTP 404: The model `m` does not exist"
+    verdicts = [
+        Verdict(kind="ERROR", critic_id="a", error=not_found, error_kind="bad_request"),
+        Verdict(kind="ERROR", critic_id="a", error=not_found, error_kind="bad_request"),
+        Verdict(kind="ERROR", critic_id="a", error="timeout: no answer", error_kind="timeout"),
+    ]
+    batch = BatchResult(
+        verdicts=[
+            EnsembleVerdict(query_id=str(i), verdicts=[v], consensus="UNCLEAR", voting="majority")
+            for i, v in enumerate(verdicts)
+        ],
+        critics=["a"],
+        voting="majority",
+    )
+    stats = batch.critic_stats()["a"]
+    assert stats.error_kinds == {"bad_request": 2, "timeout": 1}
+    assert stats.error_messages == {"bad_request": not_found, "timeout": "timeout: no answer"}
+
+
+def test_the_summary_says_why_calls_failed() -> None:
+    text = str(batch_of(ROWS))
+    assert "failed calls" in text
+    assert re.search(r"c\s+1 of 4\s+server\s+1\s+HTTP 503", text)
+
+
 def test_usage_adds_up_and_cost_is_none_unless_every_cost_is_known() -> None:
     batch = batch_of(ROWS[:2])
     for result in batch.verdicts:
@@ -352,3 +424,63 @@ def test_retry_failed_removes_results_with_a_failed_call_and_keeps_the_rest(tmp_
         assert out.dropped_ids == ["2"] and out.done_ids == {"1", "3"}
     assert [json.loads(x)["query_id"] for x in path.read_text().splitlines()] == ["1", "3"]
     assert not (tmp_path / "out.jsonl.tmp").exists()
+
+
+def test_a_lone_surrogate_id_is_written_and_read_back_losslessly(tmp_path: Path) -> None:
+    odd = EnsembleVerdict(
+        query_id="\udc80",
+        verdicts=[vote("a", "KEEP")],
+        consensus="KEEP",
+        voting="majority",
+        meta={"note": "x\ud800y"},
+    )
+    line = dump_result(odd)
+    assert "\\udc80" in line and line.isascii()
+    back = load_result(line)
+    assert back == odd
+    path = tmp_path / "out.jsonl"
+    with ResultsFile.open(path) as out:
+        out.append(odd)
+        out.append(result("plain"))
+    with ResultsFile.open(path, resume=True) as out:
+        assert out.done_ids == {"\udc80", "plain"}
+    assert [r.query_id for r in BatchResult.from_jsonl(path).verdicts] == ["\udc80", "plain"]
+
+
+def test_an_ordinary_result_is_written_as_pydantic_writes_it() -> None:
+    plain = result("1")
+    assert dump_result(plain) == plain.model_dump_json()
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [
+        ({"query": "bad \ud800 text"}, "'query'"),
+        ({"query": "ok", "context": {"rubric": ["fine", "\udfff"]}}, "'context'['rubric'][1]"),
+    ],
+)
+def test_text_to_send_with_a_lone_surrogate_is_an_item_error(value: object, where: str) -> None:
+    with pytest.raises(ItemError, match=re.escape(where) + " holds a lone surrogate"):
+        Item.from_value(value)
+
+
+def test_an_id_or_meta_with_a_lone_surrogate_is_kept() -> None:
+    item = Item.from_value({"id": "\udc80", "query": "ok", "meta": {"m": "\ud800"}})
+    assert (item.id, item.meta) == ("\udc80", {"m": "\ud800"})
+
+
+def test_resume_knows_what_the_results_already_cost(tmp_path: Path) -> None:
+    path = tmp_path / "out.jsonl"
+    paid = [result(str(i)).model_copy(update={"cost_usd": 0.25}) for i in range(3)]
+    failed = EnsembleVerdict(
+        query_id="f",
+        verdicts=[vote("a", None)],
+        consensus="UNCLEAR",
+        voting="majority",
+        cost_usd=0.5,
+    )
+    path.write_text("".join(dump_result(r) + "\n" for r in (*paid, failed, result("free"))))
+    with ResultsFile.open(path, resume=True) as out:
+        assert out.spent_usd == pytest.approx(1.25) and out.unpriced == 1
+    with ResultsFile.open(path, retry_failed=True) as out:  # dropped, but paid for
+        assert out.dropped_ids == ["f"] and out.spent_usd == pytest.approx(1.25)

@@ -34,11 +34,6 @@ def v(kind: str, critic_id: str, *, confidence: float = 0.8, error: str | None =
     return Verdict(kind=kind, critic_id=critic_id, confidence=confidence, error=error)
 
 
-def test_an_empty_panel_is_rejected() -> None:
-    with pytest.raises(ConfigError, match="at least one critic"):
-        Ensemble([])
-
-
 def test_duplicate_critic_names_are_rejected() -> None:
     with pytest.raises(ConfigError, match="unique"):
         Ensemble([critic("a"), critic("a")])
@@ -117,6 +112,24 @@ def test_revote_recomputes_with_another_strategy() -> None:
     assert again.verdicts == result.verdicts
 
 
+def test_a_result_says_when_its_consensus_is_a_fallback_and_revote_recomputes_it() -> None:
+    verdicts = [v("KEEP", "a"), v("REJECT", "b"), v("KEEP", "c")]
+    result = panel("a", "b", "c").aggregate_verdicts(verdicts, query_id="q")
+    assert (result.consensus, result.fallback) == ("KEEP", False)
+    again = revote(result, "unanimous")
+    assert (again.consensus, again.fallback) == ("UNCLEAR", True)
+    voted = panel("a", "b").aggregate_verdicts([v("UNCLEAR", "a"), v("UNCLEAR", "b")], query_id="q")
+    assert (voted.consensus, voted.fallback) == ("UNCLEAR", False)
+
+
+def test_a_custom_strategy_returning_a_plain_tuple_is_never_a_fallback() -> None:
+    def unclear(verdicts: list[Verdict], **kwargs: Any) -> tuple[str, bool]:
+        return "UNCLEAR", False
+
+    result = panel("a", voting=unclear).aggregate_verdicts([v("KEEP", "a")], query_id="q")
+    assert (result.consensus, result.fallback) == ("UNCLEAR", False)
+
+
 def test_revote_with_weights_can_flip_a_weighted_vote() -> None:
     verdicts = [v("KEEP", "a"), v("REJECT", "b"), v("KEEP", "c")]
     result = panel("a", "b", "c").aggregate_verdicts(verdicts, query_id="q")
@@ -168,3 +181,177 @@ def test_aggregate_verdicts_gives_0_1_answers_on_random_panels(
     assert result.agreement_pct == oracle_agreement(verdicts, expected[0])
     assert result.krippendorff_alpha == oracle_alpha(verdicts)
     assert result.voting == voting and result.query_id == "q" and result.meta == {}
+
+
+# -- an empty panel: aggregation and re-voting only (0.1's aggregate_verdicts pattern) ------
+
+
+def stored(kind: str, critic_id: str, confidence: float, error: str | None = None) -> Verdict:
+    return Verdict(kind=kind, critic_id=critic_id, confidence=confidence, error=error)
+
+
+# Each row: Ensemble(critics=[], **settings) re-votes the verdicts; the expected values were
+# worked out by hand from cross-judge 0.1.0's Ensemble.aggregate_verdicts (majority_vote,
+# unanimous, agreement_pct, krippendorff_alpha), not taken from this package's output.
+REVOTES_OF_0_1 = {
+    # 2 A vs 1 B. avg (0.9+0.7+0.5)/3; 2 of 3 agree; alpha: D_o = 2/3 of the pairs
+    # disagree, D_e = 1 - (2/3)(1/2) = 2/3, alpha = 1 - 1 = 0.
+    "majority": (
+        {"voting": "majority"},
+        [stored("A", "a", 0.9), stored("A", "b", 0.7), stored("B", "c", 0.5)],
+        ("A", True, 0.7, 2 / 3, 0.0),
+    ),
+    # A-B tie among the valid two, priority says B; the error does not vote or count.
+    "majority, priority breaks a tie, errors ignored": (
+        {"voting": "majority", "voting_kwargs": {"priority": ["B", "A"]}},
+        [stored("A", "a", 0.6), stored("B", "b", 0.8), stored("ERROR", "c", 0.0, "boom")],
+        ("B", True, 0.7, 0.5, 0.0),
+    ),
+    # 2 A, 1 B, 1 C: A wins; D_o = 5/6, D_e = 1 - (2/4)(1/3) = 5/6, alpha = 0.
+    "majority of four": (
+        {"voting": "majority"},
+        [
+            stored("A", "a", 1.0),
+            stored("B", "b", 0.2),
+            stored("A", "c", 0.3),
+            stored("C", "d", 0.5),
+        ],
+        ("A", True, 0.5, 0.5, 0.0),
+    ),
+    # No critic voted the fallback, so agreement is 0.
+    "unanimous with a fallback": (
+        {"voting": "unanimous", "voting_kwargs": {"fallback": "MIXED"}},
+        [stored("A", "a", 0.9), stored("B", "b", 0.4)],
+        ("MIXED", True, 0.65, 0.0, 0.0),
+    ),
+    # Everyone agrees: D_e = 0 with D_o = 0, which 0.1 reports as alpha 1.0.
+    "unanimous, all agree": (
+        {"voting": "unanimous"},
+        [stored("A", "a", 0.9), stored("A", "b", 0.5)],
+        ("A", False, 0.7, 1.0, 1.0),
+    ),
+    # No valid verdict: the fallback, no disagreement, alpha undefined (fewer than 2).
+    "all failed": (
+        {"voting": "majority"},
+        [stored("ERROR", "a", 0.0, "x"), stored("PARSE_FAIL", "b", 0.0, "parse_fail")],
+        ("UNCLEAR", False, 0.0, 0.0, None),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("settings", "verdicts", "expected"), REVOTES_OF_0_1.values(), ids=list(REVOTES_OF_0_1)
+)
+def test_an_empty_ensemble_revotes_stored_verdicts_as_0_1_did(
+    settings: dict[str, Any],
+    verdicts: list[Verdict],
+    expected: tuple[str, bool, float, float, float | None],
+) -> None:
+    result = Ensemble(critics=[], **settings).aggregate_verdicts(verdicts, query_id="q")
+    consensus, disagreement, avg_confidence, agreement, alpha = expected
+    assert (result.consensus, result.disagreement) == (consensus, disagreement)
+    assert result.avg_confidence == pytest.approx(avg_confidence)
+    assert result.agreement_pct == pytest.approx(agreement)
+    if alpha is None:
+        assert result.krippendorff_alpha is None
+    else:
+        assert result.krippendorff_alpha == pytest.approx(alpha, abs=1e-12)
+    assert (result.voting, result.query_id, result.verdicts) == (settings["voting"], "q", verdicts)
+
+
+def test_an_empty_ensemble_takes_a_0_1_callable_strategy() -> None:
+    def always_unclear(verdicts: list[Verdict]) -> tuple[str, bool]:
+        return "UNCLEAR", True
+
+    result = Ensemble(critics=[], voting=always_unclear).aggregate_verdicts(
+        [stored("A", "a", 0.9)], query_id="q"
+    )
+    assert (result.consensus, result.disagreement, result.voting) == (
+        "UNCLEAR",
+        True,
+        "always_unclear",
+    )
+
+
+def test_an_empty_ensemble_revotes_a_stored_result_with_its_strategy() -> None:
+    verdicts = [stored("A", "a", 0.9), stored("B", "b", 0.4)]
+    result = panel("a", "b").aggregate_verdicts(verdicts, query_id="q", meta={"k": 1})
+    again = Ensemble(critics=[], voting="unanimous", voting_kwargs={"fallback": "MIXED"}).revote(
+        result
+    )
+    assert (again.consensus, again.voting, again.meta) == ("MIXED", "unanimous", {"k": 1})
+
+
+def test_an_empty_ensemble_weights_the_stored_verdicts_critics() -> None:
+    verdicts = [stored("A", "a", 1.0), stored("B", "b", 1.0), stored("A", "c", 1.0)]
+    unweighted = Ensemble(critics=[], voting="weighted")
+    weighted = Ensemble(critics=[], voting="weighted", weights={"b": 3.0})
+    assert unweighted.weights == {}
+    assert unweighted.aggregate_verdicts(verdicts, query_id="q").consensus == "A"
+    assert weighted.aggregate_verdicts(verdicts, query_id="q").consensus == "B"
+
+
+def test_an_empty_ensemble_still_rejects_negative_weights() -> None:
+    with pytest.raises(ConfigError, match="finite and >= 0"):
+        Ensemble(critics=[], voting="weighted", weights={"b": -1.0})
+
+
+def test_an_empty_ensemble_accepts_any_quorum() -> None:
+    e = Ensemble(critics=[], voting="majority", min_valid=3)
+    two = [stored("A", "a", 0.9), stored("A", "b", 0.9)]
+    assert e.aggregate_verdicts(two, query_id="q").consensus == "UNCLEAR"  # below quorum
+
+
+@pytest.mark.parametrize("value", [0, 1.5, True])
+def test_an_empty_ensemble_still_checks_the_quorum_type(value: Any) -> None:
+    with pytest.raises(ConfigError, match="min_valid must be an integer from 1 to any"):
+        Ensemble(critics=[], min_valid=value)
+
+
+@pytest.mark.anyio
+async def test_judge_on_an_empty_ensemble_says_it_only_aggregates() -> None:
+    with pytest.raises(ConfigError, match="has no critics") as info:
+        await Ensemble(critics=[]).judge("item")
+    assert "only aggregates stored verdicts" in str(info.value)
+
+
+@pytest.mark.anyio
+async def test_judge_many_on_an_empty_ensemble_raises_config_error() -> None:
+    with pytest.raises(ConfigError, match="has no critics"):
+        await Ensemble(critics=[]).judge_many(["item"])
+
+
+def test_stream_on_an_empty_ensemble_raises_at_once() -> None:
+    with pytest.raises(ConfigError, match="has no critics"):
+        Ensemble(critics=[]).stream(["item"])
+
+
+@pytest.mark.parametrize("method", ["judge_sync", "judge_many_sync"])
+def test_sync_judging_on_an_empty_ensemble_raises_config_error(method: str) -> None:
+    call = getattr(Ensemble(critics=[]), method)
+    with pytest.raises(ConfigError, match="has no critics"):
+        call("item" if method == "judge_sync" else ["item"])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    panel_verdicts=panels,
+    priority=priorities,
+    fallback=fallbacks,
+    voting=st.sampled_from(["majority", "unanimous"]),
+)
+def test_an_empty_ensemble_gives_0_1_answers_on_random_stored_verdicts(
+    panel_verdicts: list[Verdict], priority: list[str] | None, fallback: str, voting: str
+) -> None:
+    kwargs: dict[str, Any] = {"fallback": fallback}
+    if voting == "majority":
+        kwargs["priority"] = priority
+        expected = oracle_majority(panel_verdicts, priority, fallback)
+    else:
+        expected = oracle_unanimous(panel_verdicts, fallback)
+    result = Ensemble(critics=[], voting=voting, voting_kwargs=kwargs).aggregate_verdicts(
+        panel_verdicts, query_id="q"
+    )
+    assert (result.consensus, result.disagreement) == expected
+    assert result.agreement_pct == oracle_agreement(panel_verdicts, expected[0])
+    assert result.krippendorff_alpha == oracle_alpha(panel_verdicts)

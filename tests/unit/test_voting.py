@@ -195,19 +195,63 @@ def test_vote_score_is_read_only() -> None:
         Vote("PASS", False, 0.5).score = 0.9  # type: ignore[misc]
 
 
-def test_vote_repr_shows_label_disagreement_and_score() -> None:
-    assert repr(Vote("PASS", True, 0.5)) == "Vote(label='PASS', disagreement=True, score=0.5)"
+def test_vote_repr_shows_label_disagreement_score_and_fallback() -> None:
+    assert repr(Vote("PASS", True, 0.5)) == (
+        "Vote(label='PASS', disagreement=True, score=0.5, fallback=False)"
+    )
 
 
-def test_vote_survives_pickle_and_copy_with_its_score() -> None:
-    original = Vote("PASS", True, 0.25)
+def test_vote_survives_pickle_and_copy_with_its_score_and_fallback() -> None:
+    original = Vote("UNCLEAR", True, 0.25, fallback=True)
     for clone in (
         pickle.loads(pickle.dumps(original)),
         copy.copy(original),
         copy.deepcopy(original),
     ):
         assert isinstance(clone, Vote)
-        assert (clone, clone.score) == (original, 0.25)
+        assert (clone, clone.score, clone.fallback) == (original, 0.25, True)
+
+
+def test_vote_fallback_is_read_only_and_ignored_by_equality() -> None:
+    fell_back = Vote("UNCLEAR", False, fallback=True)
+    assert fell_back == Vote("UNCLEAR", False) and hash(fell_back) == hash(("UNCLEAR", False))
+    with pytest.raises(AttributeError):
+        fell_back.fallback = False  # type: ignore[misc]
+
+
+# -- fallback: the label no vote decided -----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BUILTIN_NAMES)
+def test_no_valid_verdict_is_a_fallback_for_every_builtin_strategy(name: str) -> None:
+    result = vote(name, [err("a"), err("b", "PARSE_FAIL")])
+    assert result.fallback and result.label == "UNCLEAR"
+
+
+@pytest.mark.parametrize("name", LABEL_STRATEGIES)
+def test_a_voted_unclear_is_not_a_fallback(name: str) -> None:
+    result = vote(name, [v("UNCLEAR", "a"), v("UNCLEAR", "b")])
+    assert result.label == "UNCLEAR" and not result.fallback
+
+
+@pytest.mark.parametrize("name", BUILTIN_NAMES)
+def test_a_missed_quorum_is_a_fallback(name: str) -> None:
+    result = vote(name, [v("PASS", "a"), err("b")], min_valid=2)
+    assert result.fallback and result.label == "UNCLEAR"
+
+
+def test_no_unanimity_is_a_fallback_but_first_disagreement_marks_a_decision() -> None:
+    split = [v("PASS", "a"), v("FAIL", "b")]
+    assert vote("unanimous", split).fallback
+    assert not vote("first_disagreement", split).fallback  # DISAGREE is its answer
+
+
+@FAST
+@given(labels=st.lists(st.sampled_from(["PASS", "FAIL", "UNCLEAR"]), min_size=1, max_size=6))
+def test_a_quorate_panel_of_one_mind_is_never_a_fallback(labels: list[str]) -> None:
+    panel = [v(labels[0], f"c{i}") for i in range(len(labels))]
+    for name in LABEL_STRATEGIES:
+        assert not vote(name, panel).fallback, name
 
 
 # -- differential test against 0.1 ----------------------------------------------------------
