@@ -1,4 +1,5 @@
-"""Developer tasks: ``nox -s lint tests`` (what CI runs), ``nox -s bench``.
+"""Developer tasks: ``nox -s lint tests compat`` (what CI runs), ``nox -s bench``,
+``nox -s live`` (against a real vendor you name; never in CI).
 
 Each session installs the package from this checkout (not editable) into its own
 virtualenv, so the tests see exactly what a wheel ships, package data included.
@@ -9,15 +10,16 @@ from __future__ import annotations
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "tests"]
+nox.options.sessions = ["lint", "tests", "compat"]
 nox.options.error_on_missing_interpreters = False
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """Unit and integration tests (no network: servers run on 127.0.0.1)."""
+    """Unit and integration tests and the reliability suite (no network: servers run on
+    127.0.0.1), spread over one worker process per CPU (pytest-xdist)."""
     session.install(".[test]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", "-n", "auto", *session.posargs)
 
 
 @nox.session
@@ -31,11 +33,34 @@ def faults(session: nox.Session) -> None:
 
 
 @nox.session
+def live(session: nox.Session) -> None:
+    """The integration tests (one critic, an ensemble, a batch, ``cross-judge review``, a
+    wrong model, a wrong key) against the real endpoint the environment names:
+    ``CROSS_JUDGE_LIVE_BASE_URL``, ``CROSS_JUDGE_LIVE_MODEL``, optionally
+    ``CROSS_JUDGE_LIVE_KEY_ENV`` (the name of the key's variable), ``_PROTOCOL``,
+    ``_VENDOR``, ``_TIMEOUT``, ``_MAX_TOKENS`` (see tests/live/conftest.py). Without the
+    URL every test is skipped. Not part of CI: it calls a vendor (about twenty calls)."""
+    session.install(".[test]")
+    session.run("pytest", "tests/live", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session
+def compat(session: nox.Session) -> None:
+    """cross-judge 0.1.0's own legacy-API tests (reviewer, panel, aggregation, prompts,
+    vendors, voting: 107 tests) against this package: ``compat01/run.py`` fetches the 0.1.0
+    sdist from the package index (cached in ``compat01/.cache``), checks its sha256 and
+    requires all 107 to pass."""
+    session.install(".[test]", "pip")
+    session.run("python", "compat01/run.py", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) on src and tests, mypy --strict on src."""
     session.install(".[lint]")
-    session.run("ruff", "check", "src", "tests", "bench", "examples", "noxfile.py")
-    session.run("ruff", "format", "--check", "src", "tests", "bench", "examples", "noxfile.py")
+    paths = ("src", "tests", "bench", "examples", "compat01", "noxfile.py")
+    session.run("ruff", "check", *paths)
+    session.run("ruff", "format", "--check", *paths)
     session.run("mypy", "--strict", "src/cross_judge")
 
 
