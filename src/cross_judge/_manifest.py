@@ -59,31 +59,14 @@ def _sha256(path: Path) -> str | None:
 
 
 class RunManifest:
-    """One run's entry in the manifest of a results file. :meth:`start` writes it with
-    status ``running``; :meth:`finish` records how it ended and the totals."""
+    """One run's entry in the manifest of a results file. :meth:`prepare` makes it,
+    :meth:`begin` writes it with status ``running``; :meth:`finish` records how it ended
+    and the totals."""
 
     def __init__(self, results: Path, entry: dict[str, Any]) -> None:
         self.path = manifest_path(results)
         self._results = results
         self._entry = entry
-
-    @classmethod
-    def start(
-        cls,
-        results: Path,
-        *,
-        ensemble: Ensemble,
-        argv: Sequence[str],
-        items: Path,
-        panel: Path,
-        options: dict[str, Any],
-    ) -> RunManifest:
-        """Add a ``running`` entry for this run to the manifest of ``results``."""
-        manifest = cls.prepare(
-            results, ensemble=ensemble, argv=argv, items=items, panel=panel, options=options
-        )
-        manifest.begin()
-        return manifest
 
     @classmethod
     def prepare(
