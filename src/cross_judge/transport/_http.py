@@ -38,7 +38,7 @@ import functools
 import io
 import json
 import zlib
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -63,6 +63,7 @@ __all__ = [
     "RawResponse",
     "SyncDuckSession",
     "basic_auth",
+    "finish_abandoned_body",
     "split_credentials",
     "too_large",
 ]
@@ -399,7 +400,7 @@ class HttpxSession:
                 # and the body iterator for the garbage collector to finalise.
                 with anyio.CancelScope(shield=True):
                     if refused is not None:
-                        await _finish_abandoned_body(response, body_chunks)
+                        await finish_abandoned_body(response, body_chunks)
                     await body_chunks.aclose()
                     await response.aclose()
             if refused is not None:
@@ -417,8 +418,9 @@ class HttpxSession:
             await client.aclose()
 
 
-async def _finish_abandoned_body(response: Any, body_chunks: AsyncGenerator[bytes, None]) -> None:
-    """Close a response whose body is left unread, so that httpx's generators end too.
+async def finish_abandoned_body(response: Any, body_chunks: AsyncIterator[bytes]) -> None:
+    """Close a response (or stream) whose body is left unread, so that httpx's generators
+    end too; ``body_chunks`` is the iterator over its body that was being read.
 
     ``aiter_raw`` is a generator over more generators down to httpcore. Closing the outer
     one leaves the inner ones suspended, and trio warns

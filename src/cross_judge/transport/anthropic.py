@@ -75,7 +75,6 @@ The response
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
@@ -97,6 +96,7 @@ from ._http import (
     MAX_RESPONSE_BYTES,
     BodyDecoder,
     basic_auth,
+    finish_abandoned_body,
     split_credentials,
     too_large,
 )
@@ -505,21 +505,11 @@ class _DecodedIterator:
         raise StopAsyncIteration
 
     async def _abandon(self) -> None:
-        """Close the connection of a body left unread, and end the stream's iterators.
-
-        The stream is async generators down to the connection's, and closing the outer one
-        would leave the inner ones suspended, for trio to warn about when they are
-        collected ("async generator was garbage collected before it had been
-        exhausted"). Closing the stream first and taking one more step makes the innermost
-        read end, which unwinds, and so finishes, every layer (as
-        ``_http._finish_abandoned_body`` does for the OpenAI-compatible transport).
-        Shielded, so a cancellation arriving meanwhile does not leave the connection
-        checked out of the pool.
-        """
+        """Close the connection of a body left unread and end the stream's iterators
+        (:func:`~._http.finish_abandoned_body`). Shielded, so a cancellation arriving
+        meanwhile does not leave the connection checked out of the pool."""
         with anyio.CancelScope(shield=True):
-            await self._stream.aclose()
-            with contextlib.suppress(Exception):
-                await self._chunks.__anext__()
+            await finish_abandoned_body(self._stream, self._chunks)
 
 
 # -- helpers --------------------------------------------------------------------------------
