@@ -214,10 +214,10 @@ def redacted_exception(
 
 def secrets_of(base_url: str, api_key: str | None) -> tuple[str, ...]:
     """The secrets of an endpoint, for :func:`redactor_for`: what a vendor must never see
-    echoed back into a verdict or a log: the API key, and
-    for a base URL with ``user:password@`` the password (decoded and as written),
-    ``user:password`` and its Basic-auth base64 (the header it travels in). With no
-    password the user part is the secret (``https://<token>@host``)."""
+    echoed back into a verdict or a log. The API key, and for a base URL with
+    ``user:password@`` the password (decoded and as written), ``user:password`` and its
+    Basic-auth base64 (the header it travels in). With no password the user part is the
+    secret (``https://<token>@host``)."""
     found = [api_key] if api_key else []
     _, credentials = split_credentials(base_url)
     if credentials is not None:

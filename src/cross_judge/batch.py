@@ -984,8 +984,9 @@ class BatchResult(BaseModel):
 def is_fallback(result: EnsembleVerdict) -> bool:
     """True when ``result.consensus`` is the voting strategy's fallback label, given because
     no vote decided (``EnsembleVerdict.fallback``), not a label the critics voted for.
-    Results stored without that flag read as votes."""
-    return bool(getattr(result, "fallback", False))
+    Results stored without that flag (older files) read as votes: the field defaults to
+    False."""
+    return result.fallback
 
 
 _MESSAGES_KEPT = 16  # distinct messages tallied per error kind: bounded memory on huge runs

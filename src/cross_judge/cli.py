@@ -966,11 +966,10 @@ def _review_report(
         line += f"; {_count(reader.bad_lines, 'line')} skipped for bad input"
     _say(out, line)
     if budget is not None:
-        before = spent_before
         _say(
             out,
-            f"budget (all of {out_path}): ${before:.4f} before this run + "
-            f"${budget.spent_usd - before:.4f} in this run = ${budget.spent_usd:.4f} of "
+            f"budget (all of {out_path}): ${spent_before:.4f} before this run + "
+            f"${budget.spent_usd - spent_before:.4f} in this run = ${budget.spent_usd:.4f} of "
             f"${budget.limit_usd:g}; {_count(state.budget_skips, 'call')} not made "
             "(over budget)",
         )
