@@ -354,7 +354,7 @@ class Ensemble:
         budget_usd: Budget | float | None = None,
     ) -> EnsembleVerdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
-        self.check_can_judge()
+        self.check_can_judge()  # here too: no bridge thread for a call that cannot run
         call = functools.partial(
             self.judge,
             query,
@@ -388,7 +388,6 @@ class Ensemble:
             ConfigError: the ensemble has no critics, or a budget is given but a critic's
                 model has no known price.
         """
-        self.check_can_judge()
         return await judge_many(
             self, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
         )
@@ -402,7 +401,7 @@ class Ensemble:
         budget_usd: Budget | float | None = None,
     ) -> BatchResult:
         """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
-        self.check_can_judge()
+        self.check_can_judge()  # here too: no bridge thread for a call that cannot run
         call = functools.partial(
             self.judge_many,
             items,
@@ -427,7 +426,6 @@ class Ensemble:
         Raises:
             ConfigError: the ensemble has no critics (at once, before any item is read).
         """
-        self.check_can_judge()
         return stream(
             self, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
         )
