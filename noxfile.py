@@ -80,6 +80,7 @@ def bench(session: nox.Session) -> None:
         "bench_coldstart.py",
         "bench_memory.py",
         "bench_savings.py",
+        "bench_cascade.py",
         "bench_stats.py",
         "bench_vs_01.py",
     ):

@@ -24,6 +24,7 @@ ORDER = (
     "coldstart",
     "memory",
     "savings",
+    "cascade",
     "stats",
     "vs_01",
 )

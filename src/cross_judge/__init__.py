@@ -17,6 +17,8 @@ from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliabilit
 from .batch import BatchResult, Item, ItemError
 from .budget import Budget
 from .cache import CacheStats, ResponseCache
+from .cascade import Cascade, Escalation
+from .cascade_calibration import CascadeFit, calibrate_cascade
 from .core import Critic
 from .ensemble import Ensemble, revote
 from .errors import (
@@ -43,7 +45,7 @@ from .vendors import (
     register_vendor,
     set_vendor_limits,
 )
-from .verdict import EnsembleVerdict, Usage, Verdict, VerdictKind
+from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict, VerdictKind
 from .voting import (
     VOTING_STRATEGIES,
     Vote,
@@ -59,6 +61,7 @@ from .voting import (
 # cross-judge 0.1's names: Verdict and unanimous are the new core's; majority, weighted,
 # first_disagreement, get_strategy and avg_confidence are the legacy aggregation's.
 __all__ = [
+    "ABSTAIN",
     "VENDORS",
     "VENDOR_DEFAULTS",
     "VOTING_STRATEGIES",
@@ -66,6 +69,8 @@ __all__ = [
     "BatchResult",
     "Budget",
     "CacheStats",
+    "Cascade",
+    "CascadeFit",
     "ConfigError",
     "Critic",
     "CrossJudgeError",
@@ -73,6 +78,7 @@ __all__ = [
     "EnsembleResult",
     "EnsembleVerdict",
     "ErrorKind",
+    "Escalation",
     "Item",
     "ItemError",
     "ItemTooLongError",
@@ -94,6 +100,7 @@ __all__ = [
     "agreement_pct",
     "all_vendors",
     "avg_confidence",
+    "calibrate_cascade",
     "cohen_kappa",
     "first_disagreement",
     "fleiss_kappa",

@@ -8,6 +8,11 @@ settings, without keys), each prompt's id, version and sha256, the options (conc
 budget, cache) and the totals (items judged, calls, cache hits, tokens, cost). It is
 rewritten through a temporary file and an atomic rename, so it is always whole.
 
+A cascade's panel also records ``tiers`` (each tier's voting, its arguments, quorum,
+early stop, deadline and critic names), ``escalate`` (the thresholds, ``"inf"`` for
+always, and the error and fallback rules; a custom rule by its name), ``final`` and
+``all_tiers`` (whether every tier was asked on every item).
+
 Nothing secret goes in: critics are written with :meth:`~cross_judge.core.Critic.
 model_dump`, which leaves out the key and any ``user:password@`` of a URL, and keys live in
 environment variables, never on the command line or in the panel file.
@@ -21,6 +26,7 @@ protocol drops (an Anthropic critic sends ``max_tokens`` only: its ``temperature
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -34,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .cascade import Cascade, EscalateRule, Escalation
     from .core import Critic
     from .ensemble import Ensemble
 
@@ -73,14 +80,17 @@ class RunManifest:
         cls,
         results: Path,
         *,
-        ensemble: Ensemble,
+        ensemble: Ensemble | Cascade,
         argv: Sequence[str],
         items: Path,
         panel: Path,
         options: dict[str, Any],
+        all_tiers: bool = False,
     ) -> RunManifest:
         """This run's entry, not written yet (:meth:`begin` writes it), so that it can be
-        compared with the runs before (:meth:`panel_changes`) first."""
+        compared with the runs before (:meth:`panel_changes`) first. ``ensemble`` is the
+        run's ensemble or cascade; ``all_tiers`` (a cascade's) says every tier judged every
+        item."""
         entry: dict[str, Any] = {
             "status": "running",
             "started_at": _now(),
@@ -93,11 +103,7 @@ class RunManifest:
             "panel": {
                 "file": str(panel),
                 "sha256": _sha256(panel),
-                "voting": str(getattr(ensemble.voting, "__name__", ensemble.voting)),
-                "voting_kwargs": ensemble.voting_kwargs,
-                "min_valid": ensemble.min_valid,
-                "early_stop": ensemble.early_stop,
-                "critics": [_critic_record(critic) for critic in ensemble.critics],
+                **_panel_record(ensemble, all_tiers),
             },
             "prompts": {
                 critic.name: {
@@ -131,15 +137,19 @@ class RunManifest:
 
     def panel_changes(self, previous: dict[str, Any]) -> list[str]:
         """How this run's panel differs from the one of ``previous`` (a manifest entry),
-        one line per aspect that changed (``voting``, ``critics``, ``prompts``); empty
-        when the panel judges as it did.
+        one line per aspect that changed (``voting``, ``panel``, ``tiers``, ``escalate``,
+        ``final``, ``all_tiers``, ``critics``, ``prompts``); empty when the panel judges as
+        it did.
 
-        Compared: the strategy and its arguments (with the quorum and early stop); each
-        critic by name with its vendor, model, endpoint, sampling settings, labels and
-        weight; each critic's prompt by the sha256 of its text. Not compared: what does
-        not change an answer (timeouts, retries, cache, concurrency, the panel file's
-        comments) and the endpoint of simulated critics (a new local port each run).
-        Settings one of the two entries did not record (an older version's) are skipped.
+        Compared: the strategy and its arguments (with the quorum and early stop); for a
+        cascade, the same for each tier, the critics of each tier, the escalation rule,
+        the final mode and whether every tier was asked (``--all-tiers``), and a switch
+        between one ensemble and a cascade; each critic by name with its vendor, model,
+        endpoint, sampling settings, labels and weight; each critic's prompt by the
+        sha256 of its text. Not compared: what does not change an answer (timeouts, a
+        tier's deadline, retries, cache, concurrency, the panel file's comments) and the
+        endpoint of simulated critics (a new local port each run). Settings one of the
+        two entries did not record (an older version's) are skipped.
         """
         return _panel_changes(previous, self._entry)
 
@@ -197,18 +207,14 @@ def _panel_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     old_panel, new_panel = before.get("panel") or {}, after.get("panel") or {}
     changes: list[str] = []
 
-    voting = [
-        f"{name} {_shown(old_panel[key])} -> {_shown(new_panel[key])}"
-        for key, name in (
-            ("voting", "strategy"),
-            ("voting_kwargs", "arguments"),
-            ("min_valid", "min_valid"),
-            ("early_stop", "early_stop"),
-        )
-        if key in old_panel and key in new_panel and old_panel[key] != new_panel[key]
-    ]
+    # Two cascades: their "voting" names every tier's strategy, compared tier by tier below.
+    both_cascades = isinstance(old_panel.get("tiers"), list) and isinstance(
+        new_panel.get("tiers"), list
+    )
+    voting = _vote_changes(old_panel, new_panel, strategy=not both_cascades)
     if voting:
         changes.append("voting: " + "; ".join(voting))
+    changes += _cascade_changes(old_panel, new_panel)
 
     old_critics = _critics(before)
     new_critics = _critics(after)
@@ -240,6 +246,121 @@ def _panel_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     if prompts:
         changes.append("prompts: " + "; ".join(prompts))
     return changes
+
+
+def _vote_changes(old: dict[str, Any], new: dict[str, Any], *, strategy: bool = True) -> list[str]:
+    """How the vote of one ensemble (a panel's or a tier's record) changed."""
+    keys = [
+        ("voting", "strategy"),
+        ("voting_kwargs", "arguments"),
+        ("min_valid", "min_valid"),
+        ("early_stop", "early_stop"),
+    ]
+    return [
+        f"{name} {_shown(old[key])} -> {_shown(new[key])}"
+        for key, name in keys[0 if strategy else 1 :]
+        if key in old and key in new and old[key] != new[key]
+    ]
+
+
+def _cascade_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """How a cascade's tiers, escalation, final mode and ``all_tiers`` changed, or that
+    one panel is a cascade and the other is not."""
+    old_tiers, new_tiers = old.get("tiers"), new.get("tiers")
+    if not isinstance(old_tiers, list) or not isinstance(new_tiers, list):
+        if old and new and isinstance(old_tiers, list) != isinstance(new_tiers, list):
+            return [f"panel: {_kind(old_tiers)} -> {_kind(new_tiers)}"]
+        return []
+    changes: list[str] = []
+    tiers: list[str] = []
+    if len(old_tiers) != len(new_tiers):
+        tiers.append(f"{len(old_tiers)} -> {len(new_tiers)} tiers")
+    for index, (was, now) in enumerate(zip(old_tiers, new_tiers, strict=False)):
+        if not isinstance(was, dict) or not isinstance(now, dict):
+            continue
+        differ = _vote_changes(was, now)
+        if "critics" in was and "critics" in now and was["critics"] != now["critics"]:
+            differ.append(f"critics {_shown(was['critics'])} -> {_shown(now['critics'])}")
+        if differ:
+            tiers.append(f"tiers[{index}] " + ", ".join(differ))
+    if tiers:
+        changes.append("tiers: " + "; ".join(tiers))
+    old_rule, new_rule = old.get("escalate"), new.get("escalate")
+    if isinstance(old_rule, dict) and isinstance(new_rule, dict) and old_rule != new_rule:
+        differ = [
+            f"{key} {_shown(old_rule.get(key))} -> {_shown(new_rule.get(key))}"
+            for key in dict.fromkeys([*old_rule, *new_rule])
+            if old_rule.get(key) != new_rule.get(key)
+        ]
+        changes.append("escalate: " + ", ".join(differ))
+    for key in ("final", "all_tiers"):
+        if key in old and key in new and old[key] != new[key]:
+            changes.append(f"{key}: {_shown(old[key])} -> {_shown(new[key])}")
+    return changes
+
+
+def _kind(tiers: object) -> str:
+    if isinstance(tiers, list):
+        return f"a cascade of {len(tiers)} tier" + ("" if len(tiers) == 1 else "s")
+    return "one ensemble"
+
+
+def _panel_record(panel: Ensemble | Cascade, all_tiers: bool) -> dict[str, Any]:
+    """How ``panel`` votes, and its critics' settings; a cascade's tiers and rules too."""
+    from .cascade import Cascade
+
+    if not isinstance(panel, Cascade):
+        return {
+            **_vote_record(panel),
+            "critics": [_critic_record(critic) for critic in panel.critics],
+        }
+    return {
+        "voting": panel.voting,
+        "critics": [_critic_record(critic) for critic in panel.critics],
+        "tiers": [
+            {
+                **_vote_record(tier),
+                "deadline": tier.deadline,
+                "critics": [critic.name for critic in tier.critics],
+            }
+            for tier in panel.tiers
+        ],
+        "escalate": _escalate_record(panel.escalate),
+        "final": panel.final,
+        "all_tiers": all_tiers,
+    }
+
+
+def _vote_record(ensemble: Ensemble) -> dict[str, Any]:
+    return {
+        "voting": str(getattr(ensemble.voting, "__name__", ensemble.voting)),
+        "voting_kwargs": ensemble.voting_kwargs,
+        "min_valid": ensemble.min_valid,
+        "early_stop": ensemble.early_stop,
+    }
+
+
+def _escalate_record(rule: Escalation | EscalateRule) -> dict[str, Any]:
+    """An escalation's settings (thresholds as numbers, lists, ``"inf"`` or ``None``), or
+    a custom rule's name."""
+    from .cascade import Escalation
+
+    if not isinstance(rule, Escalation):
+        return {"rule": getattr(rule, "__qualname__", type(rule).__qualname__)}
+
+    def threshold(value: object) -> Any:
+        if isinstance(value, (tuple, list)):
+            return [threshold(v) for v in value]
+        if isinstance(value, float) and value == float("inf"):
+            return "inf"
+        return value
+
+    thresholds = {
+        f.name: threshold(getattr(rule, f.name))
+        for f in dataclasses.fields(rule)
+        if f.name.endswith("_below")
+    }
+    return {**thresholds, "on_error": rule.on_error, "on_fallback": rule.on_fallback}
 
 
 def _critics(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -38,6 +38,16 @@ def failure_message(kind: str, message: str) -> str:
     return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 3] + "..."
 
 
+def _cascade_voting(batch: BatchResult) -> str:
+    """``cascade(<tier 0 voting> > <tier 1 voting> ...)``, as a cascade names its voting,
+    from the first result that reached each tier."""
+    names: list[str] = []
+    for result in batch.verdicts:
+        tiers = result.tiers or []
+        names += [tier.voting for tier in tiers[len(names) :]]
+    return "cascade(" + " > ".join(names) + ")"
+
+
 def render_summary(
     batch: BatchResult,
     *,
@@ -52,6 +62,12 @@ def render_summary(
     back to its ``fallback`` label (no valid verdict, quorum not met, no unanimity) get a
     row of their own, ``no consensus (fallback UNCLEAR)``, never the label's row.
 
+    Results of a cascade (:meth:`~cross_judge.batch.BatchResult.tier_stats` is not empty)
+    add a ``tiers`` table: per tier its critics, the items it was asked, decided and (only
+    when any) abstained on, its share of all items decided, and its cost. Items a cascade
+    abstained on (consensus ``ABSTAIN``) are counted in the overview as ``abstained (for a
+    human)`` and get a row of that name in the consensus table.
+
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
     items with disagreement, a pairwise agreement table and each critic's skipped calls.
@@ -62,9 +78,12 @@ def render_summary(
     from rich.text import Text
 
     from .batch import is_fallback
+    from .verdict import ABSTAIN
 
     n = len(batch.verdicts)
     usage = batch.usage
+    tier_stats = batch.tier_stats()
+    abstained = len(batch.abstained_items) if tier_stats else 0
     if alpha is None and level == "nominal":
         alpha = batch.reliability_alpha()
     overview = Table(box=box.SIMPLE_HEAD, show_header=False, title="batch", title_justify="left")
@@ -72,12 +91,14 @@ def render_summary(
     overview.add_column("value", justify="right")
     overview.add_row("items", str(n))
     overview.add_row("critics", ", ".join(batch.critics))
-    overview.add_row("voting", batch.voting)
+    overview.add_row("voting", _cascade_voting(batch) if tier_stats else batch.voting)
     overview.add_row(f"Krippendorff's alpha ({level})", _number(alpha))
     overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
     if detailed:
         disagreeing = sum(r.disagreement for r in batch.verdicts)
         overview.add_row("items with disagreement", str(disagreeing))
+    if abstained:
+        overview.add_row("abstained (for a human)", str(abstained))
     overview.add_row("items to retry (call failed or over budget)", str(len(batch.failed_items)))
     tokens = f"{usage.prompt_tokens} / {usage.completion_tokens}"
     overview.add_row("tokens (prompt / completion)", tokens)
@@ -92,13 +113,33 @@ def render_summary(
     consensus.add_column("items", justify="right")
     consensus.add_column("share", justify="right")
     for label, count in batch.consensus_counts().items():
+        if label == ABSTAIN and abstained:
+            count -= abstained
+            if not count:
+                continue
         consensus.add_row(label, str(count), _rate(count / n if n else None))
     fallbacks = Counter(r.consensus for r in batch.verdicts if is_fallback(r))
     for label, count in fallbacks.most_common():
         consensus.add_row(
             f"no consensus (fallback {label})", str(count), _rate(count / n if n else None)
         )
+    if abstained:
+        consensus.add_row("abstained (for a human)", str(abstained), _rate(abstained / n))
     tables.append(consensus)
+
+    if tier_stats:
+        tiers = Table(box=box.SIMPLE_HEAD, title="tiers", title_justify="left")
+        columns = ["tier", "critics", "asked", "decided"]
+        if abstained:
+            columns.append("abstained")
+        for name in (*columns, "share decided", "cost"):
+            tiers.add_column(name, justify="left" if name in ("tier", "critics") else "right")
+        for tier in tier_stats:
+            cells = [str(tier.tier), ", ".join(tier.critics), str(tier.asked), str(tier.decided)]
+            if abstained:
+                cells.append(str(tier.abstained))
+            tiers.add_row(*cells, _rate(tier.share_decided), _cost(tier.cost_usd))
+        tables.append(tiers)
 
     if detailed:
         pairs = Table(box=box.SIMPLE_HEAD, title="pairwise agreement", title_justify="left")

@@ -1,4 +1,5 @@
-"""Batch review: many items through one :class:`~cross_judge.ensemble.Ensemble`.
+"""Batch review: many items through one :class:`~cross_judge.ensemble.Ensemble` (or any
+:class:`Panel`, such as a :class:`~cross_judge.cascade.Cascade`).
 
 * :class:`Item`: one thing to judge (``id``, ``query``, ``context``, ``meta``); a plain
   string or a mapping is turned into one by :meth:`Item.from_value`.
@@ -44,7 +45,7 @@ from collections.abc import (
     Mapping,
 )
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -53,13 +54,13 @@ from pydantic_core import PydanticSerializationError
 from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .budget import Budget
 from .errors import ConfigError, ErrorKind
-from .verdict import EnsembleVerdict, Usage, Verdict
+from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
     from rich.console import RenderableType
 
-    from .ensemble import Ensemble
+    from .core import Critic
     from .voting import VotingStrategy
 
 __all__ = [
@@ -67,8 +68,10 @@ __all__ = [
     "CriticStats",
     "Item",
     "ItemError",
+    "Panel",
     "ResultStream",
     "ResultsFile",
+    "TierStats",
     "dump_result",
     "is_fallback",
     "judge_many",
@@ -81,6 +84,36 @@ DEFAULT_CONCURRENCY = 32
 """Items in flight at once unless the caller says otherwise."""
 
 Deliver = Callable[[int, EnsembleVerdict], Awaitable[None]]
+
+
+class Panel(Protocol):
+    """What a batch needs of the thing that judges its items: an
+    :class:`~cross_judge.ensemble.Ensemble` or a :class:`~cross_judge.cascade.Cascade`.
+
+    ``critics`` are every critic that may be asked (each item is checked against all of
+    their prompts before the first call); ``voting`` names the vote in the results.
+    """
+
+    @property
+    def critics(self) -> list[Critic]: ...
+
+    @property
+    def voting(self) -> str | VotingStrategy: ...
+
+    async def judge(
+        self,
+        query: str,
+        *,
+        query_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        budget_usd: Budget | float | None = None,
+    ) -> EnsembleVerdict: ...
+
+    def check_can_judge(self) -> None: ...
+
+    def check_prices(self) -> None: ...
+
 
 # -- items -----------------------------------------------------------------------------------
 
@@ -224,7 +257,7 @@ class _Feed:
 
     def __init__(
         self,
-        ensemble: Ensemble,
+        ensemble: Panel,
         source: Iterable[object] | AsyncIterable[object],
         *,
         checked: bool = False,
@@ -280,7 +313,7 @@ def _check_concurrency(concurrency: object) -> int:
     return concurrency
 
 
-def _checked(ensemble: Ensemble, value: object, position: int) -> Item:
+def _checked(ensemble: Panel, value: object, position: int) -> Item:
     """``value`` as an Item whose prompts render for every critic (nothing is billed yet)."""
     from .errors import PromptError
 
@@ -297,7 +330,7 @@ def _checked(ensemble: Ensemble, value: object, position: int) -> Item:
 
 
 async def _judge_each(
-    ensemble: Ensemble,
+    ensemble: Panel,
     feed: _Feed,
     concurrency: int,
     deliver: Deliver,
@@ -349,7 +382,7 @@ async def _judge_each(
 
 
 async def judge_many(
-    ensemble: Ensemble,
+    ensemble: Panel,
     items: Iterable[object] | AsyncIterable[object],
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
@@ -410,7 +443,7 @@ async def judge_many(
     )
 
 
-def _checked_budget(ensemble: Ensemble, budget_usd: Budget | float | None) -> Budget | None:
+def _checked_budget(ensemble: Panel, budget_usd: Budget | float | None) -> Budget | None:
     """The batch's budget, after the checks every batch makes before its first call: the
     panel can judge (it has critics), every endpoint is valid, and with a budget every
     model has a price."""
@@ -422,7 +455,7 @@ def _checked_budget(ensemble: Ensemble, budget_usd: Budget | float | None) -> Bu
     return budget
 
 
-def _check_endpoints(ensemble: Ensemble) -> None:
+def _check_endpoints(ensemble: Panel) -> None:
     """Raise now if a critic's endpoint has become unusable since it was built (a
     ``base_url`` or vendor reassigned to one that does not validate): found mid-batch, it
     would fail every item from inside the fan-out instead of once, before any call.
@@ -444,7 +477,7 @@ def _voting_name(voting: str | VotingStrategy) -> str:
 
 
 def stream(
-    ensemble: Ensemble,
+    ensemble: Panel,
     items: Iterable[object] | AsyncIterable[object],
     *,
     concurrency: int = DEFAULT_CONCURRENCY,
@@ -495,9 +528,9 @@ def stream(
 
 _background: set[asyncio.Task[None]] = set()  # strong references to running stream hosts
 
-# The streams still running, per ensemble: Ensemble.aclose() stops them (stop_streams)
+# The streams still running, per ensemble: Panel.aclose() stops them (stop_streams)
 # before it closes the pools their calls use. Streams may run on loops in several threads.
-_running: weakref.WeakKeyDictionary[Ensemble, set[_Host]] = weakref.WeakKeyDictionary()
+_running: weakref.WeakKeyDictionary[Panel, set[_Host]] = weakref.WeakKeyDictionary()
 _running_lock = threading.Lock()
 
 
@@ -573,7 +606,7 @@ class _Host:
                 self.scope.cancel()
 
 
-async def stop_streams(ensemble: Ensemble) -> None:
+async def stop_streams(ensemble: Panel) -> None:
     """Stop every stream of ``ensemble`` still running on this event loop, and wait until
     each has stopped: its calls in flight are cancelled, not left to finish.
 
@@ -606,7 +639,7 @@ class ResultStream:
         run: Callable[[Callable[[EnsembleVerdict], Awaitable[None]]], Awaitable[None]],
         *,
         buffer: int,
-        owner: Ensemble | None = None,
+        owner: Panel | None = None,
     ) -> None:
         self._run = run
         self._buffer = buffer
@@ -722,6 +755,29 @@ class CriticStats(BaseModel):
     error_messages: dict[str, str] = Field(default_factory=dict)
 
 
+class TierStats(BaseModel):
+    """One tier's record over a cascade's batch (:meth:`BatchResult.tier_stats`).
+
+    ``asked`` counts the items this tier judged, ``decided`` those whose consensus it
+    gave, ``abstained`` those it left for a human (last tier, ``final="abstain"``);
+    ``share_asked`` and ``share_decided`` are over all items. ``cost_usd`` is what its
+    calls cost (``None`` unless every one is priced); ``agreement`` is, over the items it
+    decided, the mean of its ``agreement_pct``.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    tier: int
+    critics: list[str]
+    asked: int = 0
+    decided: int = 0
+    abstained: int = 0
+    share_asked: float = 0.0
+    share_decided: float = 0.0
+    agreement: float | None = None
+    cost_usd: float | None = None
+
+
 class BatchResult(BaseModel):
     """The results of a batch, in input order, and statistics over them.
 
@@ -817,6 +873,11 @@ class BatchResult(BaseModel):
         return [r.query_id for r in self.verdicts if is_fallback(r)]
 
     @property
+    def abstained_items(self) -> list[str]:
+        """Ids of items a cascade left for a human (consensus ``ABSTAIN``)."""
+        return [r.query_id for r in self.verdicts if r.consensus == ABSTAIN and r.tier is not None]
+
+    @property
     def failed_items(self) -> list[str]:
         """Ids of items that are worth judging again: a call failed after its retries
         (an ``ERROR`` verdict), or was not made for lack of budget (``SKIPPED`` with
@@ -838,6 +899,41 @@ class BatchResult(BaseModel):
         if not costs or any(c is None for c in costs):
             return None
         return sum(c for c in costs if c is not None)
+
+    def tier_stats(self) -> list[TierStats]:
+        """Per-tier counts of a cascade's batch (items asked, decided, abstained, cost), in
+        tier order; empty when no result came from a cascade."""
+        depth = max((len(r.tiers or ()) for r in self.verdicts), default=0)
+        n = len(self.verdicts)
+        out: list[TierStats] = []
+        for index in range(depth):
+            asked = [r for r in self.verdicts if r.tiers and len(r.tiers) > index]
+            mine = [r.tiers[index] for r in asked if r.tiers]
+            decided = [
+                r.tiers[index]
+                for r in asked
+                if r.tier == index and r.consensus != ABSTAIN and r.tiers
+            ]
+            abstained = sum(1 for r in asked if r.tier == index and r.consensus == ABSTAIN)
+            costs = [t.cost_usd for t in mine]
+            out.append(
+                TierStats(
+                    tier=index,
+                    critics=list(dict.fromkeys(v.critic_id for t in mine for v in t.verdicts)),
+                    asked=len(asked),
+                    decided=len(decided),
+                    abstained=abstained,
+                    share_asked=len(asked) / n if n else 0.0,
+                    share_decided=len(decided) / n if n else 0.0,
+                    agreement=sum(t.agreement_pct for t in decided) / len(decided)
+                    if decided
+                    else None,
+                    cost_usd=sum(c for c in costs if c is not None)
+                    if all(c is not None for c in costs)
+                    else None,
+                )
+            )
+        return out
 
     def critic_stats(self) -> dict[str, CriticStats]:
         """Per-critic counts and rates, by critic name in panel order."""
@@ -889,9 +985,18 @@ class BatchResult(BaseModel):
         """The same verdicts under another strategy; calls no model.
 
         Raises:
-            ConfigError: unknown strategy or invalid arguments (before any item is touched).
+            ConfigError: unknown strategy or invalid arguments (before any item is touched);
+                results of a cascade, whose tiers vote apart (replay the cascade with
+                another escalation instead, or re-vote a tier's results).
         """
         from .ensemble import revote
+
+        if any(r.tiers for r in self.verdicts):
+            raise ConfigError(
+                "these results come from a cascade, whose tiers vote separately; replay it "
+                "with another escalation (cascade.replay(results, escalation=...)), or "
+                "re-vote one tier's results: revote(result.tiers[i], ...)"
+            )
 
         results = [
             revote(r, voting, weights=weights, min_valid=min_valid, **voting_kwargs)
@@ -928,7 +1033,8 @@ class BatchResult(BaseModel):
         """One flat dict per item, for ``pandas.DataFrame(batch.to_records())``.
 
         Keys: ``id``, ``consensus``, ``agreement_pct``, ``disagreement``, ``n_valid``,
-        ``n_errors``, ``score``, ``cost_usd``, ``elapsed_s``, then per critic
+        ``n_errors``, ``score``, ``cost_usd``, ``elapsed_s`` (and ``tier`` for a cascade's
+        results), then per critic
         ``<critic>.kind``, ``<critic>.confidence`` and ``<critic>.error_kind``, then each
         meta key as ``meta.<key>``.
         """
@@ -945,6 +1051,8 @@ class BatchResult(BaseModel):
                 "cost_usd": result.cost_usd,
                 "elapsed_s": result.elapsed_s,
             }
+            if result.tier is not None:
+                record["tier"] = result.tier
             by_critic = {v.critic_id: v for v in result.verdicts}
             for name in self.critics:
                 v = by_critic.get(name)
@@ -1011,10 +1119,17 @@ def _failure_tally(failed: Iterable[Verdict]) -> tuple[dict[str, int], dict[str,
 
 def is_incomplete(result: EnsembleVerdict) -> bool:
     """True when a call of ``result`` failed after its retries (``ERROR``) or was not made
-    for lack of budget: the item is worth judging again (``--retry-failed``)."""
+    for lack of budget: the item is worth judging again (``--retry-failed``). For a
+    cascade's result only the deciding tier counts (a failure in a tier that escalated is
+    covered by the tier after it), unless it holds tiers past the deciding one (judged with
+    ``all_tiers``, the data calibration and replay read): then every tier counts."""
+    if result.tiers and result.tier is not None and len(result.tiers) == result.tier + 1:
+        verdicts = result.tiers[result.tier].verdicts
+    else:
+        verdicts = result.verdicts
     return any(
         v.kind == "ERROR" or (v.kind == "SKIPPED" and v.error_kind is ErrorKind.BUDGET)
-        for v in result.verdicts
+        for v in verdicts
     )
 
 

@@ -7,16 +7,23 @@ Subcommands:
   print a summary of the whole of OUT. One review at a time holds OUT (a lock file beside
   it, see :mod:`cross_judge._lock`); ``--resume`` refuses a panel that judges differently
   from the one OUT's last run used unless ``--allow-panel-change``; ``--budget-usd`` caps
-  OUT as a whole, counting what its results already cost.
+  OUT as a whole, counting what its results already cost. A panel file with ``tiers:`` is
+  a cascade: each item goes to the next tier only when the escalation rule says so, or to
+  every tier with ``--all-tiers`` (the results ``calibrate`` needs).
 * ``revote OUT.jsonl --voting NAME``: the same verdicts under another strategy; no model
   is called, and no existing file is ever overwritten.
 * ``stats OUT.jsonl``: agreement statistics of a finished run.
+* ``calibrate FULL.jsonl --gold GOLD.jsonl``: choose a cascade's escalation thresholds on
+  labelled items (results of ``review --all-tiers``) so that its agreement with the labels
+  is guaranteed; prints the fit and the ``escalate:`` block for the panel file. No model is
+  called.
 * ``prompts list | show ID | validate FILE``: the packaged prompts, and checking a new one.
 * ``cache stats | clear [--path FILE]``: the response cache's size and age; emptying it.
 * ``demo``: the full pipeline offline, against simulated critics; ``version``.
 
 Exit codes: 0 done; 1 finished, but some items were skipped for bad input or had a failed
-call; 2 usage or configuration error (nothing was billed); 130 interrupted. Errors are
+call (``calibrate``: no threshold reaches the target, so there is no guarantee); 2 usage or
+configuration error (nothing was billed); 130 interrupted. Errors are
 printed as ``cross-judge: error: <message>`` on stderr, never as a traceback. Results and
 summaries go to stdout; progress, warnings and notes to stderr.
 """
@@ -53,6 +60,8 @@ if TYPE_CHECKING:
     from .batch import BatchResult, Item, ResultsFile
     from .budget import Budget
     from .cache import ResponseCache
+    from .cascade import Cascade
+    from .cascade_calibration import CascadeFit
     from .core import Critic
     from .ensemble import Ensemble
     from .prompts import PromptSpec
@@ -164,6 +173,15 @@ def _build_parser() -> argparse.ArgumentParser:
         ),
     )
     review.add_argument(
+        "--all-tiers",
+        action="store_true",
+        help=(
+            "for a cascade panel (tiers:): ask every tier on every item, not only the items "
+            "the escalation rule sends on. Costs every tier; stores the results "
+            "'cross-judge calibrate' needs"
+        ),
+    )
+    review.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (by default it is drawn when stderr is a terminal)",
@@ -207,6 +225,8 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="LOW,...,HIGH",
         help="for --level ordinal over text labels: the labels from low to high",
     )
+
+    _add_calibrate_parser(sub)
 
     prompts = sub.add_parser("prompts", help="list, show or validate judge prompts")
     prompts.set_defaults(prompts_parser=prompts)
@@ -305,11 +325,11 @@ def _stderr() -> Console:
     return Console(stderr=True)
 
 
-def _check_prices(ensemble: Ensemble) -> None:
-    """Raise, for a ``--budget-usd`` run, naming every critic whose model has no known price
-    and the ``--prices`` file that would give it one (the library's message points to
-    ``register_price``, which a command-line user cannot call)."""
-    missing = [c for c in ensemble.critics if c.price() is None]
+def _check_prices(panel: Ensemble | Cascade) -> None:
+    """Raise, for a ``--budget-usd`` run, naming every critic (of every tier) whose model
+    has no known price and the ``--prices`` file that would give it one (the library's
+    message points to ``register_price``, which a command-line user cannot call)."""
+    missing = [c for c in panel.critics if c.price() is None]
     if not missing:
         return
     by_vendor: dict[str, dict[str, None]] = {}
@@ -641,7 +661,7 @@ async def _watch_interrupt(
 
 
 async def _judge_into(
-    ensemble: Ensemble,
+    panel: Ensemble | Cascade,
     items: _ItemReader,
     results: ResultsFile,
     *,
@@ -651,11 +671,14 @@ async def _judge_into(
     console: Console,
     budget: Budget | None,
     state: _RunState,
+    all_tiers: bool = False,
 ) -> _RunState:
-    """Stream ``items`` through ``ensemble`` and append each result to ``results`` at once."""
+    """Stream ``items`` through ``panel`` (every tier of a cascade with ``all_tiers``) and
+    append each result to ``results`` at once."""
     import anyio
 
     from ._progress import BatchProgress
+    from .cascade import Cascade
 
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
@@ -665,7 +688,12 @@ async def _judge_into(
         await group.start(_watch_interrupt, work, state)
         try:
             with work, BatchProgress(total, enabled=progress, console=console) as bar:
-                stream = ensemble.stream(items, concurrency=concurrency, budget_usd=budget)
+                if isinstance(panel, Cascade):
+                    stream = panel.stream(
+                        items, concurrency=concurrency, budget_usd=budget, all_tiers=all_tiers
+                    )
+                else:
+                    stream = panel.stream(items, concurrency=concurrency, budget_usd=budget)
                 async with stream:
                     async for result in stream:
                         results.append(result)
@@ -675,7 +703,7 @@ async def _judge_into(
             failure = exc
         finally:
             with anyio.CancelScope(shield=True):
-                await ensemble.aclose()
+                await panel.aclose()
         group.cancel_scope.cancel()  # stop the interrupt watcher
     if failure is not None:
         raise failure
@@ -717,6 +745,8 @@ def _resume_command(args: argparse.Namespace) -> str:
         words += ["--budget-usd", f"{args.budget_usd:g}"]
     if args.prices is not None:
         words += ["--prices", args.prices]
+    if args.all_tiers:
+        words.append("--all-tiers")
     return shlex.join([*words, "--resume"])
 
 
@@ -737,6 +767,12 @@ def _review(args: argparse.Namespace) -> int:
         raise ConfigError(f"{items_path}: not a file; pass a JSONL file of items")
     _check_items_format(items_path)
     spec = load_panel(args.panel)
+    if args.all_tiers and not spec.is_cascade:
+        raise ConfigError(
+            f"--all-tiers asks every tier of a cascade on every item, and {args.panel} is one "
+            "ensemble (critics:, no tiers:) whose critics judge every item anyway; remove "
+            "--all-tiers, or use a panel file with tiers:"
+        )
     if out_path.exists() and out_path.resolve() == items_path.resolve():
         raise ConfigError(f"--out {out_path} is the items file; write results to another file")
     if not out_path.parent.exists():
@@ -764,9 +800,9 @@ def _review(args: argparse.Namespace) -> int:
             server = stack.enter_context(spec.simulator())
             simulator_url = server.url
             _note(err, _simulated_note(simulated, simulator_url))
-        ensemble = spec.build(simulator_url=simulator_url, cache=cache)
+        panel = spec.build(simulator_url=simulator_url, cache=cache)
         if args.budget_usd is not None:
-            _check_prices(ensemble)
+            _check_prices(panel)
         options: dict[str, Any] = {
             "concurrency": concurrency,
             "budget_usd": args.budget_usd,
@@ -779,11 +815,12 @@ def _review(args: argparse.Namespace) -> int:
         }
         manifest = RunManifest.prepare(
             out_path,
-            ensemble=ensemble,
+            ensemble=panel,
             argv=args.argv,
             items=items_path,
             panel=Path(args.panel),
             options=options,
+            all_tiers=args.all_tiers,
         )
         if resume and out_path.exists() and out_path.stat().st_size > 0:
             _check_same_panel(args, out_path, manifest, err)
@@ -811,7 +848,7 @@ def _review(args: argparse.Namespace) -> int:
         budget = _file_budget(args, out_path, results, err)
         if budget is not None:
             options["budget_spent_before_usd"] = round(results.spent_usd, 6)
-        reader = _ItemReader(items_path, ensemble.critics, set(results.done_ids), err)
+        reader = _ItemReader(items_path, panel.critics, set(results.done_ids), err)
         progress = not args.no_progress and sys.stderr.isatty()
         total = max(0, _count_lines(items_path) - len(results.done_ids)) if progress else None
         manifest.begin()
@@ -820,7 +857,7 @@ def _review(args: argparse.Namespace) -> int:
         try:
             anyio.run(
                 lambda: _judge_into(
-                    ensemble,
+                    panel,
                     reader,
                     results,
                     concurrency=concurrency,
@@ -829,6 +866,7 @@ def _review(args: argparse.Namespace) -> int:
                     console=err,
                     budget=budget,
                     state=state,
+                    all_tiers=args.all_tiers,
                 )
             )
             status = "interrupted" if state.interrupted else "done"
@@ -1024,6 +1062,14 @@ def _revote(args: argparse.Namespace) -> int:
         if not new_path.parent.exists():
             raise ConfigError(f"{new_path.parent} does not exist; create it or choose another path")
     batch = _read_results(args.results, slim=new_path is None)
+    if batch.tier_stats():
+        raise ConfigError(
+            f"{args.results} holds a cascade's results: each item's verdicts come from the "
+            "tiers it went through, and one strategy over all of them would mix tiers. "
+            "Change a tier's voting in the panel file instead; to see what another "
+            "escalation would have decided, use Cascade.replay in Python, or calibrate "
+            "results of review --all-tiers with 'cross-judge calibrate'"
+        )
     revoted = batch.revote(args.voting, **kwargs)
     changes = Counter(
         (old.consensus, new.consensus)
@@ -1085,6 +1131,235 @@ def _stats(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc) + (hint if "values=" in str(exc) else "")) from None
     _stdout().print(render_summary(batch, level=args.level, alpha=alpha, detailed=True))
     return EXIT_OK
+
+
+# -- calibrate ----------------------------------------------------------------------------------
+
+
+def _score_names() -> tuple[str, ...]:
+    """The scores a threshold can apply to (``agreement``, ``confidence``, ...)."""
+    from typing import get_args
+
+    from .cascade import Score
+
+    return tuple(str(name) for name in get_args(Score))
+
+
+def _threshold_names() -> list[str]:
+    """The threshold fields of an :class:`~cross_judge.cascade.Escalation`."""
+    return [f"{name}_below" for name in _score_names()]
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number between 0 and 1, got {text!r}"
+        ) from None
+    if not 0.0 < value < 1.0:
+        hint = " (a fraction, not a percent)" if 1.0 < value <= 100.0 else ""
+        raise argparse.ArgumentTypeError(
+            f"expected a number strictly between 0 and 1{hint}, got {text!r}"
+        )
+    return value
+
+
+def _scores(text: str) -> list[str]:
+    scores = [part.strip() for part in text.split(",")]
+    known = _score_names()
+    if any(s not in known for s in scores):
+        raise argparse.ArgumentTypeError(
+            f"expected one of {', '.join(known)}, or a comma-separated list of them (one per "
+            f"tier that can escalate), got {text!r}"
+        )
+    return scores
+
+
+def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    calibrate = sub.add_parser(
+        "calibrate",
+        help="choose a cascade's escalation thresholds on labelled items (no model calls)",
+        description=(
+            "Choose the escalation thresholds of a cascade on labelled items so that, on the "
+            "items it decides, its agreement with the labels is at least --target with "
+            "probability at least 1 - --delta (fixed-sequence testing with an exact binomial "
+            "bound), for new items drawn like the labelled ones. FULL.jsonl holds the results "
+            "of 'cross-judge review ... --all-tiers' (every tier asked on every item); "
+            'GOLD.jsonl one {"id": ..., "label": ...} per line. Prints the fit and the '
+            "escalate: block to paste into the panel file. Calls no model. Exit code 0 "
+            "with a guarantee, 1 without one."
+        ),
+    )
+    calibrate.add_argument(
+        "results", metavar="FULL.jsonl", help="results of cross-judge review --all-tiers"
+    )
+    calibrate.add_argument(
+        "--gold", required=True, metavar="GOLD.jsonl", help='the labels: {"id", "label"} lines'
+    )
+    calibrate.add_argument(
+        "--target",
+        type=_fraction,
+        default=0.9,
+        metavar="A",
+        help="agreement with the labels to guarantee on decided items (default 0.9)",
+    )
+    calibrate.add_argument(
+        "--delta",
+        type=_fraction,
+        default=0.1,
+        metavar="D",
+        help="allowed probability that the guarantee fails (default 0.1)",
+    )
+    calibrate.add_argument(
+        "--score",
+        type=_scores,
+        default=["agreement"],
+        metavar="SCORE",
+        help=(
+            "what a tier's threshold applies to: agreement (the share of its critics that "
+            "voted the consensus), confidence (their mean confidence) or support (the "
+            "confidence behind the consensus); default agreement. A one-critic tier always "
+            "agrees with itself: give it confidence or support. A comma-separated list gives "
+            "one per tier that can escalate"
+        ),
+    )
+    calibrate.add_argument(
+        "--final",
+        choices=("decide", "abstain"),
+        default="decide",
+        help=(
+            "the cascade's final mode: the last tier always decides (default), or abstains "
+            "below the threshold too (the item is for a human)"
+        ),
+    )
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from .cascade_calibration import calibrate_cascade, load_gold
+
+    gold_path = Path(args.gold)
+    if not gold_path.is_file():
+        what = "not a file" if gold_path.exists() else "no such gold file"
+        raise ConfigError(f'--gold {gold_path}: {what}; pass a JSONL file of {{"id", "label"}}')
+    batch = _read_results(args.results, slim=True)
+    gold = load_gold(gold_path)
+    depth = max((len(r.tiers or ()) for r in batch.verdicts), default=0)
+    if depth == 0:
+        raise ConfigError(
+            f"{args.results} holds results of one ensemble, not of a cascade (no per-tier "
+            "results); calibrate needs a cascade panel's results with every tier asked on "
+            "every item: cross-judge review ITEMS --panel CASCADE.yaml --out FULL.jsonl "
+            "--all-tiers"
+        )
+    labelled = [r for r in batch.verdicts if r.query_id in gold]
+    shallow = [r.query_id for r in labelled if len(r.tiers or ()) < depth]
+    if shallow:
+        raise ConfigError(
+            f"{_count(len(shallow), 'labelled result')} in {args.results} "
+            f"{'does' if len(shallow) == 1 else 'do'} not hold every tier's result "
+            f"({_shown(shallow)}): calibration needs every tier asked on every item. Judge "
+            "the items with cross-judge review ... --all-tiers, into a new --out"
+        )
+    score = args.score[0] if len(args.score) == 1 else args.score
+    fit = calibrate_cascade(
+        batch,
+        gold,
+        target=args.target,
+        delta=args.delta,
+        score=score,
+        final=args.final,
+    )
+    out, err = _stdout(), _stderr()
+    out.print(fit.summary())
+    unlabelled = len(batch.verdicts) - len(labelled)
+    if unlabelled:
+        _note(
+            err, f"{_count(unlabelled, 'result')} of {args.results} without a gold label left out"
+        )
+    _calibration_notes(labelled, fit, err)
+    _say(out, "")
+    _say(out, _escalate_snippet(fit, args.results))
+    if fit.guaranteed:
+        return EXIT_OK
+    _note(
+        _stderr(),
+        f"no guarantee: no threshold reaches {fit.target:.0%} agreement with "
+        f"{1 - fit.delta:.0%} confidence on these {fit.n_items} labelled items. Label more "
+        "items, lower --target, raise --delta, or strengthen the tiers",
+    )
+    return EXIT_FAILED
+
+
+def _calibration_notes(labelled: Sequence[EnsembleVerdict], fit: CascadeFit, err: Console) -> None:
+    """Say what weakens a fit: labelled items with a failed call in some tier (that tier
+    cannot stand there, and a last tier that decides is likely wrong), and a threshold on
+    the agreement of a one-critic tier (always 1.0, so it never escalates)."""
+    failed = [
+        r.query_id
+        for r in labelled
+        if any(v.kind == "ERROR" or v.error_kind is ErrorKind.BUDGET for v in r.verdicts)
+    ]
+    if failed:
+        _note(
+            err,
+            f"{_count(len(failed), 'labelled result')} with a failed call in some tier "
+            f"({_shown(failed)}): that tier does not stand on those items, which weighs on "
+            "the fit; judge them again (into a new --out) for a fairer one",
+        )
+    first = (labelled[0].tiers or []) if labelled else []
+    for tier, score in enumerate(fit.scores):
+        critics = {v.critic_id for v in first[tier].verdicts} if tier < len(first) else set()
+        if score == "agreement" and len(critics) == 1:
+            _note(
+                err,
+                f"tier {tier} has one critic, whose agreement with itself is always 1.0: a "
+                "threshold on it never escalates; give that tier --score confidence or "
+                "support (a comma-separated list, one per tier)",
+            )
+
+
+def _escalate_snippet(fit: CascadeFit, source: str) -> str:
+    """The ``final:`` and ``escalate:`` lines of a panel file for ``fit.escalation``."""
+    escalation = fit.escalation
+    if fit.guaranteed:
+        head = (
+            f"# calibrated by cross-judge calibrate on {fit.n_items} labelled items of "
+            f"{source}: agreement >= {fit.target:g} on decided items with probability >= "
+            f"{1 - fit.delta:g}, for new items drawn like them"
+        )
+    else:
+        head = "# NO GUARANTEE: no threshold passed; this is the strictest level " + (
+            "(every item goes to the last tier)"
+            if fit.final == "decide"
+            else "(every item is abstained)"
+        )
+    lines = [head, "# paste into the panel file (top level, beside tiers:)", f"final: {fit.final}"]
+    lines.append("escalate:")
+    for name in _threshold_names():
+        value = _threshold_yaml(getattr(escalation, name))
+        if value is not None:
+            lines.append(f"  {name}: {value}")
+    lines.append(f"  on_error: {'true' if escalation.on_error else 'false'}")
+    lines.append(f"  on_fallback: {'true' if escalation.on_fallback else 'false'}")
+    return "\n".join(lines)
+
+
+def _threshold_yaml(value: object) -> str | None:
+    """A threshold as YAML, as the escalation holds it: a number, or a list with one entry
+    per tier that can escalate (``null`` where a tier has none), so that a panel with
+    another number of tiers refuses it; ``None`` when no tier has one."""
+
+    def number(x: object) -> str:
+        if not isinstance(x, (int, float)):
+            return "null"
+        return ".inf" if math.isinf(x) else f"{x:g}"
+
+    if isinstance(value, (int, float)):
+        return number(value)
+    if not isinstance(value, Sequence) or all(v is None for v in value):
+        return None
+    return "[" + ", ".join(number(v) for v in value) + "]"
 
 
 # -- prompts ------------------------------------------------------------------------------------
@@ -1307,6 +1582,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _revote(args)
         if args.command == "stats":
             return _stats(args)
+        if args.command == "calibrate":
+            return _calibrate(args)
         if args.command == "prompts":
             return _prompts(args)
         if args.command == "cache":

@@ -235,7 +235,7 @@ class Ensemble:
         if budget is not None:
             self.check_prices()
         requests = [critic.build_request(query, context) for critic in self.critics]
-        await self._check_caches()
+        await self.check_caches()
         started = time.perf_counter()
         n = len(self.critics)
         results: list[Verdict | None] = [None] * n
@@ -289,10 +289,14 @@ class Ensemble:
             verdicts, query_id=query_id or default_query_id(query), meta=meta, elapsed_s=elapsed
         )
 
-    async def _check_caches(self) -> None:
+    async def check_caches(self) -> None:
         """Open every response cache in use now, so that an unusable cache file raises its
         ``ConfigError`` here, not wrapped in an exception group from the critics' tasks.
-        Costs nothing once the caches are open."""
+        Costs nothing once the caches are open.
+
+        Raises:
+            ConfigError: a cache file cannot be used.
+        """
         caches = {
             id(c): c for c in (self._cache, *(x._cache for x in self.critics)) if c is not None
         }

@@ -1,7 +1,8 @@
 """``PANEL.yaml``: a panel of critics and its vote, written down once and reviewed like code.
 
 :func:`load_panel` reads and checks a panel file and returns a :class:`PanelSpec`;
-:meth:`PanelSpec.build` turns it into an :class:`~cross_judge.ensemble.Ensemble`. The
+:meth:`PanelSpec.build` turns it into an :class:`~cross_judge.ensemble.Ensemble` (a file
+with ``critics:``) or a :class:`~cross_judge.cascade.Cascade` (a file with ``tiers:``). The
 ``cross-judge review`` command is built on the two. A panel file::
 
     voting: majority                  # default majority
@@ -24,12 +25,38 @@
         timeout: 60                   # optional, seconds per attempt
         max_retries: 2                # optional
 
+**Cascades.** A file has either ``critics:`` (one ensemble) or ``tiers:`` (a cascade:
+cheapest tier first; an item goes on to the next tier only when the escalation rule says
+the tier's result does not stand)::
+
+    concurrency: 16
+    tiers:
+      - voting: majority              # each tier takes the keys of an ensemble above
+        early_stop: true
+        critics: [...]
+      - critics: [...]
+    escalate:                         # optional; default: on errors and fallbacks only
+      agreement_below: 1.0            # a number in [0, 1] (.inf: always), or one per tier
+      confidence_below: [0.8, null]   #   that can escalate (null: none at that tier)
+      support_below: 0.6              # the confidence behind the consensus, per critic
+      on_error: true                  # a critic failed
+      on_fallback: true               # no vote decided (quorum, tie)
+    final: decide                     # or abstain: the last tier too may leave an item
+                                      #   for a human (consensus ABSTAIN)
+
+The ensemble keys (``voting``, ``voting_kwargs``, ``early_stop``, ``min_valid``,
+``deadline``) then belong to each tier, and ``escalate`` and ``final`` to cascades only.
+Critic names are unique across tiers (they key the results). Fields of a tier are written
+as ``tiers[1].critics[0].vendor``.
+
 Checked when loaded, before anything is billed: unknown fields (with a did-you-mean),
 wrong types, unknown vendors (listing the known ones), unknown or invalid prompts,
-duplicate critic names, the voting strategy and its arguments. Each problem is reported
-as ``<file>:<line>: <field>: <what to change>``, with the field written as a path
+duplicate critic names, the voting strategy and its arguments, the escalation thresholds
+(one per tier that can escalate when a list). Each problem is reported as
+``<file>:<line>: <field>: <what to change>``, with the field written as a path
 (``critics[1].vendor``); all problems of a file are reported at once in a
-:class:`PanelError`.
+:class:`PanelError` (a field that cannot be read at all hides the checks across fields,
+such as duplicate names, until it is fixed).
 
 **No secrets in files.** A field that looks like a literal key (``api_key``, ``token``,
 ``secret``, ...) is refused, and so is an ``api_key_env`` that is not an environment
@@ -47,9 +74,12 @@ reported at ``critics[i].base_url`` with its line, never at call time. Credentia
 for dry runs and the shipped examples. An optional ``persona:`` mapping shapes each one
 (``accuracy``, ``latency``, ``jitter``, ``style``, ``seed``, ``bias``, ``labels``,
 ``fault_rate``); its model name (default ``sim-<name>``) selects it on the server, so
-simulated critics need distinct models. ``load_panel(path).build()`` starts one server
-for them, which lives as long as the ensemble (stopped when the ensemble is garbage
-collected, or at exit). To control its lifetime, start it yourself::
+simulated critics need distinct models (across tiers too). An optional top-level
+``simulator:`` mapping configures that server: ``error_correlation`` (in [0, 1); above 0
+the personas err together on hard items, as real judges do) and ``difficulty_seed``.
+``load_panel(path).build()`` starts one server for the simulated critics of every tier,
+which lives as long as the ensemble or cascade (stopped when it is garbage collected, or
+at exit). To control its lifetime, start it yourself::
 
     spec = load_panel("panel.yaml")
     with spec.simulator() as server:          # personas of every simulated critic
@@ -65,7 +95,7 @@ import logging
 import os
 import re
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -90,6 +120,7 @@ from .errors import ConfigError, PromptError
 
 if TYPE_CHECKING:
     from .cache import ResponseCache
+    from .cascade import Cascade, Escalation
     from .core import Critic
     from .ensemble import Ensemble
     from .prompts import PromptSpec
@@ -98,10 +129,13 @@ if TYPE_CHECKING:
 __all__ = [
     "SIMULATED_VENDOR",
     "CriticSpec",
+    "EscalateSpec",
     "PanelError",
     "PanelProblem",
     "PanelSpec",
     "PersonaSpec",
+    "SimulatorSpec",
+    "TierSpec",
     "load_panel",
     "parse_panel",
 ]
@@ -159,6 +193,14 @@ class _Problem(ValueError):
     def __init__(self, field: tuple[str | int, ...], message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+class _Problems(ValueError):
+    """Raised by a validator that found several problems, each at its own field."""
+
+    def __init__(self, problems: Sequence[_Problem]) -> None:
+        super().__init__("; ".join(str(p) for p in problems))
+        self.problems = list(problems)
 
 
 # -- schema -------------------------------------------------------------------------------------
@@ -372,18 +414,12 @@ class CriticSpec(BaseModel):
         )
 
 
-class PanelSpec(BaseModel):
-    """A checked panel file. Build it with :func:`load_panel` or :func:`parse_panel`
-    (constructing it directly skips the line numbers and resolves relative prompt paths
-    against the working directory).
+_ENSEMBLE_FIELDS = ("voting", "voting_kwargs", "early_stop", "min_valid", "deadline")
+_CASCADE_FIELDS = ("escalate", "final")
 
-    Attributes:
-        voting: a registered voting strategy name.
-        voting_kwargs: its arguments (``priority``, ``fallback``, ``errors``, ...).
-        early_stop, min_valid, deadline: as for :class:`~cross_judge.ensemble.Ensemble`.
-        concurrency: items in flight at once; the CLI's default for ``--concurrency``.
-        critics: the panel, in order.
-    """
+
+class _EnsembleFields(BaseModel):
+    """The keys of one ensemble: a panel file with ``critics:``, or one of its ``tiers:``."""
 
     model_config = _MODEL_CONFIG
 
@@ -392,69 +428,6 @@ class PanelSpec(BaseModel):
     early_stop: bool | Literal["staged", "cancel"] = False
     min_valid: int | None = Field(default=None, ge=1)
     deadline: float | None = Field(default=None, gt=0.0)
-    concurrency: int | None = Field(default=None, ge=1)
-    critics: list[CriticSpec] = Field(min_length=1)
-
-    _source: str = PrivateAttr(default="<panel>")
-    _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _check_panel(self) -> PanelSpec:
-        from .ensemble import Ensemble
-        from .voting import accepts_kwarg, supports_early_stop, validate_voting
-
-        seen: dict[str, int] = {}
-        models: dict[str, int] = {}
-        for index, critic in enumerate(self.critics):
-            if critic.name in seen:
-                raise _Problem(
-                    ("critics", index, "name"),
-                    f"critic name {critic.name!r} is also used by critics[{seen[critic.name]}]; "
-                    "give each critic a unique name",
-                )
-            seen[critic.name] = index
-            if critic.simulated:
-                if critic.model_name in models:
-                    raise _Problem(
-                        ("critics", index, "model"),
-                        f"simulated critics are told apart by model, and {critic.model_name!r} "
-                        f"is also the model of critics[{models[critic.model_name]}]; give "
-                        "each simulated critic its own model name",
-                    )
-                models[critic.model_name] = index
-        try:
-            validate_voting(self.voting, {})
-        except ConfigError as exc:
-            raise _Problem(("voting",), str(exc)) from None
-        try:
-            validate_voting(self.voting, self.voting_kwargs)
-        except ConfigError as exc:
-            raise _Problem(("voting_kwargs",), str(exc)) from None
-        if self.min_valid is not None:
-            if self.min_valid > len(self.critics):
-                raise _Problem(
-                    ("min_valid",),
-                    f"is {self.min_valid}, but the panel has {len(self.critics)} critics; "
-                    "it must be at most that",
-                )
-            if not accepts_kwarg(self.voting, "min_valid"):
-                raise _Problem(
-                    ("min_valid",), f"voting {self.voting!r} takes no quorum; remove min_valid"
-                )
-        if self.early_stop and not supports_early_stop(self.voting):
-            raise _Problem(
-                ("early_stop",),
-                f"early stop works with voting majority or unanimous, not {self.voting!r}; "
-                "set early_stop: false",
-            )
-        critics = [
-            c.to_critic(base_url=_PLACEHOLDER_URL if c.simulated else None) for c in self.critics
-        ]
-        try:
-            Ensemble(critics, **self._ensemble_kwargs())
-        except ConfigError as exc:
-            raise _Problem(("voting",), str(exc)) from None
-        return self
 
     def _ensemble_kwargs(self) -> dict[str, Any]:
         return {
@@ -465,6 +438,194 @@ class PanelSpec(BaseModel):
             "deadline": self.deadline,
         }
 
+    def _vote_problem(self, critics: Sequence[CriticSpec]) -> _Problem | None:
+        """The first problem of this ensemble's vote with ``critics`` (paths relative to
+        it), or ``None``."""
+        from .ensemble import Ensemble
+        from .voting import accepts_kwarg, supports_early_stop, validate_voting
+
+        try:
+            validate_voting(self.voting, {})
+        except ConfigError as exc:
+            return _Problem(("voting",), str(exc))
+        try:
+            validate_voting(self.voting, self.voting_kwargs)
+        except ConfigError as exc:
+            return _Problem(("voting_kwargs",), str(exc))
+        if self.min_valid is not None:
+            if self.min_valid > len(critics):
+                return _Problem(
+                    ("min_valid",),
+                    f"is {self.min_valid}, but the panel has {len(critics)} critics; "
+                    "it must be at most that",
+                )
+            if not accepts_kwarg(self.voting, "min_valid"):
+                return _Problem(
+                    ("min_valid",), f"voting {self.voting!r} takes no quorum; remove min_valid"
+                )
+        if self.early_stop and not supports_early_stop(self.voting):
+            return _Problem(
+                ("early_stop",),
+                f"early stop works with voting majority or unanimous, not {self.voting!r}; "
+                "set early_stop: false",
+            )
+        try:
+            Ensemble(_placeholder_critics(critics), **self._ensemble_kwargs())
+        except ConfigError as exc:
+            return _Problem(("voting",), str(exc))
+        return None
+
+
+class TierSpec(_EnsembleFields):
+    """One tier of a cascade panel file: the keys of an ensemble panel file (``voting``,
+    ``voting_kwargs``, ``early_stop``, ``min_valid``, ``deadline``, ``critics``)."""
+
+    critics: list[CriticSpec] = Field(min_length=1)
+
+
+class EscalateSpec(BaseModel):
+    """A cascade's ``escalate:`` mapping: the fields of :class:`~cross_judge.cascade.
+    Escalation`. A threshold (on a tier's agreement, mean confidence or support) is a
+    number in [0, 1] (``.inf``: always escalate) or a list with one per tier that can
+    escalate (``null``: none at that tier)."""
+
+    model_config = _MODEL_CONFIG
+
+    agreement_below: Any = None
+    confidence_below: Any = None
+    support_below: Any = None
+    on_error: bool = True
+    on_fallback: bool = True
+
+    @field_validator("agreement_below", "confidence_below", "support_below")
+    @classmethod
+    def _threshold(cls, value: Any, info: ValidationInfo) -> Any:
+        from .cascade import Escalation
+
+        if value is None:
+            return None
+        expected = (
+            "expected a number in [0, 1] (.inf: always escalate), or a list of them with one "
+            "per tier that can escalate (null for none at a tier)"
+        )
+        if isinstance(value, list):
+            for index, entry in enumerate(value):
+                if entry is not None and not _is_number(entry):
+                    raise _Problem(
+                        (index,), f"expected a number in [0, 1] or null, got {_yaml_type(entry)}"
+                    )
+        elif not _is_number(value):
+            raise ValueError(f"{expected}, got {_yaml_type(value)}")
+        name = str(info.field_name)
+        try:
+            Escalation(**{name: value})
+        except ConfigError as exc:
+            raise _escalation_problem(str(exc)) from None
+        return value
+
+    def to_escalation(self) -> Escalation:
+        """The :class:`~cross_judge.cascade.Escalation` this describes."""
+        from .cascade import Escalation
+
+        return Escalation(
+            agreement_below=self.agreement_below,
+            confidence_below=self.confidence_below,
+            support_below=self.support_below,
+            on_error=self.on_error,
+            on_fallback=self.on_fallback,
+        )
+
+
+class SimulatorSpec(BaseModel):
+    """The ``simulator:`` mapping: settings of the :class:`~cross_judge.testing.VendorServer`
+    that answers ``vendor: simulated`` critics."""
+
+    model_config = _MODEL_CONFIG
+
+    error_correlation: float = Field(default=0.0, ge=0.0, lt=1.0)
+    difficulty_seed: int = 0
+
+
+class PanelSpec(_EnsembleFields):
+    """A checked panel file. Build it with :func:`load_panel` or :func:`parse_panel`
+    (constructing it directly skips the line numbers and resolves relative prompt paths
+    against the working directory).
+
+    Attributes:
+        voting: a registered voting strategy name.
+        voting_kwargs: its arguments (``priority``, ``fallback``, ``errors``, ...).
+        early_stop, min_valid, deadline: as for :class:`~cross_judge.ensemble.Ensemble`.
+        concurrency: items in flight at once; the CLI's default for ``--concurrency``.
+        critics: the panel, in order (empty for a cascade: see ``tiers``).
+        tiers: a cascade's tiers, cheapest first; ``None`` for one ensemble.
+        escalate: a cascade's escalation rule (``None``: the default :class:`Escalation`).
+        final: a cascade's ``final`` mode, ``"decide"`` or ``"abstain"``.
+        simulator_config: the file's ``simulator:`` settings, for the simulator of
+            ``vendor: simulated`` critics (see :meth:`simulator`).
+    """
+
+    concurrency: int | None = Field(default=None, ge=1)
+    critics: list[CriticSpec] = Field(default_factory=list)
+    tiers: list[TierSpec] | None = Field(default=None, min_length=1)
+    escalate: EscalateSpec | None = None
+    final: Literal["decide", "abstain"] = "decide"
+    simulator_config: SimulatorSpec | None = Field(default=None, alias="simulator")
+
+    _source: str = PrivateAttr(default="<panel>")
+    _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_panel(self) -> PanelSpec:
+        problems = _shape_problems(self.model_fields_set, self.tiers is not None, self.critics)
+        if problems:
+            raise _Problems(problems)
+        seen: dict[str, tuple[str | int, ...]] = {}
+        models: dict[str, tuple[str | int, ...]] = {}
+        if self.tiers is None:
+            problems = _ensemble_problems(self, self.critics, (), seen, models)
+        else:
+            for index, tier in enumerate(self.tiers):
+                problems += _ensemble_problems(tier, tier.critics, ("tiers", index), seen, models)
+            if not problems:
+                problems = self._cascade_problems()
+        if self.simulator_config is not None and not models:
+            problems.append(
+                _Problem(
+                    ("simulator",),
+                    "configures the simulator of vendor: simulated critics, and this panel "
+                    "has none; remove it",
+                )
+            )
+        if problems:
+            raise _Problems(problems)
+        return self
+
+    def _cascade_problems(self) -> list[_Problem]:
+        """Problems of the escalation against the tiers, then anything else the
+        :class:`~cross_judge.cascade.Cascade` itself refuses."""
+        from .cascade import Cascade
+        from .ensemble import Ensemble
+
+        tiers = self.tiers or []
+        escalation = self.escalation()
+        checked = len(tiers) - (self.final == "decide")
+        try:
+            escalation.check_tiers(checked)
+        except ConfigError as exc:
+            return [_escalation_problem(str(exc), field_prefix=("escalate",))]
+        try:
+            Cascade(
+                [
+                    Ensemble(_placeholder_critics(tier.critics), **tier._ensemble_kwargs())
+                    for tier in tiers
+                ],
+                escalate=escalation,
+                final=self.final,
+            )
+        except ConfigError as exc:
+            return [_Problem(("escalate",) if self.escalate is not None else ("tiers",), str(exc))]
+        return []
+
     # -- use ------------------------------------------------------------------------------
 
     @property
@@ -473,21 +634,45 @@ class PanelSpec(BaseModel):
         return self._source
 
     @property
+    def is_cascade(self) -> bool:
+        """True for a panel with ``tiers:`` (a :class:`~cross_judge.cascade.Cascade`)."""
+        return self.tiers is not None
+
+    @property
+    def all_critics(self) -> list[CriticSpec]:
+        """Every critic: the panel's, or every tier's in tier order."""
+        return [spec for _, spec in self._critic_paths()]
+
+    @property
     def simulated_critics(self) -> list[str]:
-        """Names of the ``vendor: simulated`` critics, in panel order."""
-        return [c.name for c in self.critics if c.simulated]
+        """Names of the ``vendor: simulated`` critics (of every tier), in panel order."""
+        return [c.name for c in self.all_critics if c.simulated]
+
+    def escalation(self) -> Escalation:
+        """The cascade's :class:`~cross_judge.cascade.Escalation` (the default one when the
+        file has no ``escalate:``)."""
+        from .cascade import Escalation
+
+        return self.escalate.to_escalation() if self.escalate is not None else Escalation()
 
     def personas(self) -> list[Persona]:
-        """The simulator personas of the simulated critics, in panel order."""
-        return [c.to_persona() for c in self.critics if c.simulated]
+        """The simulator personas of the simulated critics (of every tier), in panel order."""
+        return [c.to_persona() for c in self.all_critics if c.simulated]
 
     def simulator(self, **kwargs: Any) -> VendorServer:
         """A :class:`~cross_judge.testing.VendorServer` (not started) serving every
-        simulated critic; ``kwargs`` go to its constructor. Start it (``with``), then
-        :meth:`build` with its ``url``."""
+        simulated critic of every tier, with the file's ``simulator:`` settings;
+        ``kwargs`` go to its constructor (and win over the file's). Start it (``with``),
+        then :meth:`build` with its ``url``."""
         from .testing import VendorServer
 
-        return VendorServer(self.personas(), **kwargs)
+        settings: dict[str, Any] = {}
+        if self.simulator_config is not None:
+            settings = {
+                "error_correlation": self.simulator_config.error_correlation,
+                "difficulty_seed": self.simulator_config.difficulty_seed,
+            }
+        return VendorServer(self.personas(), **{**settings, **kwargs})
 
     def build(
         self,
@@ -495,8 +680,9 @@ class PanelSpec(BaseModel):
         simulator_url: str | None = None,
         environ: Mapping[str, str] | None = None,
         cache: ResponseCache | bool | str | os.PathLike[str] | None = None,
-    ) -> Ensemble:
-        """The :class:`~cross_judge.ensemble.Ensemble` this panel describes.
+    ) -> Ensemble | Cascade:
+        """The :class:`~cross_judge.ensemble.Ensemble` this panel describes, or for a panel
+        with ``tiers:`` the :class:`~cross_judge.cascade.Cascade` (one ensemble per tier).
 
         Each critic's key is read now from the environment variable its ``api_key_env``
         names (else, at call time, from its vendor's own variable). A vendor that needs a
@@ -505,8 +691,9 @@ class PanelSpec(BaseModel):
         Args:
             simulator_url: the base URL of a running :meth:`simulator` for the simulated
                 critics. Without it, a panel with simulated critics starts its own
-                simulator, which lives as long as the returned ensemble: it is stopped
-                when the ensemble is garbage collected, or at interpreter exit.
+                simulator (one for every tier), which lives as long as the returned
+                ensemble or cascade: it is stopped when that is garbage collected, or at
+                interpreter exit.
             environ: the environment to read keys from (default ``os.environ``).
             cache: a response cache for every critic (see :class:`~cross_judge.Ensemble`).
 
@@ -518,16 +705,16 @@ class PanelSpec(BaseModel):
 
         env = os.environ if environ is None else environ
         problems: list[PanelProblem] = []
-        keys: dict[int, str | None] = {}
-        for index, spec in enumerate(self.critics):
+        keys: dict[str, str | None] = {}
+        for path, spec in self._critic_paths():
             if spec.simulated:
                 continue
             config = get_vendor(spec.vendor)
             var = spec.api_key_env or config.api_key_env
             key = (env.get(var) or "").strip() or None if var else None
             if key is None and config.requires_api_key:
-                problems.append(self._missing_key(index, spec, var or ""))
-            keys[index] = key
+                problems.append(self._missing_key(path, spec, var or ""))
+            keys[spec.name] = key
         if problems:
             raise PanelError(self._source, problems)
         server: VendorServer | None = None
@@ -540,35 +727,64 @@ class PanelSpec(BaseModel):
                 ", ".join(self.simulated_critics),
                 simulator_url,
             )
+
+        def critic(spec: CriticSpec) -> Critic:
+            if spec.simulated:
+                return spec.to_critic(base_url=simulator_url)
+            return spec.to_critic(api_key=keys[spec.name])
+
+        panel: Ensemble | Cascade
         try:
-            critics = [
-                spec.to_critic(base_url=simulator_url)
-                if spec.simulated
-                else spec.to_critic(api_key=keys[index])
-                for index, spec in enumerate(self.critics)
-            ]
             from .ensemble import Ensemble
 
-            ensemble = Ensemble(critics, cache=cache, **self._ensemble_kwargs())
+            if self.tiers is None:
+                panel = Ensemble(
+                    [critic(s) for s in self.critics], cache=cache, **self._ensemble_kwargs()
+                )
+            else:
+                from .cascade import Cascade
+
+                panel = Cascade(
+                    [
+                        Ensemble(
+                            [critic(s) for s in tier.critics],
+                            cache=cache,
+                            **tier._ensemble_kwargs(),
+                        )
+                        for tier in self.tiers
+                    ],
+                    escalate=self.escalation(),
+                    final=self.final,
+                )
         except BaseException:
             if server is not None:
                 server.stop()
             raise
         if server is not None:
-            # The ensemble owns the server: it is stopped with it (or at exit, since the
-            # finalizer runs atexit), and never keeps the ensemble alive.
-            weakref.finalize(ensemble, server.stop)
-        return ensemble
+            # The panel owns the server: it is stopped with it (or at exit, since the
+            # finalizer runs atexit), and never keeps the panel alive.
+            weakref.finalize(panel, server.stop)
+        return panel
 
-    def _missing_key(self, index: int, spec: CriticSpec, var: str) -> PanelProblem:
+    def _critic_paths(self) -> list[tuple[tuple[str | int, ...], CriticSpec]]:
+        """Each critic with its path in the file (``critics[i]`` or ``tiers[t].critics[i]``)."""
+        if self.tiers is None:
+            return [(("critics", i), spec) for i, spec in enumerate(self.critics)]
+        return [
+            (("tiers", t, "critics", i), spec)
+            for t, tier in enumerate(self.tiers)
+            for i, spec in enumerate(tier.critics)
+        ]
+
+    def _missing_key(self, path: tuple[str | int, ...], spec: CriticSpec, var: str) -> PanelProblem:
         if spec.api_key_env is not None:
             return self._problem(
-                ("critics", index, "api_key_env"),
+                (*path, "api_key_env"),
                 f"the environment variable {var} is not set (or is empty); critic "
                 f"{spec.name!r} on {spec.vendor} needs its API key there: export {var}=...",
             )
         return self._problem(
-            ("critics", index),
+            path,
             f"critic {spec.name!r} on {spec.vendor} needs an API key and the environment "
             f"variable {var} is not set (or is empty): export {var}=..., or name another "
             "variable with api_key_env",
@@ -576,6 +792,123 @@ class PanelSpec(BaseModel):
 
     def _problem(self, path: tuple[str | int, ...], message: str) -> PanelProblem:
         return PanelProblem(_field_name(path), _line_of(self._lines, path), message)
+
+
+def _shape_problems(given: Collection[str], cascade: bool, critics: object) -> list[_Problem]:
+    """A panel is one ensemble (``critics:``) or a cascade (``tiers:``), never both nor
+    neither; ``given`` are the top-level keys of the file."""
+    problems: list[_Problem] = []
+    if not cascade:
+        if "critics" not in given:
+            problems.append(
+                _Problem(
+                    ("critics",),
+                    f"is required: {_MISSING_HINTS['critics']} (or tiers: [...] for a "
+                    "cascade of ensembles)",
+                )
+            )
+        elif critics == []:
+            problems.append(_Problem(("critics",), "is empty; list at least one critic"))
+        problems += [
+            _Problem(
+                (name,),
+                f"is for a cascade (a panel with tiers:), and this panel is one ensemble "
+                f"(critics:); remove {name}, or list the ensembles under tiers:",
+            )
+            for name in _CASCADE_FIELDS
+            if name in given
+        ]
+        return problems
+    if "critics" in given:
+        problems.append(
+            _Problem(
+                ("critics",),
+                "a panel has either critics: (one ensemble) or tiers: (a cascade), not "
+                "both; move these critics into a tier: tiers: [{critics: [...]}, ...]",
+            )
+        )
+    problems += [
+        _Problem(
+            (name,),
+            "in a cascade each tier votes on its own; move it under each tier that "
+            f"needs it (tiers[i].{name})",
+        )
+        for name in _ENSEMBLE_FIELDS
+        if name in given
+    ]
+    return problems
+
+
+def _ensemble_problems(
+    fields: _EnsembleFields,
+    critics: Sequence[CriticSpec],
+    prefix: tuple[str | int, ...],
+    seen: dict[str, tuple[str | int, ...]],
+    models: dict[str, tuple[str | int, ...]],
+) -> list[_Problem]:
+    """Problems of one ensemble (the panel's, or the tier at ``prefix``): critic names
+    and simulated models already in ``seen``/``models`` (which this fills), then its vote."""
+    problems: list[_Problem] = []
+    for index, critic in enumerate(critics):
+        path = (*prefix, "critics", index)
+        if critic.name in seen:
+            problems.append(
+                _Problem(
+                    (*path, "name"),
+                    f"critic name {critic.name!r} is also used by "
+                    f"{_field_name(seen[critic.name])}; give each critic a unique name"
+                    + (" (names key a cascade's results, across tiers)" if prefix else ""),
+                )
+            )
+        else:
+            seen[critic.name] = path
+        if critic.simulated:
+            if critic.model_name in models:
+                problems.append(
+                    _Problem(
+                        (*path, "model"),
+                        f"simulated critics are told apart by model, and {critic.model_name!r} "
+                        f"is also the model of {_field_name(models[critic.model_name])}; give "
+                        "each simulated critic its own model name",
+                    )
+                )
+            else:
+                models[critic.model_name] = path
+    if problems:
+        return problems
+    vote = fields._vote_problem(critics)
+    if vote is None:
+        return []
+    return [_Problem((*prefix, *vote.field), str(vote))]
+
+
+def _placeholder_critics(critics: Sequence[CriticSpec]) -> list[Critic]:
+    """The critics, for checks only: simulated ones pointed at an address never called."""
+    return [c.to_critic(base_url=_PLACEHOLDER_URL if c.simulated else None) for c in critics]
+
+
+_ESCALATION_MESSAGE = re.compile(r"^Escalation\.(\w+)(?:\[(\d+)\])? (.*)$", re.DOTALL)
+
+
+def _escalation_problem(message: str, *, field_prefix: tuple[str, ...] = ()) -> _Problem:
+    """An :class:`~cross_judge.cascade.Escalation` error (``"Escalation.<name>[i] ..."``)
+    as a problem at the threshold it names: below ``field_prefix`` plus its name, or (no
+    prefix: from the validator of that threshold) at its list entry; ``inf`` written as
+    YAML writes it."""
+    match = _ESCALATION_MESSAGE.match(message)
+    path: tuple[str | int, ...] = field_prefix
+    if match is not None:
+        if field_prefix:
+            path = (*field_prefix, match.group(1))
+        if match.group(2) is not None:
+            path = (*path, int(match.group(2)))
+        message = match.group(3)
+    message = message.replace("or inf to always", "or .inf to always")
+    return _Problem(path, message)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 # -- loading ------------------------------------------------------------------------------------
@@ -621,7 +954,15 @@ def parse_panel(
     try:
         spec = PanelSpec.model_validate(data, context={"base_dir": folder})
     except ValidationError as exc:
-        raise PanelError(source, _problems(exc, lines, data)) from None
+        problems = _problems(exc, lines, data)
+        # Checked on the file's keys too: a field that cannot be read stops the check of
+        # the panel as a whole, and these are worth knowing at once.
+        shape = _shape_problems(set(data), data.get("tiers") is not None, data.get("critics"))
+        problems += [
+            PanelProblem(_field_name(p.field), _line_of(lines, p.field), str(p)) for p in shape
+        ]
+        unique = {(p.field, p.line, p.message): p for p in problems}
+        raise PanelError(source, sorted(unique.values(), key=lambda p: p.line or 0)) from None
     spec._source = source
     spec._lines = lines
     return spec
@@ -636,7 +977,7 @@ def _read_yaml(text: str, source: str) -> tuple[Any, dict[tuple[str | int, ...],
     except YAMLSyntaxError as exc:
         column = f" (column {exc.column})" if exc.column is not None else ""
         raise fail(f"invalid YAML{column}: {exc.problem}", exc.line) from None
-    expected = "expected a mapping with at least critics: [...]"
+    expected = "expected a mapping with at least critics: [...] (or tiers: [...])"
     if data is None:
         raise fail(f"the panel is empty; {expected}")
     if not isinstance(data, dict) or not isinstance(node, yaml.MappingNode):
@@ -759,6 +1100,11 @@ def _problems(
     for error in exc.errors():
         loc: tuple[str | int, ...] = tuple(p for p in error["loc"] if p != "[key]")
         cause = error.get("ctx", {}).get("error")
+        if isinstance(cause, _Problems):
+            for each in cause.problems:
+                path = (*loc, *each.field)
+                problems.append(PanelProblem(_field_name(path), _line_of(lines, path), str(each)))
+            continue
         if isinstance(cause, _Problem):
             loc = (*loc, *cause.field)
         message = _message(error, loc, cause, data)
@@ -784,6 +1130,8 @@ def _message(error: Any, loc: tuple[str | int, ...], cause: object, data: Any) -
         return message
     if kind == "too_short" and field == "critics":
         return "is empty; list at least one critic"
+    if kind == "too_short" and field == "tiers":
+        return "is empty; list at least one tier (an ensemble: critics: [...]), cheapest first"
     message = str(error["msg"])
     message = re.sub(r"^Input should", "should", message)
     message = message[:1].lower() + message[1:]
@@ -795,18 +1143,23 @@ def _message(error: Any, loc: tuple[str | int, ...], cause: object, data: Any) -
 
 def _unknown_field(field: str, loc: tuple[str | int, ...], data: Any) -> str:
     parent = loc[:-1]
+    model: type[BaseModel] = CriticSpec
     if parent == ():
-        model: type[BaseModel] = PanelSpec
+        model = PanelSpec
     elif parent[-1] == "persona":
         model = PersonaSpec
-    else:
-        model = CriticSpec
-    known = list(model.model_fields)
+    elif len(parent) == 2 and parent[0] == "tiers":
+        model = TierSpec
+    elif parent == ("escalate",):
+        model = EscalateSpec
+    elif parent == ("simulator",):
+        model = SimulatorSpec
+    known = [info.alias or name for name, info in model.model_fields.items()]
     normalized = field.lower().replace("-", "_")
     close = difflib.get_close_matches(normalized, known, n=1, cutoff=0.85)
     if _SECRET_FIELD.search(normalized) and not close:
         suggestion = _default_env_var(parent, data) or "DEEPSEEK_API_KEY"
-        where = "" if parent and parent[0] == "critics" else " under each critic"
+        where = "" if "critics" in parent else " under each critic"
         return (
             "a literal key in a panel file is refused (the value is not shown): panel files "
             "get copied, shared and committed. Put the key in an environment variable and "
@@ -821,10 +1174,17 @@ def _default_env_var(parent: tuple[str | int, ...], data: Any) -> str | None:
     """The key variable of the vendor of the critic at ``parent``, if it has one."""
     from .vendors import all_vendors
 
-    if len(parent) != 2 or parent[0] != "critics" or not isinstance(data, dict):
+    if len(parent) < 2 or parent[-2] != "critics" or not isinstance(data, dict):
         return None
-    critics = data.get("critics")
-    index = parent[1]
+    critics: Any = data
+    for part in parent[:-1]:
+        if isinstance(critics, dict) and isinstance(part, str):
+            critics = critics.get(part)
+        elif isinstance(critics, list) and isinstance(part, int) and part < len(critics):
+            critics = critics[part]
+        else:
+            return None
+    index = parent[-1]
     if not isinstance(critics, list) or not isinstance(index, int) or index >= len(critics):
         return None
     critic = critics[index]

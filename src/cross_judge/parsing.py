@@ -30,8 +30,9 @@ Deliberate changes from cross-judge 0.1 (behaviour notes §3.2-3.3, bugs B8-B10)
 
 * Balanced-brace scan instead of first ``{`` to last ``}``. Several objects, braces in
   prose, ``<think>`` blocks and ``, }`` / ``,\\r\\n}`` trailing commas now parse.
-* A ``null``, empty, non-string or reserved (``ERROR``, ``PARSE_FAIL``, ``SKIPPED``) label
-  fails to parse. 0.1 counted ``"NONE"``, ``""``, ``"['KEEP']"`` and ``"ERROR"`` as votes.
+* A ``null``, empty, non-string or reserved (``ERROR``, ``PARSE_FAIL``, ``SKIPPED``,
+  ``ABSTAIN``) label fails to parse. 0.1 counted ``"NONE"``, ``""``, ``"['KEEP']"`` and
+  ``"ERROR"`` as votes.
 * Labels lose trailing punctuation and have internal spaces and hyphens replaced
   (``"Keep."`` -> ``KEEP``, ``"not sure"`` -> ``NOT_SURE``). A label over 100 characters
   is a sentence, not a vote, and fails.

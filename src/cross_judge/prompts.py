@@ -426,7 +426,8 @@ def _label(raw: object) -> str:
         raise ValueError(f"{raw!r} is not a usable label; labels are non-empty strings")
     if label in RESERVED_KINDS:
         raise ValueError(
-            f"{label!r} is reserved for failed calls ({', '.join(sorted(RESERVED_KINDS))}); "
+            f"{label!r} is reserved ({', '.join(sorted(RESERVED_KINDS))}: failed calls and "
+            "a cascade's abstention); "
             "choose another label"
         )
     return label

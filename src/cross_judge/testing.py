@@ -12,6 +12,11 @@ What it **is**:
 * a fake vendor whose critics are :class:`Persona` objects: each answers a verdict drawn
   from a seeded RNG, right with probability ``accuracy``, in one of several text styles
   (strict JSON, fenced, ``<think>`` preamble, messy JSON), after a chosen latency;
+* correlated like real judges when asked: with ``error_correlation`` rho > 0 every item
+  has a difficulty, and personas are wrong together on hard items (a Gaussian threshold
+  model that keeps each persona's accuracy over items) and, when wrong, often give the
+  same wrong label. Independent errors (rho 0, the default) flatter every ensemble
+  method, since a majority then outvotes most mistakes;
 * scriptable: :meth:`VendorServer.script` queues one-shot :class:`Reply` objects (a 429
   with ``Retry-After``, an HTML error page, a malformed body, a dropped connection, a
   request that never answers...) and :meth:`VendorServer.always` sets a persistent one;
@@ -58,7 +63,8 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any, Literal
+from statistics import NormalDist
+from typing import Any, Literal, NamedTuple
 
 import anyio.to_thread
 from aiohttp import web
@@ -99,16 +105,28 @@ def _check_latency(name: str, value: float) -> None:
         raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
 
 
+def _check_difficulty(item_text: str, value: float) -> None:
+    if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
+        raise ValueError(
+            f"difficulty must be a number in [0, 1] (0 easiest, 1 hardest), "
+            f"got {value!r} for item {item_text!r}"
+        )
+
+
 @dataclass(frozen=True)
 class Persona:
     """A simulated critic, selected by the request's ``model`` field.
 
-    * ``accuracy``: probability that the answer equals the item's truth.
+    * ``accuracy``: probability that the answer equals the item's truth. With the
+      server's ``error_correlation`` > 0 this holds on average over items (of uniform
+      difficulty); hard items are answered right less often, easy ones more.
     * ``labels``: the vocabulary it answers in. A gold label outside it is still answered
       when the persona is right.
     * ``bias``: when wrong, relative weights for picking the wrong label (keys must be in
       ``labels``; missing keys weigh 0). ``None``, or all-zero weights over the candidates,
-      means uniform among the labels other than the truth.
+      means uniform among the labels other than the truth. With the server's
+      ``error_correlation`` rho > 0, a wrong answer is first the item's shared distractor
+      with probability rho, and only otherwise drawn this way.
     * ``confidence``: ``(low, high)``; right answers draw uniformly from it, wrong answers
       from its lower half, so confidence carries some signal as with real models.
     * ``latency`` + uniform ``[0, jitter]`` seconds pass before each answer (faults too).
@@ -559,6 +577,107 @@ def _all_text(messages: list[Any]) -> str:
     return "".join(_message_text(m.get("content")) for m in messages if isinstance(m, dict))
 
 
+# -- the decision of a persona, without HTTP -------------------------------------------------
+
+_NORMAL = NormalDist()
+# Difficulties are clamped into (0, 1) before the inverse normal, which is infinite at 0 and 1.
+_DIFFICULTY_EPS = 1e-9
+
+
+def _unit_hash(text: str) -> float:
+    """A number in (0, 1), uniform over texts, from sha256 of ``text``."""
+    bits = int(hashlib.sha256(text.encode()).hexdigest()[:13], 16)  # 52 bits
+    return (bits + 0.5) / 2.0**52
+
+
+def _seeded_difficulty(item: str, difficulty_seed: int) -> float:
+    """The difficulty of an item that was given none: uniform in (0, 1) over items."""
+    return _unit_hash(f"{difficulty_seed}|{item}")
+
+
+def _distractor_key(item: str, difficulty_seed: int) -> int:
+    """Picks an item's distractor among a vocabulary's wrong labels (see :func:`_decide`)."""
+    return int(hashlib.sha256(f"{difficulty_seed}|distractor|{item}".encode()).hexdigest()[:16], 16)
+
+
+def _p_right(accuracy: float, difficulty: float, error_correlation: float) -> float:
+    """P(right | item difficulty) under the Gaussian threshold model.
+
+    With ``D = Phi^-1(difficulty)`` and ``c = Phi^-1(1 - accuracy)``, a persona is right
+    when ``-sqrt(rho) D + sqrt(1 - rho) E > c`` for its own standard normal noise ``E``,
+    so ``P(right | d) = Phi((-c - sqrt(rho) D) / sqrt(1 - rho))``; averaged over
+    difficulties uniform in (0, 1) it is ``accuracy``. ``rho == 0`` gives ``accuracy``
+    itself, and accuracy 0 or 1 gives exactly 0 or 1 whatever the difficulty.
+    """
+    if error_correlation == 0.0:
+        return accuracy
+    wrong_share = 1.0 - accuracy
+    if wrong_share <= 0.0:
+        return 1.0
+    if wrong_share >= 1.0:  # accuracy 0, or so small that 1 - accuracy rounds to 1
+        return 0.0
+    d = min(max(difficulty, _DIFFICULTY_EPS), 1.0 - _DIFFICULTY_EPS)
+    c = _NORMAL.inv_cdf(wrong_share)
+    z = (-c - math.sqrt(error_correlation) * _NORMAL.inv_cdf(d)) / math.sqrt(
+        1.0 - error_correlation
+    )
+    return _NORMAL.cdf(z)
+
+
+class _Decision(NamedTuple):
+    """What a persona answers for one item, before rendering and faults."""
+
+    kind: str
+    confidence: float
+    reasoning: str
+    delay: float
+
+
+def _decide(
+    persona: Persona,
+    model: str,
+    truth: str,
+    digest: str,
+    *,
+    difficulty: float = 0.5,
+    error_correlation: float = 0.0,
+    distractor_key: int = 0,
+) -> _Decision:
+    """The answer of ``persona`` (serving ``model``) to the item whose sha256 is ``digest``.
+
+    Every draw comes from ``random.Random(f"{persona.seed}|{model}|{digest}")``, in this
+    order: right or wrong (right with :func:`_p_right`); when wrong and
+    ``error_correlation`` (rho) > 0, whether to give the item's distractor (probability
+    rho); the wrong label, by ``persona.bias`` or uniformly among the labels other than
+    ``truth``, unless the distractor was taken; the confidence (wrong answers from the
+    lower half of ``persona.confidence``); the reasoning; the jitter. The distractor is
+    ``wrong[distractor_key % len(wrong)]``, ``wrong`` being the vocabulary minus
+    ``truth`` in vocabulary order, so personas sharing a vocabulary share it. With rho 0
+    no extra draw happens and ``difficulty`` and ``distractor_key`` are unused. A
+    one-label vocabulary whose label is the truth cannot be wrong.
+    """
+    rng = random.Random(f"{persona.seed}|{model}|{digest}")
+    lo, hi = persona.confidence
+    if rng.random() < _p_right(persona.accuracy, difficulty, error_correlation):
+        kind, confidence = truth, rng.uniform(lo, hi)
+    else:
+        labels = persona.labels
+        wrong = [x for x in labels if x != truth]
+        weights = [persona.bias.get(x, 0.0) for x in wrong] if persona.bias else []
+        if not wrong:  # a one-label vocabulary cannot be wrong
+            kind = truth
+        elif error_correlation > 0 and rng.random() < error_correlation:
+            kind = wrong[distractor_key % len(wrong)]
+        elif sum(weights) > 0:
+            kind = rng.choices(wrong, weights=weights)[0]
+        else:
+            kind = rng.choice(wrong)
+        confidence = rng.uniform(lo, (lo + hi) / 2)
+    reasoning = rng.choice(_REASONS).format(kind=kind)
+    delay = persona.latency + (rng.uniform(0, persona.jitter) if persona.jitter else 0.0)
+    return _Decision(kind, confidence, reasoning, delay)
+
+
 class VendorServer:
     """A simulated LLM vendor on a loopback address, served from a thread.
 
@@ -595,12 +714,25 @@ class VendorServer:
     that occurs in the user message), else a label picked from the persona's labels by
     sha256 of the item text, so personas sharing a vocabulary agree on a latent truth.
 
+    Correlated errors: with ``error_correlation`` rho in (0, 1) an item's difficulty d
+    (set by ``difficulty`` or :meth:`set_difficulty`, else uniform in (0, 1) from sha256
+    of ``difficulty_seed`` and the item; see :meth:`difficulty_of`) moves every persona
+    the same way: with ``D = Phi^-1(d)`` and ``c = Phi^-1(1 - accuracy)``, a persona is
+    right with probability ``Phi((-c - sqrt(rho) D) / sqrt(1 - rho))``, which averages
+    to ``accuracy`` over uniform difficulties (a Gaussian threshold model: two personas'
+    latent scores correlate by rho). A wrong persona then answers the item's distractor
+    (a wrong label picked by sha256 of ``difficulty_seed`` and the item, shared by
+    personas with the same vocabulary) with probability rho, else its usual wrong label.
+    Accuracy 0 or 1 stays always wrong or always right. With rho 0 (the default)
+    difficulty is unused and every persona errs independently.
+
     Determinism: a persona's answer, confidence, reasoning and jitter come from
     ``random.Random`` seeded with ``(seed, model, sha256(item))``: the same request gets
-    the same answer every time. The fault decision of ``fault_rate`` uses a separate
-    stream seeded with ``(seed, model, sha256(item), n)`` where ``n`` counts that model's
-    requests for that item (never reset), so a retry of a faulted request may succeed and
-    a rerun against a fresh server faults on the same attempts.
+    the same answer every time; with ``error_correlation`` 0 the draws are those of
+    versions without it, so answers are unchanged. The fault decision of ``fault_rate``
+    uses a separate stream seeded with ``(seed, model, sha256(item), n)`` where ``n``
+    counts that model's requests for that item (never reset), so a retry of a faulted
+    request may succeed and a rerun against a fresh server faults on the same attempts.
 
     Every mutator is thread-safe. The server is started by :meth:`start`, ``with`` or
     ``async with``, and must be stopped (the context managers do it).
@@ -617,6 +749,9 @@ class VendorServer:
         default_persona: Persona | None = None,
         capacity: int | None = None,
         count_items: bool = False,
+        error_correlation: float = 0.0,
+        difficulty: Mapping[str, float] | None = None,
+        difficulty_seed: int = 0,
     ) -> None:
         """Configure the server; nothing listens until :meth:`start`.
 
@@ -630,9 +765,19 @@ class VendorServer:
         (counted in ``stats()["rate_limited"]``). ``count_items`` keeps a count of chat
         requests per item text, read with :meth:`item_requests` (memory grows with the
         number of distinct items, so it is off by default).
+
+        ``error_correlation`` (in [0, 1), else ``ValueError``) makes personas' errors
+        correlated through per-item difficulty (see the class docstring); ``difficulty``
+        maps item texts (stripped) to difficulties in [0, 1] (else ``ValueError``), and
+        ``difficulty_seed`` picks the difficulties and distractors of the other items.
         """
         if capacity is not None and capacity < 1:
             raise ValueError(f"capacity must be >= 1 or None, got {capacity!r}")
+        if not (isinstance(error_correlation, (int, float)) and 0.0 <= error_correlation < 1.0):
+            raise ValueError(
+                f"error_correlation must be a number in [0, 1), got {error_correlation!r}; "
+                "0 makes personas err independently, values near 1 make them err together"
+            )
         if host == "localhost":
             host = "127.0.0.1"
         try:
@@ -662,6 +807,12 @@ class VendorServer:
         self._gold: dict[str, str] = {}
         for item, label in (gold or {}).items():
             self._gold[item.strip()] = label
+        self._error_correlation = float(error_correlation)
+        self._difficulty_seed = difficulty_seed
+        self._difficulty: dict[str, float] = {}
+        for item, value in (difficulty or {}).items():
+            _check_difficulty(item, value)
+            self._difficulty[item.strip()] = float(value)
         self._scripts: dict[str, deque[Reply]] = {}
         self._always: dict[str, Reply] = {}
         self._attempts: dict[tuple[str, str], int] = {}
@@ -825,6 +976,32 @@ class VendorServer:
         """Set the truth of an item (its text is stripped, like extracted item text)."""
         with self._lock:
             self._gold[item_text.strip()] = label
+
+    def set_difficulty(self, item_text: str, difficulty: float) -> None:
+        """Set the difficulty of an item, in [0, 1] (else ``ValueError``); its text is
+        stripped, like extracted item text. It matters only with ``error_correlation`` > 0."""
+        _check_difficulty(item_text, difficulty)
+        with self._lock:
+            self._difficulty[item_text.strip()] = float(difficulty)
+
+    def difficulty_of(self, item_text: str) -> float:
+        """The difficulty a request whose last user message is ``item_text`` gets.
+
+        The item is found as for a request (the last ``<item>`` fence, else the whole
+        text, stripped); its difficulty is the one set for it (an exact key, or, while at
+        most 256 are set, the first key in insertion order that occurs in ``item_text``),
+        else a number uniform in (0, 1) from sha256 of ``difficulty_seed`` and the item.
+        Set values are returned as set, 0 and 1 included.
+        """
+        with self._lock:
+            return self._difficulty_locked(_item_text(item_text), item_text)
+
+    def _difficulty_locked(self, item: str, user_text: str) -> float:
+        """The difficulty of ``item`` from ``user_text``; caller holds ``self._lock``."""
+        value = self._difficulty.get(item)
+        if value is None and len(self._difficulty) <= _GOLD_SUBSTRING_MAX:
+            value = next((v for k, v in self._difficulty.items() if k and k in user_text), None)
+        return _seeded_difficulty(item, self._difficulty_seed) if value is None else value
 
     def script(self, model: str, *replies: Reply) -> None:
         """Queue one-shot replies for ``model`` (``"*"``: any model), consumed FIFO.
@@ -1153,12 +1330,15 @@ class VendorServer:
         user_text = _last_user_text(messages)
         item = _item_text(user_text)
         digest = hashlib.sha256(item.encode()).hexdigest()
+        rho = self._error_correlation
         with self._lock:
             if self._item_counts is not None:
                 self._item_counts[item] += 1
             truth = self._gold.get(item)
             if truth is None and len(self._gold) <= _GOLD_SUBSTRING_MAX:
                 truth = next((v for k, v in self._gold.items() if k and k in user_text), None)
+            # Unused without correlation: skip the lookup and the hash.
+            difficulty = self._difficulty_locked(item, user_text) if rho else 0.5
             fault: str | None = None
             if persona.fault_rate > 0:
                 attempt = self._attempts.get((model, digest), 0)
@@ -1171,25 +1351,17 @@ class VendorServer:
         labels = persona.labels
         if truth is None:
             truth = labels[int(digest[:16], 16) % len(labels)]
-
-        rng = random.Random(f"{persona.seed}|{model}|{digest}")
-        lo, hi = persona.confidence
-        if rng.random() < persona.accuracy:
-            kind, confidence = truth, rng.uniform(lo, hi)
-        else:
-            wrong = [x for x in labels if x != truth]
-            weights = [persona.bias.get(x, 0.0) for x in wrong] if persona.bias else []
-            if not wrong:  # a one-label vocabulary cannot be wrong
-                kind = truth
-            elif sum(weights) > 0:
-                kind = rng.choices(wrong, weights=weights)[0]
-            else:
-                kind = rng.choice(wrong)
-            confidence = rng.uniform(lo, (lo + hi) / 2)
-        reasoning = rng.choice(_REASONS).format(kind=kind)
-        delay = persona.latency + (rng.uniform(0, persona.jitter) if persona.jitter else 0.0)
-        if delay:
-            await asyncio.sleep(delay)
+        decision = _decide(
+            persona,
+            model,
+            truth,
+            digest,
+            difficulty=difficulty,
+            error_correlation=rho,
+            distractor_key=_distractor_key(item, self._difficulty_seed) if rho else 0,
+        )
+        if decision.delay:
+            await asyncio.sleep(decision.delay)
 
         if fault == "429":
             return web.Response(
@@ -1206,7 +1378,9 @@ class VendorServer:
                 else b'{"id": "msg_fault", "type": "message", "content": [{"ty'
             )
             return web.Response(body=truncated, headers={"Content-Type": "application/json"})
-        text = _render(persona.style, kind, round(confidence, 2), reasoning, labels)
+        text = _render(
+            persona.style, decision.kind, round(decision.confidence, 2), decision.reasoning, labels
+        )
         if api == "messages":
             prompt = system + _all_text(messages)
             return _json_response(self._message(model, text, "end_turn", prompt=prompt))
@@ -1308,6 +1482,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
     parser.add_argument(
+        "--error-correlation",
+        type=float,
+        default=0.0,
+        help="in [0, 1): personas err together on hard items (0: independently)",
+    )
+    parser.add_argument(
+        "--difficulty-seed", type=int, default=0, help="picks item difficulties and distractors"
+    )
+    parser.add_argument(
         "--persona",
         action="extend",
         nargs="+",
@@ -1350,6 +1533,8 @@ def main(argv: list[str] | None = None) -> int:
             api_key=args.api_key,
             default_persona=None if args.persona else persona("default"),
             capacity=args.capacity,
+            error_correlation=args.error_correlation,
+            difficulty_seed=args.difficulty_seed,
         )
     except ValueError as exc:
         parser.error(str(exc))

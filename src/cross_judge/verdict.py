@@ -14,7 +14,15 @@ from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validat
 
 from .errors import ErrorKind
 
-__all__ = ["RESERVED_KINDS", "EnsembleVerdict", "Usage", "Verdict", "VerdictKind", "as_verdict"]
+__all__ = [
+    "ABSTAIN",
+    "RESERVED_KINDS",
+    "EnsembleVerdict",
+    "Usage",
+    "Verdict",
+    "VerdictKind",
+    "as_verdict",
+]
 
 VerdictKind = Literal["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR", "ERROR", "PARSE_FAIL"]
 """The default label vocabulary of cross-judge 0.1 (taxonomy review).
@@ -23,8 +31,14 @@ VerdictKind = Literal["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR", "ERROR", "P
 ``ERROR`` and ``PARSE_FAIL`` are reserved for failed calls (see :data:`RESERVED_KINDS`).
 """
 
-RESERVED_KINDS: frozenset[str] = frozenset({"ERROR", "PARSE_FAIL", "SKIPPED"})
-"""Kinds that mark a verdict that is not a vote; a model answering one of them is rejected."""
+ABSTAIN = "ABSTAIN"
+"""The consensus of an item a :class:`~cross_judge.cascade.Cascade` with ``final="abstain"``
+leaves for a human: its last tier was not sure enough to decide."""
+
+RESERVED_KINDS: frozenset[str] = frozenset({"ERROR", "PARSE_FAIL", "SKIPPED", ABSTAIN})
+"""Labels that are not a critic's vote: ``ERROR``, ``PARSE_FAIL`` and ``SKIPPED`` mark failed
+or unmade calls, ``ABSTAIN`` a cascade's "no decision". A model answering one of them is
+rejected, and no prompt may list one as a label."""
 
 # cross-judge 0.1 (and its legacy ``schema.Verdict``) used these names.
 _LEGACY_ALIASES = {"verdict": "kind", "rationale": "reasoning", "reviewer_id": "critic_id"}
@@ -174,6 +188,11 @@ class EnsembleVerdict(BaseModel):
     ``fallback`` (True when no vote decided and ``consensus`` is the strategy's fallback
     label: no valid verdict, quorum not met, no unanimity; a ``UNCLEAR`` the critics voted
     for has it False).
+
+    Set by a :class:`~cross_judge.cascade.Cascade` only: ``tier``, the index of the tier
+    that decided (or abstained), and ``tiers``, each asked tier's own result in tier order.
+    A cascade's ``verdicts``, ``usage``, ``cost_usd`` and ``elapsed_s`` cover every tier
+    asked; ``consensus`` and the vote statistics are the deciding tier's.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -196,3 +215,5 @@ class EnsembleVerdict(BaseModel):
     cost_usd: float | None = None
     elapsed_s: float = 0.0
     fallback: bool = False
+    tier: NonNegativeInt | None = None
+    tiers: list[EnsembleVerdict] | None = None

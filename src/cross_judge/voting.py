@@ -100,7 +100,8 @@ class Vote(tuple[str, bool]):
     ``score`` is the aggregate of a score strategy (``average`` ...), ``None`` for label
     strategies and whenever no score decided the label (no scored ballot, quorum not met).
     ``fallback`` is True when no vote decided and the label is the strategy's fallback
-    (or abstain) label: no valid ballot, quorum not met, no unanimity.
+    (or abstain) label: no valid ballot, quorum not met, no unanimity, a tie left to the
+    abstain label (``ties="abstain"``).
     """
 
     def __new__(
@@ -408,8 +409,15 @@ def _plurality(panel: _Panel) -> Vote:
         return Vote(panel.policy.fallback, False, fallback=True)
     top = max(counts.values())
     tied = [label for label, n in counts.items() if n == top]
-    label = tied[0] if len(tied) == 1 else _break_tie(tied, panel.policy)
-    return Vote(label, panel.disagreement)
+    if len(tied) == 1:
+        return Vote(tied[0], panel.disagreement)
+    # A tie left to the abstain label is not a decision: it is a fallback like a missed
+    # quorum (a cascade escalates it). The other tie policies decide.
+    return Vote(
+        _break_tie(tied, panel.policy),
+        panel.disagreement,
+        fallback=panel.policy.ties == "abstain",
+    )
 
 
 def _score_label(score: float, policy: _Policy) -> str:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import krippendorff
 import numpy as np
@@ -484,3 +485,50 @@ def test_resume_knows_what_the_results_already_cost(tmp_path: Path) -> None:
         assert out.spent_usd == pytest.approx(1.25) and out.unpriced == 1
     with ResultsFile.open(path, retry_failed=True) as out:  # dropped, but paid for
         assert out.dropped_ids == ["f"] and out.spent_usd == pytest.approx(1.25)
+
+
+# -- the summary of a cascade's results ------------------------------------------------------------
+
+
+def cascade_batch(final: Literal["decide", "abstain"] = "decide") -> BatchResult:
+    """Four items through a cascade (tier 0: a, b, c; tier 1: d), replayed from stored
+    every-tier results: escalate on any disagreement; with ``final="abstain"`` tier 1 never
+    stands, so what reaches it is abstained."""
+    from cross_judge import Cascade, Escalation
+
+    cheap = Ensemble([Critic(name=n, model="m", api_key="k") for n in CRITICS])
+    strong = Ensemble([Critic(name="d", model="m", api_key="k")])
+    rows = [("KEEP", "KEEP", "KEEP", "KEEP"), ("KEEP", "REJECT", "KEEP", "REJECT")]
+    rows += [("SPLIT", "KEEP", "MERGE", "MERGE"), ("REJECT",) * 4]
+    stored = []
+    for index, row in enumerate(rows):
+        item = f"item-{index}"
+        votes = [vote(c, k) for c, k in zip(CRITICS, row[:3], strict=True)]
+        first = cheap.aggregate_verdicts(votes, query_id=item)
+        second = strong.aggregate_verdicts([vote("d", row[3])], query_id=item)
+        stored.append(first.model_copy(update={"tiers": [first, second], "tier": 0}))
+    thresholds = (1.0, math.inf) if final == "abstain" else 1.0
+    cascade = Cascade([cheap, strong], escalate=Escalation(agreement_below=thresholds), final=final)
+    return cascade.replay(stored)
+
+
+def test_the_summary_of_a_cascades_results_has_a_tiers_table() -> None:
+    text = str(cascade_batch())
+    assert re.search(r"^\s*tier\s+critics\s+asked\s+decided\s+share decided\s+cost\s*$", text, re.M)
+    assert re.search(r"^\s*0\s+a, b, c\s+4\s+2\s+50\.0%\s+n/a\s*$", text, re.MULTILINE)
+    assert re.search(r"^\s*1\s+d\s+2\s+2\s+50\.0%\s+n/a\s*$", text, re.MULTILINE)
+    assert re.search(r"^\s*voting\s+cascade\(majority > majority\)\s*$", text, re.MULTILINE)
+    assert "abstained" not in text
+
+
+def test_abstained_items_are_counted_for_a_human_in_the_summary() -> None:
+    text = str(cascade_batch(final="abstain"))
+    assert re.search(r"^\s*abstained \(for a human\)\s+2\s*$", text, re.MULTILINE)
+    assert re.search(r"^\s*abstained \(for a human\)\s+2\s+50\.0%\s*$", text, re.MULTILINE)
+    assert not re.search(r"^\s*ABSTAIN\s", text, re.MULTILINE)
+    assert re.search(r"^\s*1\s+d\s+2\s+0\s+2\s+0\.0%\s+n/a\s*$", text, re.MULTILINE)
+
+
+def test_the_summary_of_an_ensembles_results_has_no_tiers_table() -> None:
+    text = str(batch_of(ROWS))
+    assert not re.search(r"^tiers", text, re.MULTILINE) and "abstained" not in text

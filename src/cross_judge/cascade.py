@@ -1,0 +1,731 @@
+"""The :class:`Cascade`: a cheap tier judges every item; only the items it is unsure about
+go on to a stronger (dearer) tier.
+
+``Cascade(tiers=[cheap, strong], escalate=Escalation(agreement_below=0.9))`` asks ``cheap``
+(an :class:`~cross_judge.ensemble.Ensemble`) first, and ``strong`` only when the
+:class:`Escalation` rule says ``cheap``'s result is not good enough to stand: its agreement
+or mean confidence is below a threshold, a critic failed, or no vote decided. The last
+tier decides whatever it finds (``final="decide"``) or, with ``final="abstain"``, gives
+the reserved consensus :data:`~cross_judge.verdict.ABSTAIN` when the rule fires on it too:
+the item is for a human. A rule may also be any callable ``(result, tier) -> bool``.
+
+Thresholds can be chosen on labelled items so that the cascade's decisions agree with
+the labels at a guaranteed rate (:func:`cross_judge.cascade_calibration.calibrate_cascade`).
+Calibration and :meth:`Cascade.replay` work from stored results with every tier's
+verdicts (``judge_many(items, all_tiers=True)``), so they cost no calls.
+
+A cascade judges like an ensemble: ``judge``, ``judge_sync``, ``judge_many``,
+``judge_many_sync`` and ``stream`` take the same arguments and return
+:class:`~cross_judge.verdict.EnsembleVerdict` objects, with ``tier`` (the index of the
+tier that decided) and ``tiers`` (each asked tier's own result). Its ``verdicts``,
+``usage``, ``cost_usd`` and ``elapsed_s`` cover every tier asked; ``consensus`` and the
+vote statistics (``agreement_pct``, ``avg_confidence``, ``dissenters``, ...) are the
+deciding tier's. Each tier keeps its own voting, early stop, deadline and cache; a budget
+is shared by all tiers. A one-tier cascade is its ensemble (plus ``tier``/``tiers``, and
+abstention with ``final="abstain"``); an empty one is a :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import warnings
+from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import anyio
+
+from . import _sync
+from .batch import (
+    DEFAULT_CONCURRENCY,
+    BatchResult,
+    ResultStream,
+    judge_many,
+    stop_streams,
+    stream,
+)
+from .budget import Budget
+from .ensemble import Ensemble
+from .errors import ConfigError, ErrorKind
+from .verdict import ABSTAIN, EnsembleVerdict, Usage
+
+if TYPE_CHECKING:
+    from .core import Critic
+
+__all__ = [
+    "CalibrationItemsWarning",
+    "Cascade",
+    "EscalateRule",
+    "Escalation",
+    "FinalTier",
+    "Score",
+    "Threshold",
+    "score_of",
+    "support",
+]
+
+FinalTier = Literal["decide", "abstain"]
+"""What the last tier does: always decide, or abstain (``ABSTAIN``) when the rule fires."""
+
+EscalateRule: TypeAlias = Callable[[EnsembleVerdict, int], bool]
+"""A custom rule: ``rule(result, tier)`` is True when tier ``tier``'s ``result`` should not
+stand (escalate it, or abstain on the last tier with ``final="abstain"``)."""
+
+Threshold: TypeAlias = "float | Sequence[float | None] | None"
+"""One threshold for every tier, one per tier (``None``: no threshold there), or none."""
+
+ON_CALIBRATION_ITEMS = ("refuse", "skip", "keep")
+
+Score = Literal["agreement", "confidence", "support"]
+"""What a threshold applies to: a tier result's ``agreement_pct``, its ``avg_confidence``,
+or its :func:`support`."""
+
+
+def support(result: EnsembleVerdict) -> float:
+    """How strongly a tier backs its consensus, in [0, 1]: the confidences of the valid
+    verdicts equal to the consensus, summed, over the number of critics asked (early-stop
+    skips are not counted; failed calls and budget skips are, as no support).
+
+    It folds agreement and confidence into one number: three critics agreeing at 0.9 give
+    0.9, two of three agreeing at 0.9 give 0.6, three agreeing at 0.6 give 0.6. On the
+    simulated vendor it separates right from wrong decisions better than either alone
+    (``bench/bench_cascade.py``). 0.0 when no critic was asked.
+    """
+    asked = [v for v in result.verdicts if v.error_kind is not ErrorKind.EARLY_STOP]
+    if not asked:
+        return 0.0
+    backing = sum(v.confidence for v in asked if v.error is None and v.kind == result.consensus)
+    return backing / len(asked)
+
+
+def score_of(result: EnsembleVerdict, score: Score) -> float:
+    """``result``'s ``score``: ``agreement_pct``, ``avg_confidence`` or :func:`support`."""
+    if score == "agreement":
+        return result.agreement_pct
+    if score == "confidence":
+        return result.avg_confidence
+    return support(result)
+
+
+class CalibrationItemsWarning(UserWarning):
+    """:meth:`Cascade.replay` was asked to replay items its escalation was calibrated on:
+    their figures are optimistic and the guarantee does not cover them."""
+
+
+def _checked_threshold(name: str, value: object) -> float | tuple[float | None, ...] | None:
+    """``value`` as a threshold or a tuple of them; each in [0, 1], or ``inf`` (always).
+
+    Raises:
+        ConfigError: anything else, with the fix.
+    """
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _one_threshold(name, value)
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return tuple(
+            None if v is None else _one_threshold(f"{name}[{i}]", v) for i, v in enumerate(value)
+        )
+    raise ConfigError(
+        f"Escalation.{name} must be a number in [0, 1], a list of them (one per tier), or "
+        f"None; got {value!r}"
+    )
+
+
+def _one_threshold(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"Escalation.{name} must be a number in [0, 1], got {value!r}")
+    number = float(value)
+    if number == math.inf or 0.0 <= number <= 1.0:
+        return number
+    hint = " (a fraction, not a percent)" if 1.0 < number <= 100.0 else ""
+    raise ConfigError(
+        f"Escalation.{name} must be in [0, 1]{hint}, or inf to always escalate; got {value!r}"
+    )
+
+
+_SCORE_NAMES: dict[Score, str] = {
+    "agreement": "agreement",
+    "confidence": "mean confidence",
+    "support": "support",
+}
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """When a tier's result does not stand: the item goes to the next tier, or, on the last
+    tier of a cascade with ``final="abstain"``, gets ``ABSTAIN``.
+
+    A result does not stand when any of these holds (each may be turned off):
+
+    * ``agreement_below``: its ``agreement_pct`` (share of valid verdicts equal to the
+      consensus) is below the threshold;
+    * ``confidence_below``: its ``avg_confidence`` (mean confidence of valid verdicts) is
+      below the threshold;
+    * ``support_below``: its :func:`support` (the confidence behind the consensus, over the
+      critics asked) is below the threshold;
+    * ``on_error``: a critic's call failed (``n_errors > 0``: ``ERROR``, ``PARSE_FAIL``, or a
+      call refused by the budget);
+    * ``on_fallback``: no vote decided and the consensus is the strategy's fallback
+      (``fallback``: no valid verdict, quorum not met, a tie under ``ties="abstain"``).
+
+    A threshold is a number in [0, 1] for every tier, or a sequence with one entry per
+    tier that can escalate (``None`` for none there): one per tier but the last with
+    ``final="decide"``, one per tier with ``final="abstain"``. ``math.inf`` escalates
+    every item. Early stop counts: a tier stopped early after 2 of 3 critics agreed has
+    agreement 1.0 over its valid verdicts.
+
+    ``calibration_ids`` and ``calibrated_for`` are set by
+    :func:`~cross_judge.cascade_calibration.calibrate_cascade`: the items the thresholds
+    were chosen on, and the ``final`` mode they were chosen for.
+
+    Raises:
+        ConfigError: a threshold outside [0, 1] (a percent such as 90 is named as one).
+    """
+
+    agreement_below: Threshold = None
+    confidence_below: Threshold = None
+    support_below: Threshold = None
+    on_error: bool = True
+    on_fallback: bool = True
+    calibration_ids: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    calibrated_for: FinalTier | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "agreement_below", _checked_threshold("agreement_below", self.agreement_below)
+        )
+        for name in ("confidence_below", "support_below"):
+            object.__setattr__(self, name, _checked_threshold(name, getattr(self, name)))
+        for name in ("on_error", "on_fallback"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"Escalation.{name} must be True or False")
+        ids: object = self.calibration_ids
+        if isinstance(ids, (str, bytes)):
+            raise ConfigError("Escalation.calibration_ids must be a set of item ids, not a string")
+        object.__setattr__(self, "calibration_ids", frozenset(self.calibration_ids))
+
+    def check_tiers(self, count: int) -> None:
+        """Raise unless every per-tier threshold sequence has ``count`` entries.
+
+        Raises:
+            ConfigError: a sequence of another length.
+        """
+        for name in ("agreement_below", "confidence_below", "support_below"):
+            value = getattr(self, name)
+            if isinstance(value, tuple) and len(value) != count:
+                raise ConfigError(
+                    f"Escalation.{name} has {len(value)} thresholds but this cascade has "
+                    f"{count} tier(s) that can escalate (every tier but the last with "
+                    "final='decide', every tier with final='abstain'); give one per such tier"
+                )
+
+    @staticmethod
+    def _at(value: Threshold, tier: int) -> float | None:
+        if value is None or isinstance(value, (int, float)):
+            return value
+        thresholds = tuple(value)
+        return thresholds[tier] if tier < len(thresholds) else None
+
+    def threshold(self, score: Score, tier: int) -> float | None:
+        """The ``agreement_below``, ``confidence_below`` or ``support_below`` threshold at
+        ``tier`` (``None``: no threshold there)."""
+        return self._at(getattr(self, f"{score}_below"), tier)
+
+    def reason(self, result: EnsembleVerdict, tier: int) -> str | None:
+        """Why ``result`` (of tier ``tier``) does not stand, or ``None`` when it does."""
+        if self.on_error and result.n_errors > 0:
+            return f"{result.n_errors} critic(s) failed"
+        if self.on_fallback and result.fallback:
+            return f"no vote decided (fallback {result.consensus})"
+        for score, name in _SCORE_NAMES.items():
+            threshold = self.threshold(score, tier)
+            if threshold is not None:
+                value = score_of(result, score)
+                if value < threshold:
+                    return f"{name} {value:.2f} < {threshold:g}"
+        return None
+
+    def __call__(self, result: EnsembleVerdict, tier: int) -> bool:
+        """True when ``result`` of tier ``tier`` does not stand (see :meth:`reason`)."""
+        return self.reason(result, tier) is not None
+
+
+@dataclass(eq=False)
+class Cascade:
+    """Tiers of ensembles asked in turn; each item stops at the first tier whose result
+    stands.
+
+    Args:
+        tiers: ensembles, cheapest first. Critic names must be unique across tiers (they
+            key the results). A tier needs at least one critic.
+        escalate: an :class:`Escalation` (default: escalate on errors and fallbacks only)
+            or a callable ``(result, tier) -> bool``.
+        final: ``"decide"``: the last tier's result always stands; ``"abstain"``: when the
+            rule fires on the last tier, the consensus is ``ABSTAIN`` (the item is for a
+            human) and the last tier's own result is in ``tiers``.
+
+    Raises:
+        ConfigError: no tiers, a tier that is not an ``Ensemble`` or has no critics, a
+            critic name in two tiers, an unknown ``final``, a threshold list of the wrong
+            length, or an escalation calibrated for the other ``final`` mode.
+    """
+
+    tiers: Sequence[Ensemble]
+    escalate: Escalation | EscalateRule = field(default_factory=Escalation)
+    final: FinalTier = "decide"
+
+    _everything: _AllTiers = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tiers, Ensemble) or not isinstance(self.tiers, Sequence):
+            raise ConfigError(
+                "Cascade(tiers=...) takes a list of Ensembles, cheapest first, e.g. "
+                "Cascade(tiers=[cheap, strong])"
+            )
+        self.tiers = list(self.tiers)
+        if not self.tiers:
+            raise ConfigError(
+                "a Cascade needs at least one tier: Cascade(tiers=[cheap, strong]); "
+                "a single Ensemble judges on its own"
+            )
+        seen: dict[str, int] = {}
+        for index, tier in enumerate(self.tiers):
+            if not isinstance(tier, Ensemble):
+                raise ConfigError(
+                    f"Cascade tier {index} is a {type(tier).__name__}, not an Ensemble; "
+                    "wrap its critics: Ensemble(critics=[...])"
+                )
+            if not tier.critics:
+                raise ConfigError(
+                    f"Cascade tier {index} has no critics; every tier must judge, so give it "
+                    "critics=[Critic(...), ...]"
+                )
+            for critic in tier.critics:
+                if critic.name in seen:
+                    raise ConfigError(
+                        f"critic {critic.name!r} is in tiers {seen[critic.name]} and {index}; "
+                        "critic names key a cascade's results, so give each a distinct name"
+                    )
+                seen[critic.name] = index
+        if self.final not in ("decide", "abstain"):
+            raise ConfigError(f"final must be 'decide' or 'abstain', got {self.final!r}")
+        rule = self.escalate
+        if isinstance(rule, Escalation):
+            if rule.calibrated_for is not None and rule.calibrated_for != self.final:
+                raise ConfigError(
+                    f"this escalation was calibrated for final={rule.calibrated_for!r} but the "
+                    f"cascade has final={self.final!r}; its guarantee holds only for the mode "
+                    "it was calibrated for: calibrate again, or use the same final mode"
+                )
+            rule.check_tiers(self.checked_tiers)
+        elif not callable(rule):
+            raise ConfigError(
+                "escalate must be an Escalation(...) or a callable (result, tier) -> bool, "
+                f"got {rule!r}"
+            )
+        self._everything = _AllTiers(self)
+
+    # -- what the batch machinery reads ---------------------------------------------------
+
+    @property
+    def critics(self) -> list[Critic]:
+        """Every tier's critics, in tier order."""
+        return [critic for tier in self.tiers for critic in tier.critics]
+
+    @property
+    def voting(self) -> str:
+        """``"cascade(<tier 0 voting> > <tier 1 voting> ...)"``."""
+        from .voting import strategy_name
+
+        return "cascade(" + " > ".join(strategy_name(t.voting) for t in self.tiers) + ")"
+
+    @property
+    def checked_tiers(self) -> int:
+        """How many tiers the rule is applied to: all but the last with ``final="decide"``,
+        all with ``final="abstain"``."""
+        return len(self.tiers) - (self.final == "decide")
+
+    def check_can_judge(self) -> None:
+        """Raise unless every tier can judge (has critics).
+
+        Raises:
+            ConfigError: naming the tier.
+        """
+        for index, tier in enumerate(self.tiers):
+            try:
+                tier.check_can_judge()
+            except ConfigError as exc:
+                raise ConfigError(f"Cascade tier {index}: {exc}") from None
+
+    def check_prices(self) -> None:
+        """Raise unless every critic of every tier has a known price (needed by a budget).
+
+        Raises:
+            ConfigError: naming the first critic without one.
+        """
+        for tier in self.tiers:
+            tier.check_prices()
+
+    # -- judging --------------------------------------------------------------------------
+
+    def _rule(self, escalation: Escalation | EscalateRule | None = None) -> EscalateRule:
+        rule = self.escalate if escalation is None else escalation
+        if isinstance(rule, Escalation):
+            rule.check_tiers(self.checked_tiers)
+        return rule
+
+    def _stands(self, rule: EscalateRule, result: EnsembleVerdict, tier: int) -> bool:
+        """True when ``result`` of ``tier`` is the cascade's decision (``final="decide"``
+        makes the last tier's always stand)."""
+        if tier == len(self.tiers) - 1 and self.final == "decide":
+            return True
+        return not bool(rule(result, tier))
+
+    async def judge(
+        self,
+        query: str,
+        *,
+        query_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        budget_usd: Budget | float | None = None,
+        all_tiers: bool = False,
+    ) -> EnsembleVerdict:
+        """Judge ``query`` tier by tier until a result stands.
+
+        With ``all_tiers`` every tier judges the item (concurrently) and the decision is
+        made from their results exactly as tier by tier: the result to store for
+        calibration and :meth:`replay`; it costs every tier.
+
+        Raises:
+            PromptError: a template field of any tier's critics is missing from
+                ``context`` (checked for every tier before the first call).
+            ConfigError: as :meth:`Ensemble.judge`, for any tier, before any call.
+        """
+        self.check_can_judge()
+        budget = Budget.of(budget_usd)
+        if budget is not None:
+            self.check_prices()
+        for critic in self.critics:
+            critic.render_prompt(query, context)
+        for tier in self.tiers:  # an unusable cache raises now, not after tier 0 was billed
+            await tier.check_caches()
+        rule = self._rule()
+        started = time.perf_counter()
+
+        async def ask(tier: Ensemble) -> EnsembleVerdict:
+            return await tier.judge(
+                query, query_id=query_id, context=context, meta=meta, budget_usd=budget
+            )
+
+        if all_tiers:
+            answers: list[EnsembleVerdict | None] = [None] * len(self.tiers)
+
+            async def run(index: int) -> None:
+                answers[index] = await ask(self.tiers[index])
+
+            async with anyio.create_task_group() as group:
+                for index in range(len(self.tiers)):
+                    group.start_soon(run, index)
+            results = [a for a in answers if a is not None]
+            return self._decision(results, rule, elapsed_s=time.perf_counter() - started)
+        results = []
+        for index, tier in enumerate(self.tiers):
+            results.append(await ask(tier))
+            if self._stands(rule, results[-1], index):
+                return _combine(results, index, False, time.perf_counter() - started, self.voting)
+        # Only final="abstain" gets here: the last tier's result did not stand either.
+        return _combine(results, len(results) - 1, True, time.perf_counter() - started, self.voting)
+
+    def _decision(
+        self, results: Sequence[EnsembleVerdict], rule: EscalateRule, *, elapsed_s: float | None
+    ) -> EnsembleVerdict:
+        """The cascade's result from every tier's result (``all_tiers``): the first that
+        stands decides; if none does, the last tier's abstains. Results past the deciding
+        tier are kept in ``tiers`` and counted in ``verdicts`` and cost (they were paid
+        for). ``elapsed_s=None`` sums the tiers'."""
+        for index, result in enumerate(results):
+            if self._stands(rule, result, index):
+                return _combine(results, index, False, elapsed_s, self.voting)
+        return _combine(results, len(results) - 1, True, elapsed_s, self.voting)
+
+    def judge_sync(
+        self,
+        query: str,
+        *,
+        query_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        budget_usd: Budget | float | None = None,
+        all_tiers: bool = False,
+    ) -> EnsembleVerdict:
+        """:meth:`judge` for synchronous code; also works inside a running event loop."""
+        self.check_can_judge()
+        call = functools.partial(
+            self.judge,
+            query,
+            query_id=query_id,
+            context=context,
+            meta=meta,
+            budget_usd=budget_usd,
+            all_tiers=all_tiers,
+        )
+        return _sync.run_sync(call)
+
+    async def judge_many(
+        self,
+        items: Iterable[object] | AsyncIterable[object],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        progress: bool = False,
+        budget_usd: Budget | float | None = None,
+        all_tiers: bool = False,
+    ) -> BatchResult:
+        """Judge every item (see :meth:`Ensemble.judge_many`); results in input order.
+
+        ``all_tiers=True`` asks every tier on every item: the stored results calibration
+        (:func:`~cross_judge.cascade_calibration.calibrate_cascade`) and :meth:`replay`
+        need.
+        """
+        panel = self._everything if all_tiers else self
+        return await judge_many(
+            panel, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
+        )
+
+    def judge_many_sync(
+        self,
+        items: Iterable[object],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        progress: bool = False,
+        budget_usd: Budget | float | None = None,
+        all_tiers: bool = False,
+    ) -> BatchResult:
+        """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
+        self.check_can_judge()
+        call = functools.partial(
+            self.judge_many,
+            items,
+            concurrency=concurrency,
+            progress=progress,
+            budget_usd=budget_usd,
+            all_tiers=all_tiers,
+        )
+        return _sync.run_sync(call)
+
+    def stream(
+        self,
+        items: Iterable[object] | AsyncIterable[object],
+        *,
+        concurrency: int = DEFAULT_CONCURRENCY,
+        progress: bool = False,
+        budget_usd: Budget | float | None = None,
+        all_tiers: bool = False,
+    ) -> ResultStream:
+        """Judge items and hand out results as they finish (see :meth:`Ensemble.stream`)."""
+        panel = self._everything if all_tiers else self
+        return stream(
+            panel, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
+        )
+
+    # -- replay ---------------------------------------------------------------------------
+
+    def replay(
+        self,
+        results: BatchResult | Iterable[EnsembleVerdict],
+        *,
+        escalation: Escalation | EscalateRule | None = None,
+        on_calibration_items: Literal["refuse", "skip", "keep"] = "refuse",
+    ) -> BatchResult:
+        """What this cascade (with ``escalation`` instead of its own rule, if given) would
+        have decided on stored results, with no calls.
+
+        Each stored result must hold the per-tier results of every tier the rule sends
+        its item to: results of ``judge_many(items, all_tiers=True)`` always do. Each
+        replayed result equals, item for item, what a live run of the cascade gives
+        (``tiers`` up to the deciding tier; ``verdicts``, ``usage`` and ``cost_usd`` of
+        those tiers; ``elapsed_s`` their sum).
+
+        ``on_calibration_items``, for an escalation fitted by ``calibrate_cascade``, about
+        the items it was fitted on: ``"refuse"`` (default) raises, ``"skip"`` leaves them
+        out (the held-out evaluation), ``"keep"`` replays them with a
+        :class:`CalibrationItemsWarning` (their figures are optimistic, not guaranteed).
+
+        Raises:
+            ConfigError: a result without per-tier results, one whose tier holds critics
+                this cascade's tier does not have, one that stops before the tier the
+                rule sends it to, or calibration items with ``"refuse"``.
+        """
+        if on_calibration_items not in ON_CALIBRATION_ITEMS:
+            raise ConfigError(
+                f"on_calibration_items must be one of {ON_CALIBRATION_ITEMS}, "
+                f"got {on_calibration_items!r}"
+            )
+        if isinstance(escalation, Escalation) and escalation.calibrated_for not in (
+            None,
+            self.final,
+        ):
+            raise ConfigError(
+                f"this escalation was calibrated for final={escalation.calibrated_for!r} but "
+                f"the cascade has final={self.final!r}; replay with a cascade of that mode"
+            )
+        rule = self._rule(escalation)
+        stored = list(results.verdicts if isinstance(results, BatchResult) else results)
+        calibrated = rule.calibration_ids if isinstance(rule, Escalation) else frozenset()
+        overlap = [r.query_id for r in stored if r.query_id in calibrated]
+        if overlap:
+            stored = self._calibration_items(stored, overlap, calibrated, on_calibration_items)
+        names = [{c.name for c in tier.critics} for tier in self.tiers]
+        replayed = [self._replay_one(result, rule, names) for result in stored]
+        return BatchResult(
+            verdicts=replayed,
+            critics=[c.name for c in self.critics],
+            voting=self.voting,
+            elapsed_s=round(sum(r.elapsed_s for r in replayed), 3),
+        )
+
+    @staticmethod
+    def _calibration_items(
+        stored: list[EnsembleVerdict],
+        overlap: list[str],
+        calibrated: frozenset[str],
+        on_calibration_items: str,
+    ) -> list[EnsembleVerdict]:
+        count = f"{len(overlap)} of the {len(stored)} results"
+        if on_calibration_items == "refuse":
+            raise ConfigError(
+                f"{count} are items this escalation was calibrated on (e.g. {overlap[0]!r}); "
+                "its guarantee is about new items and the calibration items' figures are "
+                "optimistic. Pass on_calibration_items='skip' to replay only the others "
+                "(the held-out check), or 'keep' to replay them anyway"
+            )
+        if on_calibration_items == "skip":
+            return [r for r in stored if r.query_id not in calibrated]
+        warnings.warn(
+            f"{count} are calibration items of this escalation: their agreement is "
+            "optimistic and not covered by the guarantee",
+            CalibrationItemsWarning,
+            stacklevel=3,
+        )
+        return stored
+
+    def _replay_one(
+        self, result: EnsembleVerdict, rule: EscalateRule, names: list[set[str]]
+    ) -> EnsembleVerdict:
+        stored = result.tiers
+        if not stored:
+            raise ConfigError(
+                f"result {result.query_id!r} has no per-tier results, so it was not judged by "
+                "a cascade; store them with cascade.judge_many(items, all_tiers=True)"
+            )
+        if len(stored) > len(self.tiers):
+            raise ConfigError(
+                f"result {result.query_id!r} holds {len(stored)} tiers but this cascade has "
+                f"{len(self.tiers)}; replay it with the cascade that judged it"
+            )
+        for index, tier_result in enumerate(stored):
+            strangers = {v.critic_id for v in tier_result.verdicts} - names[index]
+            if strangers:
+                raise ConfigError(
+                    f"result {result.query_id!r}: tier {index} holds critics "
+                    f"{sorted(strangers)} that this cascade's tier {index} does not have; "
+                    "replay it with the cascade that judged it"
+                )
+        for index, tier_result in enumerate(stored):
+            if self._stands(rule, tier_result, index):
+                return _combine(stored[: index + 1], index, False, None, self.voting)
+        if len(stored) < len(self.tiers):
+            raise ConfigError(
+                f"result {result.query_id!r} stops at tier {len(stored) - 1}, but this rule "
+                f"sends it to tier {len(stored)}; store every tier's results with "
+                "cascade.judge_many(items, all_tiers=True)"
+            )
+        return _combine(stored, len(stored) - 1, True, None, self.voting)
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Stop this cascade's streams on this event loop, then close every tier's pools."""
+        await stop_streams(self)
+        await stop_streams(self._everything)
+        for tier in self.tiers:
+            await tier.aclose()
+
+    async def __aenter__(self) -> Cascade:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+class _AllTiers:
+    """A cascade seen by the batch machinery as a panel whose ``judge`` asks every tier."""
+
+    def __init__(self, cascade: Cascade) -> None:
+        self.cascade = cascade
+
+    @property
+    def critics(self) -> list[Critic]:
+        return self.cascade.critics
+
+    @property
+    def voting(self) -> str:
+        return self.cascade.voting
+
+    def check_can_judge(self) -> None:
+        self.cascade.check_can_judge()
+
+    def check_prices(self) -> None:
+        self.cascade.check_prices()
+
+    async def judge(
+        self,
+        query: str,
+        *,
+        query_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        budget_usd: Budget | float | None = None,
+    ) -> EnsembleVerdict:
+        return await self.cascade.judge(
+            query,
+            query_id=query_id,
+            context=context,
+            meta=meta,
+            budget_usd=budget_usd,
+            all_tiers=True,
+        )
+
+
+def _combine(
+    results: Sequence[EnsembleVerdict],
+    decided: int,
+    abstains: bool,
+    elapsed_s: float | None,
+    voting: str,
+) -> EnsembleVerdict:
+    """One cascade result: the deciding tier's vote, every asked tier's calls and cost;
+    ``voting`` names the cascade (each tier's result keeps its own strategy's name)."""
+    usage = Usage()
+    for result in results:
+        usage = usage + result.usage
+    costs = [r.cost_usd for r in results]
+    update: dict[str, Any] = {
+        "verdicts": [v for r in results for v in r.verdicts],
+        "usage": usage,
+        "cost_usd": sum(c for c in costs if c is not None)
+        if all(c is not None for c in costs)
+        else None,
+        "elapsed_s": round(
+            sum(r.elapsed_s for r in results) if elapsed_s is None else elapsed_s, 3
+        ),
+        "tier": decided,
+        "tiers": list(results),
+        "voting": voting,
+    }
+    if abstains:
+        update.update(consensus=ABSTAIN, dissenters=[], score=None, fallback=False)
+    return results[decided].model_copy(update=update)

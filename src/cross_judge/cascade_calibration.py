@@ -1,0 +1,689 @@
+"""Choosing a cascade's thresholds on labelled items, so that its agreement with the labels
+is guaranteed rather than hoped for.
+
+:func:`calibrate_cascade` takes stored results in which every tier judged every item
+(``cascade.judge_many(items, all_tiers=True)``) and gold labels for some of them, and
+picks one threshold level ``t`` for every tier's score (its ``agreement_pct``, its
+``avg_confidence`` or its :func:`~cross_judge.cascade.support`): a tier's result stands
+when its score is at least ``t``. It costs no calls: every candidate level is replayed on
+the stored results.
+
+**The guarantee.** Write ``risk(t)`` for the probability that the cascade, run at level
+``t``, decides an item wrongly given that it decides it (disagrees with the gold label;
+``ABSTAIN`` is not a decision). The candidate levels are fixed in advance (:data:`LEVELS`:
+``inf``, where no result but the last tier's stands, then ``1.00, 0.99, ..., 0.00``);
+each is a hypothesis ``risk(t) > 1 - target``, tested with an exact binomial p-value: the
+count of wrong decisions among the ``n`` decided items against ``Binomial(n, 1 -
+target)``, the test that inverts a one-sided Clopper-Pearson bound. They are tested by
+fixed-sequence testing: in an order fixed before looking at the items tested, each at
+``delta``, stopping at the first that fails; every level that passed is covered, and the
+most lenient of them (the cheapest: a lower level never sends an item further) is
+chosen. No correction for the number of levels is needed: with probability at least
+``1 - delta`` over the draw of the calibration items, every level that passed, the chosen
+one included, has ``risk(t) <= 1 - target`` (Learn-then-Test, Angelopoulos et al. 2021;
+applied to cascaded LLM judges in "Trust or Escalate", Jung, Brahman and Choi, ICLR
+2025).
+
+The order decides the power, as testing stops at the first failure. By default a random
+30% of the labelled items (``ordering_share``) only set the order, best-looking level
+first (a pessimistic estimate of each level's risk on them), and the other 70% are
+tested in it: the split keeps the order independent of the tested items, and the search
+starts where the guarantee is easiest to earn instead of at the strictest level, which on
+realistic panels is often barely better than the target. With ``ordering_share=0``
+every item is tested, in the order strictest first (levels deciding too few items for
+any result to be significant are passed over first, which depends on the scores only).
+When no level passes, the fit says so, and its escalation is ``inf`` at every tier
+(every item to the last tier, or every item abstained), which carries no guarantee.
+
+What it does **not** say: it is about items drawn from the same distribution as the
+calibration items (exchangeable with them): a new domain, a new prompt or a model update
+voids it. It bounds the *rate* over many new items, not any single verdict; on a finite
+test set the observed agreement scatters around the true rate. And it is about agreement
+with the gold labels, which are only as good as the people who wrote them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .batch import BatchResult
+from .cascade import Escalation, FinalTier, Score, score_of
+from .errors import ConfigError
+from .verdict import ABSTAIN, EnsembleVerdict
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+__all__ = [
+    "LEVELS",
+    "CascadeFit",
+    "LevelFit",
+    "TierFit",
+    "agreement_lower_bound",
+    "binomial_cdf",
+    "calibrate_cascade",
+    "load_gold",
+]
+
+
+LEVELS: tuple[float, ...] = (math.inf, *(round(1.0 - i / 100, 2) for i in range(101)))
+"""The threshold levels tested, strictest first: ``inf`` (only the last tier's results
+stand), then ``1.00, 0.99, ..., 0.00``. Fixed in advance, as fixed-sequence testing
+requires."""
+
+_ASCENDING = sorted(LEVELS)
+_SCORES = ("agreement", "confidence", "support")
+
+
+# -- exact binomial tail and bound --------------------------------------------------------------
+
+
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    """``P(X <= k)`` for ``X ~ Binomial(n, p)``, summed exactly in log space (no
+    underflow for large ``n``). ``k < 0`` gives 0 and ``k >= n`` gives 1.
+
+    Raises:
+        ValueError: ``n < 0`` or ``p`` outside [0, 1].
+    """
+    if n < 0 or not 0.0 <= p <= 1.0:
+        raise ValueError(f"binomial_cdf needs n >= 0 and 0 <= p <= 1, got n={n}, p={p}")
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if p == 0.0:
+        return 1.0
+    if p == 1.0:
+        return 0.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    base = math.lgamma(n + 1)
+
+    def log_pmf(i: int) -> float:
+        return base - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
+
+    # Below the mean the lower tail is the small one: sum it directly (no cancellation
+    # when the answer is tiny); above, the complement of the upper tail.
+    if k < n * p:
+        logs = [log_pmf(i) for i in range(k + 1)]
+        top = max(logs)
+        return min(1.0, math.exp(top) * math.fsum(math.exp(x - top) for x in logs))
+    logs = [log_pmf(i) for i in range(k + 1, n + 1)]
+    top = max(logs)
+    return max(0.0, 1.0 - math.exp(top) * math.fsum(math.exp(x - top) for x in logs))
+
+
+def agreement_lower_bound(agreed: int, n: int, delta: float) -> float | None:
+    """One-sided ``1 - delta`` Clopper-Pearson lower bound on an agreement rate observed
+    as ``agreed`` of ``n``; ``None`` when ``n == 0``."""
+    if n == 0:
+        return None
+    errors = n - agreed
+    if errors >= n:
+        return 0.0
+    low, high = errors / n, 1.0  # the upper bound on the error rate lies in here
+    for _ in range(60):
+        middle = (low + high) / 2
+        if binomial_cdf(errors, n, middle) > delta:
+            low = middle
+        else:
+            high = middle
+    return 1.0 - high
+
+
+# -- gold labels ---------------------------------------------------------------------------------
+
+
+def load_gold(gold: Mapping[str, str] | str | os.PathLike[str]) -> dict[str, str]:
+    """Gold labels as ``{id: label}``: a mapping, or a JSONL file of ``{"id", "label"}``
+    lines (blank lines skipped).
+
+    Raises:
+        ConfigError: a missing or unreadable file, a line that is not such an object (with
+            its number), an id given two different labels.
+    """
+    if isinstance(gold, Mapping):
+        return {str(k): str(v) for k, v in gold.items()}
+    path = Path(gold)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the gold labels ({exc.strerror or exc})") from None
+    labels: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not (
+            isinstance(record, dict)
+            and isinstance(record.get("id"), str)
+            and isinstance(record.get("label"), str)
+        ):
+            raise ConfigError(
+                f'{path} line {number}: a gold line is {{"id": "...", "label": "..."}} '
+                "with string values"
+            )
+        known = labels.setdefault(record["id"], record["label"])
+        if known != record["label"]:
+            raise ConfigError(
+                f"{path} line {number}: id {record['id']!r} is labelled both {known!r} and "
+                f"{record['label']!r}; keep one"
+            )
+    return labels
+
+
+# -- the fit -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TierFit:
+    """One tier at the chosen level, on the calibration items.
+
+    ``threshold`` is ``None`` for a last tier that always decides; ``asked`` and
+    ``decided`` are shares of the calibration items; ``agreement`` is the share of the
+    items it decided whose consensus equals the gold label (``None`` if it decided none);
+    ``cost_per_item`` its expected cost per item of the cascade (share asked x its mean
+    cost per item asked; ``None`` when a cost is unknown).
+    """
+
+    tier: int
+    score: Score | None
+    threshold: float | None
+    asked: float
+    decided: float
+    agreement: float | None
+    cost_per_item: float | None
+
+
+@dataclass(frozen=True)
+class LevelFit:
+    """One tested level, on the testing part of the calibration items: the share decided,
+    their agreement with gold, the p-value of "risk above ``1 - target``", and whether it
+    passed (the p-value is at most ``delta``)."""
+
+    threshold: float
+    coverage: float
+    agreement: float | None
+    p_value: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class CascadeFit:
+    """What :func:`calibrate_cascade` chose, and what it is worth.
+
+    ``escalation`` plugs into ``Cascade(tiers, escalate=fit.escalation, final=fit.final)``.
+    ``guaranteed`` is False when no level passed: ``escalation`` is then the strictest
+    level (every item to the last tier, or every item abstained) and carries no guarantee.
+    ``coverage`` and ``agreement`` are over the calibration items (in-sample, so
+    optimistic); ``agreement_lower_bound`` is their one-sided ``1 - delta`` bound;
+    ``cost_per_item`` the expected cost per item and ``cost_saved`` the share saved
+    against asking the last tier alone (``None`` when a cost is unknown). ``levels``
+    holds every tested level up to the first that failed.
+    """
+
+    target: float
+    delta: float
+    final: FinalTier
+    scores: tuple[Score, ...]
+    n_items: int
+    n_ordering: int
+    threshold: float | None
+    guaranteed: bool
+    escalation: Escalation
+    coverage: float
+    agreement: float | None
+    agreement_lower_bound: float | None
+    cost_per_item: float | None
+    last_tier_cost_per_item: float | None
+    tiers: tuple[TierFit, ...]
+    levels: tuple[LevelFit, ...] = field(repr=False)
+
+    @property
+    def calibration_ids(self) -> frozenset[str]:
+        """The ids of the labelled items the level was chosen on."""
+        return self.escalation.calibration_ids
+
+    @property
+    def cost_saved(self) -> float | None:
+        """``1 - cost_per_item / last_tier_cost_per_item``, or ``None``."""
+        if self.cost_per_item is None or not self.last_tier_cost_per_item:
+            return None
+        return 1.0 - self.cost_per_item / self.last_tier_cost_per_item
+
+    @property
+    def guarantee(self) -> str:
+        """The guarantee, or its absence, in one sentence."""
+        confidence = f"{1 - self.delta:.0%}"
+        if not self.guaranteed:
+            return (
+                f"No threshold reaches {self.target:.0%} agreement with {confidence} "
+                f"confidence on these {self.n_items} labelled items, so there is no guarantee: "
+                "the escalation returned "
+                + (
+                    "sends every item to the last tier."
+                    if self.final == "decide"
+                    else "abstains on every item."
+                )
+            )
+        scope = "every item it decides" if self.final == "abstain" else "the items it decides (all)"
+        return (
+            f"With probability at least {confidence} over the draw of these {self.n_items} "
+            f"calibration items, the cascade agrees with the gold labels on at least "
+            f"{self.target:.0%} of {scope}, for new items drawn like them."
+        )
+
+    def summary(self) -> RenderableType:
+        """A ``rich`` table: per tier threshold, asked, decided, agreement, cost; the
+        guarantee under it."""
+        from rich import box
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(box=box.SIMPLE_HEAD, title="cascade calibration", title_justify="left")
+        for name in ("tier", "score", "threshold", "asked", "decided", "agreement", "cost/item"):
+            table.add_column(name, justify="left" if name in ("tier", "score") else "right")
+        for tier in self.tiers:
+            table.add_row(
+                str(tier.tier),
+                tier.score or "-",
+                "always decides" if tier.threshold is None else f"{tier.threshold:g}",
+                f"{tier.asked:.1%}",
+                f"{tier.decided:.1%}",
+                "n/a" if tier.agreement is None else f"{tier.agreement:.1%}",
+                "n/a" if tier.cost_per_item is None else f"${tier.cost_per_item:.6f}",
+            )
+        bound = self.agreement_lower_bound
+        totals = (
+            f"{self.n_items} labelled items; decided {self.coverage:.1%}; agreement "
+            + ("n/a" if self.agreement is None else f"{self.agreement:.1%}")
+            + ("" if bound is None else f" (>= {bound:.1%} at {1 - self.delta:.0%})")
+        )
+        if self.cost_per_item is not None:
+            totals += f"; ${self.cost_per_item:.6f}/item"
+            saved = self.cost_saved
+            if saved is not None:
+                more_or_less = "less" if saved >= 0 else "more"
+                totals += f", {abs(saved):.0%} {more_or_less} than the last tier alone"
+        return Group(table, Text(totals), Text(self.guarantee))
+
+    def __rich__(self) -> RenderableType:
+        return self.summary()
+
+    def __str__(self) -> str:
+        import io
+
+        from rich.console import Console
+
+        buffer = io.StringIO()
+        Console(file=buffer, width=100, color_system=None, force_terminal=False).print(
+            self.summary()
+        )
+        return buffer.getvalue().rstrip("\n")
+
+
+# -- calibration ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Item:
+    """One labelled item: per tier, the score at which its result stands (``-inf``:
+    never, ``inf``: always), whether its consensus is right, and its cost."""
+
+    stands_from: list[float]
+    right: list[bool]
+    costs: list[float | None]
+
+
+def _position(score: float) -> int:
+    """Index in :data:`LEVELS` of the first (strictest) level at which ``score`` stands
+    (``score >= level``); ``len(LEVELS)`` when at none."""
+    return len(LEVELS) - bisect.bisect_right(_ASCENDING, score)
+
+
+def _checked_scores(score: Score | Sequence[Score], count: int) -> tuple[Score, ...]:
+    if isinstance(score, str):
+        if score not in _SCORES:
+            raise ConfigError(
+                f"score must be 'agreement', 'confidence' or 'support', got {score!r}"
+            )
+        return (score,) * count
+    scores = tuple(score)
+    if len(scores) != count or any(s not in _SCORES for s in scores):
+        raise ConfigError(
+            "score must be 'agreement', 'confidence', 'support' or a list of them with one "
+            f"entry per tier that can escalate ({count} here), got {score!r}"
+        )
+    return scores
+
+
+def _results(
+    results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
+) -> list[EnsembleVerdict]:
+    if isinstance(results, BatchResult):
+        return list(results.verdicts)
+    if isinstance(results, (str, os.PathLike)):
+        return BatchResult.from_jsonl(results, slim=True).verdicts
+    return list(results)
+
+
+def calibrate_cascade(
+    results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
+    gold: Mapping[str, str] | str | os.PathLike[str],
+    *,
+    target: float = 0.9,
+    delta: float = 0.1,
+    score: Score | Sequence[Score] = "agreement",
+    final: FinalTier = "decide",
+    on_error: bool = True,
+    on_fallback: bool = True,
+    ordering_share: float = 0.3,
+    seed: int = 0,
+    keep_last_tier_agreement: bool = False,
+) -> CascadeFit:
+    """Choose a cascade's threshold level on labelled items (see the module docstring for
+    what is guaranteed); no calls are made.
+
+    Args:
+        results: results with every tier's result for each item (a
+            :class:`BatchResult`, results, or a results file path) from
+            ``cascade.judge_many(items, all_tiers=True)``.
+        gold: ``{id: label}`` or a JSONL file of ``{"id", "label"}``; results without a
+            gold label are left out, gold ids without a result are ignored.
+        target: the agreement with gold to guarantee on decided items, in (0, 1).
+        delta: the allowed probability that the guarantee fails, in (0, 1).
+        score: what the thresholds apply to, for every tier or one per tier that can
+            escalate: ``"agreement"`` (``agreement_pct``), ``"confidence"``
+            (``avg_confidence``) or ``"support"`` (:func:`~cross_judge.cascade.support`:
+            the confidence behind the consensus, usually the sharpest of the three when
+            critics state a confidence). A one-critic tier always agrees with itself: give
+            it ``"confidence"`` or ``"support"``.
+        final: the cascade's ``final`` mode, ``"decide"`` or ``"abstain"``.
+        on_error, on_fallback: the :class:`Escalation` rules kept beside the threshold.
+        ordering_share: the share of the labelled items that orders the levels (the rest
+            tests them); ``0`` tests every item in the fixed order strictest first.
+        seed: the seed of the random split into ordering and testing items.
+        keep_last_tier_agreement: among the levels that passed, choose the cheapest whose
+            agreement on the calibration items is at least the last tier's alone (else
+            the most agreeing one passed), instead of the cheapest: save what can be
+            saved without giving up agreement. The guarantee is the same.
+
+    Raises:
+        ConfigError: ``target``/``delta`` outside (0, 1), an unknown score, no labelled
+            result, a labelled result without every tier's result (not judged with
+            ``all_tiers=True``), results with different numbers of tiers, or a one-tier
+            cascade with ``final="decide"`` (nothing to choose).
+    """
+    for name, value in (("target", target), ("delta", delta)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ConfigError(f"{name} must be a number strictly between 0 and 1, got {value!r}")
+    if (
+        isinstance(ordering_share, bool)
+        or not isinstance(ordering_share, (int, float))
+        or not 0 <= ordering_share < 1
+    ):
+        raise ConfigError(f"ordering_share must be in [0, 1), got {ordering_share!r}")
+    if final not in ("decide", "abstain"):
+        raise ConfigError(f"final must be 'decide' or 'abstain', got {final!r}")
+    labels = load_gold(gold)
+    stored = _results(results)
+    labelled = [(r, labels[r.query_id]) for r in stored if r.query_id in labels]
+    if not labelled:
+        raise ConfigError(
+            f"none of the {len(stored)} results has a gold label (of {len(labels)} given); "
+            "gold ids must equal the results' query_id"
+        )
+    depth = _depth(labelled)
+    checked = depth - (final == "decide")
+    if checked == 0:
+        raise ConfigError(
+            "a one-tier cascade with final='decide' has no threshold to choose; use "
+            "final='abstain' or add a tier"
+        )
+    scores = _checked_scores(score, checked)
+    items = [
+        _item(result, label, scores, final, on_error, on_fallback) for result, label in labelled
+    ]
+    return _fit(
+        items,
+        frozenset(r.query_id for r, _ in labelled),
+        target=target,
+        delta=delta,
+        scores=scores,
+        final=final,
+        on_error=on_error,
+        on_fallback=on_fallback,
+        ordering_share=ordering_share,
+        seed=seed,
+        keep_last_tier_agreement=keep_last_tier_agreement,
+    )
+
+
+def _depth(labelled: Sequence[tuple[EnsembleVerdict, str]]) -> int:
+    depths = {len(r.tiers or ()) for r, _ in labelled}
+    if 0 in depths:
+        first = next(r.query_id for r, _ in labelled if not r.tiers)
+        raise ConfigError(
+            f"result {first!r} has no per-tier results; calibration needs every tier's "
+            "result for every labelled item: cascade.judge_many(items, all_tiers=True)"
+        )
+    if len(depths) > 1:
+        raise ConfigError(
+            f"the labelled results hold different numbers of tiers ({sorted(depths)}); "
+            "calibration needs every tier's result for every item: "
+            "cascade.judge_many(items, all_tiers=True)"
+        )
+    return depths.pop()
+
+
+def _item(
+    result: EnsembleVerdict,
+    label: str,
+    scores: tuple[Score, ...],
+    final: FinalTier,
+    on_error: bool,
+    on_fallback: bool,
+) -> _Item:
+    tiers = result.tiers or []
+    stands_from: list[float] = []
+    for index, tier in enumerate(tiers):
+        if index >= len(scores):  # the last tier with final="decide"
+            stands_from.append(math.inf)
+        elif (on_error and tier.n_errors > 0) or (on_fallback and tier.fallback):
+            stands_from.append(-math.inf)
+        else:
+            stands_from.append(score_of(tier, scores[index]))
+    right = [t.consensus == label and t.consensus != ABSTAIN for t in tiers]
+    return _Item(stands_from, right, [t.cost_usd for t in tiers])
+
+
+def _counts(items: Sequence[_Item], depth: int) -> tuple[list[list[int]], list[list[int]]]:
+    """``decided[t][g]`` / ``wrong[t][g]``: the items tier ``t`` decides / decides wrongly at
+    level ``LEVELS[g]``. Built from difference arrays: tier ``t`` decides an item on the
+    levels where its own result stands and no earlier tier's did."""
+    width = len(LEVELS)
+    decided = [[0] * (width + 1) for _ in range(depth)]
+    wrong = [[0] * (width + 1) for _ in range(depth)]
+    for item in items:
+        upper = width
+        for tier in range(depth):
+            low = _position(item.stands_from[tier])
+            if low < upper:
+                decided[tier][low] += 1
+                decided[tier][upper] -= 1
+                if not item.right[tier]:
+                    wrong[tier][low] += 1
+                    wrong[tier][upper] -= 1
+                upper = low
+    for tier in range(depth):
+        for g in range(1, width):
+            decided[tier][g] += decided[tier][g - 1]
+            wrong[tier][g] += wrong[tier][g - 1]
+    return decided, wrong
+
+
+def _rough_risk_bound(errors: int, total: int) -> float:
+    """A quick, pessimistic guess at a level's risk (for ordering only): the smoothed error
+    rate plus 1.28 standard errors, so that levels deciding few items come late."""
+    rate = (errors + 1) / (total + 2)
+    return rate + 1.28 * math.sqrt(rate * (1 - rate) / (total + 2))
+
+
+def _fit(
+    items: Sequence[_Item],
+    ids: frozenset[str],
+    *,
+    target: float,
+    delta: float,
+    scores: tuple[Score, ...],
+    final: FinalTier,
+    on_error: bool,
+    on_fallback: bool,
+    ordering_share: float,
+    seed: int,
+    keep_last_tier_agreement: bool,
+) -> CascadeFit:
+    n, depth, width = len(items), len(items[0].right), len(LEVELS)
+    risk = 1.0 - target
+    positions = list(range(n))
+    random.Random(seed).shuffle(positions)
+    cut = min(n - 1, round(n * ordering_share)) if ordering_share > 0 else 0
+    ordering = [items[i] for i in positions[:cut]]
+    testing = [items[i] for i in positions[cut:]]
+    if ordering:
+        order_decided, order_wrong = _counts(ordering, depth)
+        guesses = [
+            _rough_risk_bound(
+                sum(order_wrong[t][g] for t in range(depth)),
+                sum(order_decided[t][g] for t in range(depth)),
+            )
+            for g in range(width)
+        ]
+        order = sorted(range(width), key=lambda g: (guesses[g], g))
+    else:
+        # The fixed order, strictest first; levels too strict to decide enough items for
+        # any result to be significant are passed over (this depends on scores only).
+        order = list(range(width))
+    decided, wrong = _counts(testing, depth)
+    testable = math.ceil(math.log(delta) / math.log1p(-risk))
+    levels: list[LevelFit] = []
+    passed: list[int] = []
+    for g in order:
+        total = sum(decided[t][g] for t in range(depth))
+        if not ordering and total < testable and not levels:
+            continue
+        errors = sum(wrong[t][g] for t in range(depth))
+        p_value = binomial_cdf(errors, total, risk)
+        levels.append(
+            LevelFit(
+                threshold=LEVELS[g],
+                coverage=total / len(testing),
+                agreement=(total - errors) / total if total else None,
+                p_value=p_value,
+                passed=p_value <= delta,
+            )
+        )
+        if p_value > delta:
+            break
+        passed.append(g)
+    # Every passed level is covered by the guarantee; the most lenient is the cheapest (a
+    # lower level never sends an item further down the cascade).
+    index = max(passed) if passed else 0
+    tested = (
+        sum(decided[t][index] for t in range(depth)),
+        sum(wrong[t][index] for t in range(depth)),
+    )
+    decided, wrong = _counts(items, depth)  # the figures reported: every calibration item
+    if passed and keep_last_tier_agreement:
+        # The cheapest passed level that agrees with gold, on the calibration items, at
+        # least as often as the last tier alone; choosing among passed levels keeps the
+        # guarantee (it covers all of them at once).
+        alone = sum(item.right[-1] for item in items) / n
+
+        def agreement_at(g: int) -> float:
+            total = sum(decided[t][g] for t in range(depth))
+            return (total - sum(wrong[t][g] for t in range(depth))) / total if total else 0.0
+
+        keeping = [g for g in passed if agreement_at(g) >= alone]
+        index = max(keeping) if keeping else max(passed, key=agreement_at)
+    level = LEVELS[index]
+    if passed:
+        test_decided, test_wrong = _counts(testing, depth)
+        tested = (
+            sum(test_decided[t][index] for t in range(depth)),
+            sum(test_wrong[t][index] for t in range(depth)),
+        )
+    tested_total, tested_errors = tested
+    costs = _mean_costs(items, depth)
+    reach = n
+    tiers: list[TierFit] = []
+    for tier in range(depth):
+        count = decided[tier][index]
+        mean_cost = costs[tier]
+        tiers.append(
+            TierFit(
+                tier=tier,
+                score=scores[tier] if tier < len(scores) else None,
+                threshold=level if tier < len(scores) else None,
+                asked=reach / n,
+                decided=count / n,
+                agreement=(count - wrong[tier][index]) / count if count else None,
+                cost_per_item=None if mean_cost is None else reach / n * mean_cost,
+            )
+        )
+        reach -= count
+    total = sum(decided[t][index] for t in range(depth))
+    errors = sum(wrong[t][index] for t in range(depth))
+    tier_costs = [t.cost_per_item for t in tiers]
+    escalation = Escalation(
+        agreement_below=tuple(level if s == "agreement" else None for s in scores),
+        confidence_below=tuple(level if s == "confidence" else None for s in scores),
+        support_below=tuple(level if s == "support" else None for s in scores),
+        on_error=on_error,
+        on_fallback=on_fallback,
+        calibration_ids=ids,
+        calibrated_for=final,
+    )
+    return CascadeFit(
+        target=target,
+        delta=delta,
+        final=final,
+        scores=scores,
+        n_items=n,
+        n_ordering=len(ordering),
+        threshold=level if passed else None,
+        guaranteed=bool(passed),
+        escalation=escalation,
+        coverage=total / n,
+        agreement=(total - errors) / total if total else None,
+        agreement_lower_bound=agreement_lower_bound(
+            tested_total - tested_errors, tested_total, delta
+        ),
+        cost_per_item=None
+        if any(c is None for c in tier_costs)
+        else sum(c for c in tier_costs if c is not None),
+        last_tier_cost_per_item=costs[-1],
+        tiers=tuple(tiers),
+        levels=tuple(levels),
+    )
+
+
+def _mean_costs(items: Sequence[_Item], depth: int) -> list[float | None]:
+    """Each tier's mean cost per item it judged, or ``None`` when a cost is unknown."""
+    means: list[float | None] = []
+    for tier in range(depth):
+        costs = [item.costs[tier] for item in items]
+        known = [c for c in costs if c is not None]
+        means.append(sum(known) / len(known) if known and len(known) == len(costs) else None)
+    return means
