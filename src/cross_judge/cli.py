@@ -1233,6 +1233,14 @@ def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
             "below the threshold too (the item is for a human)"
         ),
     )
+    calibrate.add_argument(
+        "--keep-last-tier-agreement",
+        action="store_true",
+        help=(
+            "choose the cheapest guaranteed threshold that agrees with the labels at least "
+            "as often as the last tier alone, instead of the cheapest guaranteed one"
+        ),
+    )
 
 
 def _calibrate(args: argparse.Namespace) -> int:
@@ -1269,6 +1277,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         delta=args.delta,
         score=score,
         final=args.final,
+        keep_last_tier_agreement=args.keep_last_tier_agreement,
     )
     out, err = _stdout(), _stderr()
     out.print(fit.summary())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import random
 import re
@@ -26,6 +27,7 @@ import pytest
 import cross_judge
 from cross_judge import Cascade, Escalation
 from cross_judge.batch import BatchResult, ResultsFile
+from cross_judge.cascade_calibration import calibrate_cascade
 from cross_judge.cli import main
 from cross_judge.panel_file import load_panel
 from cross_judge.testing import Persona, Reply, VendorServer
@@ -598,6 +600,19 @@ def test_calibrate_prints_the_fit_and_an_escalate_block_and_exits_0(
     assert "With probability at least 90%" in stdout
     assert "\nfinal: decide\nescalate:\n  agreement_below: " in stdout
     assert "  on_error: true\n  on_fallback: true" in stdout
+
+
+def test_calibrate_keep_last_tier_agreement_gives_the_fit_of_the_library(
+    full_run: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, gold, _ = full_run
+    fit = calibrate_cascade(out, gold, target=0.85, keep_last_tier_agreement=True)
+    argv = ["calibrate", out, "--gold", gold, "--target", "0.85", "--keep-last-tier-agreement"]
+    code, stdout, err = run(capsys, *argv)
+    assert fit.guaranteed and fit.threshold is not None
+    assert code == 0, err
+    shown = ".inf" if math.isinf(fit.threshold) else f"{fit.threshold:g}"
+    assert f"agreement_below: [{shown}]" in stdout
 
 
 def test_the_calibrated_block_pasted_into_the_panel_gives_the_fits_escalation(

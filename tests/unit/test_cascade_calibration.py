@@ -565,3 +565,20 @@ def test_levels_are_fixed_in_advance_from_strict_to_lenient() -> None:
     assert LEVELS[0] == math.inf and LEVELS[1] == 1.0 and LEVELS[-1] == 0.0
     assert len(LEVELS) == 102
     assert list(LEVELS) == sorted(LEVELS, reverse=True)
+
+
+def test_keeping_the_last_tiers_agreement_chooses_a_stricter_passed_level() -> None:
+    # Unanimous items: all right at the cheap tier. Split items: the cheap tier 90% right,
+    # the strong tier always right. The cheapest passed level lets the split items stand
+    # (agreement 95%); keeping the strong tier's agreement (100%) escalates them.
+    unanimous, gold = batch_of(200, 1.0, 200, 200)
+    split, gold2 = batch_of(200, 2 / 3, 180, 200, start=200)
+    labels = {**gold, **gold2}
+    cheapest = calibrate_cascade(unanimous + split, labels, target=0.85, ordering_share=0)
+    keeping = calibrate_cascade(
+        unanimous + split, labels, target=0.85, ordering_share=0, keep_last_tier_agreement=True
+    )
+    assert cheapest.threshold is not None and cheapest.threshold <= 0.66
+    assert cheapest.agreement == pytest.approx(380 / 400)
+    assert keeping.guaranteed and keeping.threshold == 0.67
+    assert keeping.agreement == 1.0
