@@ -730,11 +730,12 @@ class CriticStats(BaseModel):
 
     ``error_rate`` and ``parse_fail_rate`` are over the items it was asked to judge,
     skipped calls (early stop, budget) excluded; ``agreement`` is the share of its valid
-    verdicts equal to the consensus. Rates are ``None`` when undefined (no calls made).
-    ``error_kinds`` counts its failed calls (``ERROR`` and ``PARSE_FAIL``) by
-    ``error_kind``, most common first, and ``error_messages`` gives each kind's most
-    common ``error`` text (e.g. ``"bad_request: HTTP 404: model does not exist"``): why
-    its calls failed, in the vendor's words.
+    verdicts equal to the consensus (its own tier's, for a cascade's results). Rates are
+    ``None`` when undefined (no calls made). ``error_kinds`` counts its failed calls
+    (``ERROR`` and ``PARSE_FAIL``) by ``error_kind``, most common first, and
+    ``error_messages`` gives each kind's most common ``error`` text (e.g.
+    ``"bad_request: HTTP 404: model does not exist"``): why its calls failed, in the
+    vendor's words.
     """
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -938,10 +939,9 @@ class BatchResult(BaseModel):
     def critic_stats(self) -> dict[str, CriticStats]:
         """Per-critic counts and rates, by critic name in panel order."""
         out: dict[str, CriticStats] = {}
+        judged = [pair for r in self.verdicts for pair in _votes_and_consensus(r)]
         for name in self.critics:
-            mine = [
-                (v, r.consensus) for r in self.verdicts for v in r.verdicts if v.critic_id == name
-            ]
+            mine = [(v, c) for v, c in judged if v.critic_id == name]
             asked = [v for v, _ in mine if v.kind != "SKIPPED"]
             valid = [(v, c) for v, c in mine if v.error is None]
             errors = sum(1 for v in asked if v.kind == "ERROR")
@@ -1087,6 +1087,15 @@ class BatchResult(BaseModel):
             self.summary()
         )
         return buffer.getvalue().rstrip("\n")
+
+
+def _votes_and_consensus(result: EnsembleVerdict) -> Iterator[tuple[Verdict, str]]:
+    """Each verdict of ``result`` with the consensus it is measured against: the item's, or
+    for a cascade's result its own tier's (a cheap critic is not in dissent when its tier
+    escalated, nor when the last tier abstained)."""
+    for part in result.tiers or (result,):
+        for verdict in part.verdicts:
+            yield verdict, part.consensus
 
 
 def is_fallback(result: EnsembleVerdict) -> bool:

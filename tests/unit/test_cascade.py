@@ -1272,3 +1272,16 @@ def test_replay_of_items_outside_the_calibration_set_does_not_warn() -> None:
         warnings.simplefilter("error")
         replayed = replay_cascade().replay(fresh, escalation=CALIBRATED)
     assert len(replayed) == 1
+
+
+def test_critic_stats_measure_each_critic_against_its_own_tiers_consensus() -> None:
+    cheap = tier_of("i1", a="KEEP", b="KEEP", c="SPLIT")  # KEEP, 2 of 3: escalated
+    strong = tier_of("i1", s="REJECT")
+    batch = BatchResult(
+        verdicts=[cascade_result(cheap, strong, decided=1)],
+        critics=["a", "b", "c", "s"],
+        voting="cascade",
+    )
+    stats = batch.critic_stats()
+    assert batch.verdicts[0].consensus == "REJECT"
+    assert [stats[name].agreement for name in "abcs"] == [1.0, 1.0, 0.0, 1.0]
