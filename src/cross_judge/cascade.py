@@ -547,7 +547,8 @@ class Cascade:
         its item to: results of ``judge_many(items, all_tiers=True)`` always do. Each
         replayed result equals, item for item, what a live run of the cascade gives
         (``tiers`` up to the deciding tier; ``verdicts``, ``usage`` and ``cost_usd`` of
-        those tiers; ``elapsed_s`` their sum).
+        those tiers; ``elapsed_s`` their sum). The batch's own ``elapsed_s`` is 0: nothing
+        ran.
 
         ``on_calibration_items``, for an escalation fitted by ``calibrate_cascade``, about
         the items it was fitted on: ``"refuse"`` (default) raises, ``"skip"`` leaves them
@@ -580,11 +581,9 @@ class Cascade:
             stored = self._calibration_items(stored, overlap, calibrated, on_calibration_items)
         names = [{c.name for c in tier.critics} for tier in self.tiers]
         replayed = [self._replay_one(result, rule, names) for result in stored]
+        # No wall time: nothing ran (each result's elapsed_s is its tiers' own, summed).
         return BatchResult(
-            verdicts=replayed,
-            critics=[c.name for c in self.critics],
-            voting=self.voting,
-            elapsed_s=round(sum(r.elapsed_s for r in replayed), 3),
+            verdicts=replayed, critics=[c.name for c in self.critics], voting=self.voting
         )
 
     @staticmethod
