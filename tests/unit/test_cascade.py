@@ -1096,7 +1096,7 @@ def cascade_result(
     return tiers[decided].model_copy(update=update)
 
 
-def test_is_incomplete_looks_only_at_the_deciding_tier() -> None:
+def test_is_incomplete_looks_at_the_deciding_tier_or_at_every_tier_of_all_tiers_results() -> None:
     failed = aggregated([vote("KEEP", "a"), ERROR])
     budget = aggregated([vote("KEEP", "c"), BUDGET_SKIP.model_copy(update={"critic_id": "d"})])
     clean = aggregated([vote("KEEP", "c")])
