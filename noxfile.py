@@ -23,6 +23,24 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def stats(session: nox.Session) -> None:
+    """The ``cross-judge[stats]`` extra (numpy): the statistics learned from verdicts
+    (Dawid-Skene on both its numpy and pure-Python paths, gold metrics, confidence
+    calibration, learned weights)."""
+    session.install(".[test,stats]")
+    session.run(
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "tests/unit/test_dawid_skene.py",
+        "tests/unit/test_gold_metrics.py",
+        "tests/unit/test_confidence_calibration.py",
+        "tests/unit/test_reliability.py",
+        *session.posargs,
+    )
+
+
+@nox.session
 def faults(session: nox.Session) -> None:
     """The reliability suite alone (tests/faults: fault injection, 5,000-item load with
     random faults, interrupts, fuzzing, secrets, hostile items). CI runs it as part of
@@ -81,6 +99,7 @@ def bench(session: nox.Session) -> None:
         "bench_memory.py",
         "bench_savings.py",
         "bench_cascade.py",
+        "bench_reliability.py",
         "bench_stats.py",
         "bench_vs_01.py",
     ):

@@ -25,6 +25,7 @@ ORDER = (
     "memory",
     "savings",
     "cascade",
+    "reliability",
     "stats",
     "vs_01",
 )

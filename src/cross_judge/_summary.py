@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
     from .batch import BatchResult
 
-__all__ = ["failure_message", "render_summary"]
+__all__ = ["failure_message", "plain_text", "render_summary"]
 
 _MESSAGE_CHARS = 160
 
@@ -27,6 +27,18 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 def _cost(value: float | None) -> str:
     return "n/a" if value is None else f"${value:.4f}"
+
+
+def plain_text(renderable: RenderableType) -> str:
+    """``renderable`` as plain text, 100 columns wide, no colour: what ``str()`` of a
+    result with a ``rich`` summary gives."""
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=100, color_system=None, force_terminal=False).print(renderable)
+    return buffer.getvalue().rstrip("\n")
 
 
 def failure_message(kind: str, message: str) -> str:

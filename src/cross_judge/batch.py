@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import json
 import math
 import os
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
     from rich.console import RenderableType
 
+    from ._gold import GoldReport
     from .core import Critic
     from .voting import VotingStrategy
 
@@ -974,6 +974,22 @@ class BatchResult(BaseModel):
 
     # -- re-voting ---------------------------------------------------------------------------
 
+    def against(
+        self, gold: Mapping[str, str] | str | os.PathLike[str], *, ci: float | None = None
+    ) -> GoldReport:
+        """How each critic and the consensus fare against ``gold`` (``{id: label}`` or a
+        JSONL file of ``{"id", "label"}``; partial gold is fine): accuracy, Cohen's kappa,
+        confusion, coverage, Brier score, expected calibration error, reliability table;
+        bootstrap intervals with ``ci=0.95``. See :func:`cross_judge.reliability.gold_report`.
+
+        Raises:
+            ConfigError: gold ids that are no item of the batch, or a gold label outside
+                what the critics answer.
+        """
+        from .reliability import gold_report
+
+        return gold_report(self, gold, ci=ci)
+
     def revote(
         self,
         voting: str | VotingStrategy = "majority",
@@ -984,6 +1000,11 @@ class BatchResult(BaseModel):
     ) -> BatchResult:
         """The same verdicts under another strategy; calls no model.
 
+        ``voting="dawid_skene"`` re-decides every item by the Dawid-Skene model learned
+        from the whole batch (:func:`cross_judge.reliability.dawid_skene`; ``one_coin=True``
+        for its one-accuracy-per-critic variant); the consensus's posterior probability is
+        each item's ``score``.
+
         Raises:
             ConfigError: unknown strategy or invalid arguments (before any item is touched);
                 results of a cascade, whose tiers vote apart (replay the cascade with
@@ -991,6 +1012,23 @@ class BatchResult(BaseModel):
         """
         from .ensemble import revote
 
+        if voting == "dawid_skene":
+            from .reliability import revote_dawid_skene
+
+            unknown = sorted(set(voting_kwargs) - {"one_coin"})
+            if weights is not None or min_valid is not None or unknown:
+                raise ConfigError(
+                    "revote('dawid_skene') learns each critic's reliability from the "
+                    "verdicts and takes only one_coin=True/False; drop "
+                    + ", ".join(
+                        [
+                            *unknown,
+                            *(["weights"] if weights else []),
+                            *(["min_valid"] if min_valid else []),
+                        ]
+                    )
+                )
+            return revote_dawid_skene(self, one_coin=bool(voting_kwargs.get("one_coin", False)))
         if any(r.tiers for r in self.verdicts):
             raise ConfigError(
                 "these results come from a cascade, whose tiers vote separately; replay it "
@@ -1080,13 +1118,9 @@ class BatchResult(BaseModel):
         return self.summary()
 
     def __str__(self) -> str:
-        from rich.console import Console
+        from ._summary import plain_text
 
-        buffer = io.StringIO()
-        Console(file=buffer, width=100, color_system=None, force_terminal=False).print(
-            self.summary()
-        )
-        return buffer.getvalue().rstrip("\n")
+        return plain_text(self.summary())
 
 
 def _votes_and_consensus(result: EnsembleVerdict) -> Iterator[tuple[Verdict, str]]:

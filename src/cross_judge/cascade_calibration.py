@@ -322,15 +322,9 @@ class CascadeFit:
         return self.summary()
 
     def __str__(self) -> str:
-        import io
+        from ._summary import plain_text
 
-        from rich.console import Console
-
-        buffer = io.StringIO()
-        Console(file=buffer, width=100, color_system=None, force_terminal=False).print(
-            self.summary()
-        )
-        return buffer.getvalue().rstrip("\n")
+        return plain_text(self.summary())
 
 
 # -- calibration ---------------------------------------------------------------------------------

@@ -225,6 +225,21 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="LOW,...,HIGH",
         help="for --level ordinal over text labels: the labels from low to high",
     )
+    stats.add_argument(
+        "--gold",
+        metavar="GOLD.jsonl",
+        help=(
+            'labels to measure the critics and the consensus against: {"id", "label"} lines '
+            "(partial gold is fine): accuracy, Cohen's kappa, coverage, Brier score, "
+            "calibration error, and the log-odds weights they earn"
+        ),
+    )
+    stats.add_argument(
+        "--ci",
+        type=_fraction,
+        metavar="LEVEL",
+        help="with --gold: bootstrap intervals at this level (e.g. 0.95) for accuracy and kappa",
+    )
 
     _add_calibrate_parser(sub)
 
@@ -1129,7 +1144,36 @@ def _stats(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         hint = " (on the command line: --level ordinal --order LOW,...,HIGH)"
         raise ConfigError(str(exc) + (hint if "values=" in str(exc) else "")) from None
-    _stdout().print(render_summary(batch, level=args.level, alpha=alpha, detailed=True))
+    if args.ci is not None and args.gold is None:
+        raise ConfigError("--ci is for --gold: pass the labels to measure against")
+    out = _stdout()
+    out.print(render_summary(batch, level=args.level, alpha=alpha, detailed=True))
+    if args.gold is not None:
+        from .reliability import effective_votes, gold_report, learn_weights
+
+        gold_path = Path(args.gold)
+        if not gold_path.is_file():
+            raise ConfigError(
+                f'--gold {gold_path}: no such file; pass a JSONL file of {{"id", "label"}}'
+            )
+        out.print(gold_report(batch, gold_path, ci=args.ci).summary())
+        fit = learn_weights(batch, gold_path)
+        weights = ", ".join(f"{name} {weight:.2f}" for name, weight in fit.weights.items())
+        _say(out, f"log-odds weights learned on these labels: {weights}")
+        votes = effective_votes(batch, gold_path)
+        if votes.effective is not None and votes.mean_error_correlation is not None:
+            _say(
+                out,
+                f"effective votes: {votes.effective:.1f} of {votes.n_critics} critics (mean "
+                f"correlation of their errors {votes.mean_error_correlation:.2f})",
+            )
+        if votes.effective is not None and votes.effective < 2 <= votes.n_critics:
+            _note(
+                _stderr(),
+                f"the {votes.n_critics} critics err together so often that the panel is worth "
+                f"{votes.effective:.1f} independent votes: add a critic that errs differently "
+                "(another model or vendor) rather than more of the same",
+            )
     return EXIT_OK
 
 
