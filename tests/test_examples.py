@@ -68,3 +68,10 @@ def test_notebook_cells_run_with_top_level_await() -> None:
     assert [v.kind for v in namespace["again"].verdicts] == [
         v.kind for v in namespace["result"].verdicts
     ]
+
+
+def test_reliability_runs_offline() -> None:
+    out = run_script("reliability.py")
+    assert "against gold (300 of 1000 items labelled)" in out
+    assert "Dawid-Skene (no labels)" in out and "log-odds weights learned" in out
+    assert "sim-4 calibration error:" in out

@@ -4,7 +4,9 @@ from the batch's own statistics methods."""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -66,6 +68,8 @@ def render_summary(
     level: str = "nominal",
     alpha: float | None = None,
     detailed: bool = False,
+    gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
+    ci: float | None = None,
 ) -> RenderableType:
     """The run and its agreement, consensus counts, one row per critic, and why calls
     failed (error kinds and the vendor's message per critic) when any did.
@@ -79,6 +83,11 @@ def render_summary(
     when any) abstained on, its share of all items decided, and its cost. Items a cascade
     abstained on (consensus ``ABSTAIN``) are counted in the overview as ``abstained (for a
     human)`` and get a row of that name in the consensus table.
+
+    With ``gold`` (``{id: label}`` or a JSONL file), the critics and the consensus against
+    it (:meth:`~cross_judge.batch.BatchResult.against`, with bootstrap intervals at
+    ``ci``), the log-odds weights the labels earn, and how many independent votes the
+    panel is worth, with a warning below 2.
 
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
@@ -202,4 +211,43 @@ def render_summary(
                     Text(failure_message(kind, stats.error_messages.get(kind, ""))),
                 )
         tables.append(failures)
+    if gold is not None:
+        tables += _gold_parts(batch, gold, ci)
     return Group(*tables)
+
+
+def _gold_parts(
+    batch: BatchResult, gold: Mapping[str, str] | str | os.PathLike[str], ci: float | None
+) -> list[RenderableType]:
+    """The gold table, the log-odds weights the labels earn, and the panel's effective
+    votes (with a warning below 2)."""
+    from rich.text import Text
+
+    from .reliability import effective_votes, gold_report, learn_weights
+
+    parts: list[RenderableType] = [gold_report(batch, gold, ci=ci).summary()]
+    weights = learn_weights(batch, gold).weights
+    parts.append(
+        Text(
+            "log-odds weights learned on these labels: "
+            + ", ".join(f"{name} {weight:.2f}" for name, weight in weights.items())
+        )
+    )
+    votes = effective_votes(batch, gold)
+    if votes.effective is not None and votes.mean_error_correlation is not None:
+        parts.append(
+            Text(
+                f"effective votes: {votes.effective:.1f} of {votes.n_critics} critics (mean "
+                f"correlation of their errors {votes.mean_error_correlation:.2f})"
+            )
+        )
+        if votes.effective < 2 <= votes.n_critics:
+            parts.append(
+                Text(
+                    f"warning: the critics err together so often that the panel is worth "
+                    f"{votes.effective:.1f} independent votes; add a critic that errs "
+                    "differently (another model or vendor) rather than more of the same",
+                    style="yellow",
+                )
+            )
+    return parts

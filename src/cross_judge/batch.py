@@ -1104,15 +1104,22 @@ class BatchResult(BaseModel):
 
     # -- summary -----------------------------------------------------------------------------
 
-    def summary(self) -> RenderableType:
-        """A ``rich`` renderable: totals and agreement, consensus counts, one row per critic.
+    def summary(
+        self,
+        *,
+        gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
+        ci: float | None = None,
+    ) -> RenderableType:
+        """A ``rich`` renderable: totals and agreement, consensus counts, one row per critic;
+        with ``gold`` also the critics and the consensus against it (bootstrap intervals at
+        ``ci``), the weights it earns and the panel's effective votes.
 
         ``rich.print(batch.summary())`` in a terminal or notebook; ``print(batch)`` gives
         the same as plain text.
         """
         from ._summary import render_summary
 
-        return render_summary(self)
+        return render_summary(self, gold=gold, ci=ci)
 
     def __rich__(self) -> RenderableType:
         return self.summary()

@@ -1146,34 +1146,17 @@ def _stats(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc) + (hint if "values=" in str(exc) else "")) from None
     if args.ci is not None and args.gold is None:
         raise ConfigError("--ci is for --gold: pass the labels to measure against")
-    out = _stdout()
-    out.print(render_summary(batch, level=args.level, alpha=alpha, detailed=True))
+    gold_path = None
     if args.gold is not None:
-        from .reliability import effective_votes, gold_report, learn_weights
-
         gold_path = Path(args.gold)
         if not gold_path.is_file():
             raise ConfigError(
                 f'--gold {gold_path}: no such file; pass a JSONL file of {{"id", "label"}}'
             )
-        out.print(gold_report(batch, gold_path, ci=args.ci).summary())
-        fit = learn_weights(batch, gold_path)
-        weights = ", ".join(f"{name} {weight:.2f}" for name, weight in fit.weights.items())
-        _say(out, f"log-odds weights learned on these labels: {weights}")
-        votes = effective_votes(batch, gold_path)
-        if votes.effective is not None and votes.mean_error_correlation is not None:
-            _say(
-                out,
-                f"effective votes: {votes.effective:.1f} of {votes.n_critics} critics (mean "
-                f"correlation of their errors {votes.mean_error_correlation:.2f})",
-            )
-        if votes.effective is not None and votes.effective < 2 <= votes.n_critics:
-            _note(
-                _stderr(),
-                f"the {votes.n_critics} critics err together so often that the panel is worth "
-                f"{votes.effective:.1f} independent votes: add a critic that errs differently "
-                "(another model or vendor) rather than more of the same",
-            )
+    summary = render_summary(
+        batch, level=args.level, alpha=alpha, detailed=True, gold=gold_path, ci=args.ci
+    )
+    _stdout().print(summary)
     return EXIT_OK
 
 

@@ -270,3 +270,19 @@ def test_stats_ci_without_gold_is_a_usage_error(
     batch.to_jsonl(results)
     assert main(["stats", str(results), "--ci", "0.9"]) == 2
     assert "--ci is for --gold" in capsys.readouterr().err
+
+
+def test_the_summary_with_gold_warns_when_the_panel_is_worth_under_two_votes() -> None:
+    from cross_judge._summary import plain_text
+
+    rng = random.Random(5)
+    results, gold = [], {}
+    for i in range(200):
+        truth = rng.choice(LABELS)
+        answer = truth if rng.random() < 0.7 else rng.choice([x for x in LABELS if x != truth])
+        gold[f"q{i}"] = truth
+        results.append(item(f"q{i}", a=answer, b=answer, c=answer))
+    text = plain_text(batch_of(results).summary(gold=gold))
+    assert "against gold (200 of 200 items labelled)" in text
+    assert "warning: the critics err together" in text
+    assert "warning" not in plain_text(batch_of(results).summary())
