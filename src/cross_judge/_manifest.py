@@ -199,6 +199,7 @@ _ANSWER_SETTINGS = (
     "seed",
     "json_mode",
     "labels",
+    "calibration",
     "weight",
 )
 

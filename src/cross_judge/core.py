@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from . import _sync
+from ._confidence_calibration import ConfidenceCalibration
 from ._limits import VendorGate
 from ._redact import Redactor, redacted_exception, redactor_for, secrets_of
 from ._retry import call_with_retries
@@ -145,6 +146,13 @@ class Critic:
             10 MB item pasted by mistake would otherwise be billed, or refused by the
             vendor after the upload). The default, 1,000,000, is above any context window
             at about four characters a token; ``None`` removes the check.
+        calibration: a :class:`~cross_judge._confidence_calibration.ConfidenceCalibration`
+            fitted for this critic (``calibrate_confidence(results, gold)[name]`` from
+            :mod:`cross_judge.reliability`), or its ``to_dict()`` form. Every valid verdict
+            whose answer states a confidence then has ``confidence`` mapped by it and the
+            model's number in ``stated_confidence``; an answer without one keeps 0.0.
+            Applied on each call, cache hits included (the cache holds the raw answer), so
+            a new calibration takes effect at once.
 
     Raises:
         ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``,
@@ -172,6 +180,7 @@ class Critic:
     seed: int | None = None
     cache: ResponseCache | bool | str | os.PathLike[str] | None = field(default=None, repr=False)
     max_item_chars: int | None = DEFAULT_MAX_ITEM_CHARS
+    calibration: ConfidenceCalibration | Mapping[str, Any] | None = field(default=None, repr=False)
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
@@ -249,6 +258,7 @@ class Critic:
             from .cache import resolve_cache
 
             self._cache = resolve_cache(self.cache)
+        self._calibration_in_use()
 
     # -- configuration ------------------------------------------------------------------
 
@@ -320,6 +330,28 @@ class Critic:
         is not counted as a vote; none once the template was changed."""
         spec = self._spec_in_use()
         return () if spec is None else spec.examples
+
+    def _calibration_in_use(self) -> ConfidenceCalibration | None:
+        """The calibration; a mapping (given, or assigned later) is converted and kept.
+
+        Raises:
+            ConfigError: it is neither a calibration, a valid ``to_dict()`` mapping nor None.
+        """
+        calibration = self.calibration
+        if calibration is None or isinstance(calibration, ConfidenceCalibration):
+            return calibration
+        if not isinstance(calibration, Mapping):
+            raise ConfigError(
+                f"Critic {self.name!r}: calibration must be a ConfidenceCalibration (e.g. "
+                "cross_judge.reliability.calibrate_confidence(results, gold)[name]), its "
+                f"to_dict() form, or None; got {type(calibration).__name__}"
+            )
+        try:
+            converted = ConfidenceCalibration.from_dict(calibration)
+        except ConfigError as exc:
+            raise ConfigError(f"Critic {self.name!r}: calibration: {exc}") from None
+        self.calibration = converted
+        return converted
 
     def _compile(self) -> Template:
         template = Template.compile(self.prompt_template, what=f"Critic {self.name!r} template")
@@ -501,6 +533,8 @@ class Critic:
         :class:`~cross_judge.ensemble.Ensemble` builds every critic's request before it
         calls any, so a template mistake costs nothing)."""
         config = self._endpoint()
+        if self.calibration is not None:
+            self._calibration_in_use()  # one assigned after construction: fail before sending
         price = self.price()
         spending = Budget.of(budget)
         if spending is not None and price is None:
@@ -687,9 +721,17 @@ class Critic:
         spec = self.prompt
         if score is None and spec is not None and not isinstance(spec, str) and spec.score:
             score = spec.score.get(parsed.kind)
+        confidence, stated = parsed.confidence, None
+        # Applied here, on every parse of an answer (a cache hit is re-parsed), never
+        # stored: the cache keeps the raw text, so a changed calibration cannot go stale.
+        if self.calibration is not None and parsed.confidence_given:
+            calibration = self._calibration_in_use()
+            assert calibration is not None
+            confidence, stated = calibration.apply(parsed.confidence), parsed.confidence
         return Verdict(
             kind=parsed.kind,
-            confidence=parsed.confidence,
+            confidence=confidence,
+            stated_confidence=stated,
             reasoning=parsed.reasoning,
             score=score,
             raw_response=text,
@@ -800,8 +842,8 @@ class Critic:
         """The critic's configuration as plain data, without secrets or the client.
 
         ``api_key`` and ``http_client`` are left out; a ``base_url`` loses any
-        ``user:password@`` part; ``cache`` is the cache file's path. The result is safe to
-        log or write to a manifest.
+        ``user:password@`` part; ``cache`` is the cache file's path; ``calibration`` its
+        ``to_dict()`` form. The result is safe to log or write to a manifest.
         """
         skip = {"api_key", "http_client"}
         data: dict[str, Any] = {
@@ -818,6 +860,8 @@ class Critic:
         data["api_key_env"] = self._endpoint().api_key_env
         data["prompt_sha256"] = self.prompt_sha256
         data["cache"] = str(self._cache.path) if self._cache is not None else None
+        calibration = self._calibration_in_use()
+        data["calibration"] = calibration.to_dict() if calibration is not None else None
         return data
 
     def model_dump_json(self, *, indent: int | None = None) -> str:

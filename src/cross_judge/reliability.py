@@ -31,16 +31,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._confidence_calibration import ConfidenceCalibration
 from .batch import BatchResult
 from .errors import ConfigError
-from .verdict import EnsembleVerdict
+from .verdict import EnsembleVerdict, Verdict
 
 if TYPE_CHECKING:
-    from ._confidence_calibration import ConfidenceCalibration
     from ._dawid_skene import DawidSkeneFit
     from ._gold import EffectiveVotes, GoldReport
 
 __all__ = [
+    "ConfidenceCalibration",
     "DawidSkeneResult",
     "WeightsFit",
     "alpha_interval",
@@ -317,7 +318,10 @@ def calibrate_confidence(
     """Per critic, a map from its stated confidence to the probability that it is right,
     fit on the labelled items it judged (see
     :func:`cross_judge._confidence_calibration.fit_confidence_calibration`), with its
-    expected calibration error before and after.
+    expected calibration error before and after. A verdict already calibrated (by a
+    ``Critic(calibration=...)`` or :func:`apply_calibration`) is read at its
+    ``stated_confidence``, so refitting on such results gives the same fit, not a
+    calibration of a calibration. Pass a fit as ``Critic(calibration=fits[name])``.
 
     Raises:
         ConfigError: as :func:`gold_report` for the gold labels; a critic whose labelled
@@ -336,7 +340,7 @@ def calibrate_confidence(
                 continue
             for verdict in result.verdicts:
                 if verdict.critic_id == name and verdict.error is None:
-                    confidences.append(verdict.confidence)
+                    confidences.append(_stated(verdict))
                     correct.append(verdict.kind == label)
         try:
             fits[name] = fit_confidence_calibration(confidences, correct, method=method, bins=bins)
@@ -350,11 +354,18 @@ def apply_calibration(
 ) -> BatchResult:
     """``batch`` with each critic's valid verdicts' confidence mapped by its calibration
     (critics without one are unchanged), and every item's ``avg_confidence`` recomputed.
-    Calls no model; the labels and the consensus do not change."""
+    The map reads the model's own number (``stated_confidence`` when the verdict was
+    calibrated already, so applying twice replaces, never compounds) and keeps it in
+    ``stated_confidence``. Calls no model; the labels and the consensus do not change."""
     results: list[EnsembleVerdict] = []
     for result in batch.verdicts:
         verdicts = [
-            v.model_copy(update={"confidence": calibrations[v.critic_id].apply(v.confidence)})
+            v.model_copy(
+                update={
+                    "confidence": calibrations[v.critic_id].apply(_stated(v)),
+                    "stated_confidence": _stated(v),
+                }
+            )
             if v.error is None and v.critic_id in calibrations
             else v
             for v in result.verdicts
@@ -363,6 +374,12 @@ def apply_calibration(
         average = sum(v.confidence for v in valid) / len(valid) if valid else 0.0
         results.append(result.model_copy(update={"verdicts": verdicts, "avg_confidence": average}))
     return batch.model_copy(update={"verdicts": results})
+
+
+def _stated(verdict: Verdict) -> float:
+    """The confidence the model stated: before any calibration."""
+    stated = verdict.stated_confidence
+    return verdict.confidence if stated is None else stated
 
 
 # -- panels ------------------------------------------------------------------------------------

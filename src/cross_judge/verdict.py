@@ -96,6 +96,10 @@ class Verdict(BaseModel):
     * ``confidence`` must be in [0, 1] when constructed directly; the parser clamps what a
       model writes. A missing confidence is ``0.0``, as in 0.1.
 
+    ``stated_confidence`` is what the model said when ``confidence`` was calibrated (by a
+    critic with a ``calibration``, or :func:`cross_judge.reliability.apply_calibration`);
+    ``None`` when ``confidence`` is the model's own number.
+
     ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
     """
 
@@ -119,6 +123,7 @@ class Verdict(BaseModel):
     prompt_sha256: str | None = None
     attempts: NonNegativeInt = 0
     cached: bool = False
+    stated_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @model_validator(mode="before")
     @classmethod
