@@ -261,3 +261,46 @@ async def test_a_critic_calibrated_on_half_the_gold_items_halves_the_error_on_th
     after = calibration_error(live.verdicts)
     assert before > 0.25  # the persona is over-confident: right 60%, says 0.9-1.0
     assert after <= before / 2
+
+
+def test_a_changed_calibration_is_a_panel_change_on_resume(tmp_path: Path) -> None:
+    from cross_judge._manifest import RunManifest
+    from cross_judge.reliability import ConfidenceCalibration
+
+    def entry(temperature: float | None) -> dict[str, Any]:
+        calibration = (
+            None
+            if temperature is None
+            else ConfidenceCalibration(
+                method="temperature",
+                n=10,
+                ece_before=0.3,
+                ece_after=0.1,
+                bins=10,
+                temperature=temperature,
+            )
+        )
+        critic = Critic(
+            name="a",
+            model="m",
+            vendor="custom",
+            base_url="http://127.0.0.1:9",
+            calibration=calibration,
+        )
+        (tmp_path / "items.jsonl").write_text("")
+        (tmp_path / "panel.yaml").write_text("")
+        manifest = RunManifest.prepare(
+            tmp_path / "out.jsonl",
+            ensemble=Ensemble([critic]),
+            argv=[],
+            items=tmp_path / "items.jsonl",
+            panel=tmp_path / "panel.yaml",
+            options={},
+        )
+        return manifest._entry
+
+    before = entry(2.0)
+    changed = RunManifest(tmp_path / "out.jsonl", entry(3.0))
+    assert any("calibration" in line for line in changed.panel_changes(before))
+    same = RunManifest(tmp_path / "out.jsonl", entry(2.0))
+    assert same.panel_changes(before) == []

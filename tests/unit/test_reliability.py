@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cross_judge import BatchResult, ConfigError, Ensemble, EnsembleVerdict, Verdict
 from cross_judge._confidence_calibration import expected_calibration_error
@@ -286,3 +288,18 @@ def test_the_summary_with_gold_warns_when_the_panel_is_worth_under_two_votes() -
     assert "against gold (200 of 200 items labelled)" in text
     assert "warning: the critics err together" in text
     assert "warning" not in plain_text(batch_of(results).summary())
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    others=st.lists(st.floats(min_value=0.0, max_value=0.95), min_size=1, max_size=4),
+    seed=st.integers(min_value=0, max_value=1000),
+)
+def test_a_perfect_critics_weight_dominates_and_weights_are_never_negative(
+    others: list[float], seed: int
+) -> None:
+    accuracies = {"perfect": 1.0, **{f"c{i}": a for i, a in enumerate(others)}}
+    batch, gold = simulated(120, accuracies, seed=seed)
+    fit = learn_weights(batch, gold, classes=4)
+    assert all(w >= 0 for w in fit.weights.values())
+    assert all(fit.weights["perfect"] >= w for w in fit.weights.values())
