@@ -237,11 +237,27 @@ def test_relabelling_classes_relabels_the_output(data: Any, new_names: list[str]
 @given(label_matrices, st.booleans())
 def test_numpy_and_python_backends_agree(data: Any, one_coin: bool) -> None:
     classes, votes = data
+    # A fixed number of steps: near a symmetric fixed point EM is unstable, and the
+    # backends' rounding differences (1e-16) grow about 2x per step, so over a full run
+    # they can part by more than 1e-9 before meeting at the same answer again (seen on
+    # [[None, "x"], ["x", "y"]], one-coin: 3e-5 apart at step 72, 1e-9 at convergence).
+    # (With tol=0 a backend may still stop a step early on a gain of -1e-17: at that
+    # point the step changes nothing, so the step counts are not compared.)
+    steps = {"max_iter": 10, "tol": 0.0}
+    by_python = dawid_skene(votes, classes=classes, one_coin=one_coin, backend="python", **steps)
+    by_numpy = dawid_skene(votes, classes=classes, one_coin=one_coin, backend="numpy", **steps)
 
-    by_python = dawid_skene(votes, classes=classes, one_coin=one_coin, backend="python")
-    by_numpy = dawid_skene(votes, classes=classes, one_coin=one_coin, backend="numpy")
+    assert_same_fit(by_python, by_numpy, same_steps=False)
 
-    assert_same_fit(by_python, by_numpy)
+
+@needs_numpy
+def test_the_backends_meet_at_the_same_answer_after_an_unstable_start() -> None:
+    votes = [[None, "x"], ["x", "y"]]
+    settle = {"classes": ["x", "y"], "one_coin": True, "max_iter": 5000, "tol": 1e-15}
+    by_python = dawid_skene(votes, backend="python", **settle)
+    by_numpy = dawid_skene(votes, backend="numpy", **settle)
+    assert by_python.priors == pytest.approx(by_numpy.priors, abs=1e-6)
+    assert by_python.labels == by_numpy.labels
 
 
 @needs_numpy
@@ -257,13 +273,10 @@ def test_numpy_and_python_backends_agree_on_the_issue_panel(
     assert_same_fit(by_python, by_numpy)
 
 
-def assert_same_fit(a: DawidSkeneFit, b: DawidSkeneFit) -> None:
-    assert (a.classes, a.votes, a.iterations, a.converged) == (
-        b.classes,
-        b.votes,
-        b.iterations,
-        b.converged,
-    )
+def assert_same_fit(a: DawidSkeneFit, b: DawidSkeneFit, *, same_steps: bool = True) -> None:
+    assert (a.classes, a.votes) == (b.classes, b.votes)
+    if same_steps:
+        assert (a.iterations, a.converged) == (b.iterations, b.converged)
     assert a.priors == pytest.approx(b.priors, abs=1e-9)
     for j, matrix in a.confusion.items():
         for true, row in matrix.items():
