@@ -1,6 +1,6 @@
 """How good each critic is against gold labels, and how many independent votes a panel is worth.
 
-Works on plain data (the lead's facade converts a ``BatchResult`` or a results file):
+Works on plain data (:mod:`cross_judge.reliability` converts a ``BatchResult`` or a results file):
 
 - ``labels``: an items x critics matrix of ``str | None`` (``None`` = no valid verdict:
   missing, ERROR, PARSE_FAIL, SKIPPED);
