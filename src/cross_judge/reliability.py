@@ -103,12 +103,6 @@ def _gold_by_item(
     return aligned
 
 
-def _vocabulary(batch: BatchResult, matrix: Sequence[Sequence[str | None]]) -> list[str]:
-    """The labels the critics answered with, in first-seen order."""
-    seen = dict.fromkeys(label for row in matrix for label in row if label is not None)
-    return list(seen)
-
-
 # -- gold ------------------------------------------------------------------------------------
 
 
@@ -154,7 +148,7 @@ def gold_report(
 def _allowed_labels(batch: BatchResult, matrix: Sequence[Sequence[str | None]]) -> list[str]:
     """What a gold label may be: what any critic answered, plus every consensus (a
     fallback ``UNCLEAR`` included)."""
-    labels = dict.fromkeys(_vocabulary(batch, matrix))
+    labels = dict.fromkeys(label for row in matrix for label in row if label is not None)
     labels.update(dict.fromkeys(r.consensus for r in batch.verdicts))
     return list(labels)
 
