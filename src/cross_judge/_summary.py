@@ -52,16 +52,6 @@ def failure_message(kind: str, message: str) -> str:
     return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 3] + "..."
 
 
-def _cascade_voting(batch: BatchResult) -> str:
-    """``cascade(<tier 0 voting> > <tier 1 voting> ...)``, as a cascade names its voting,
-    from the first result that reached each tier."""
-    names: list[str] = []
-    for result in batch.verdicts:
-        tiers = result.tiers or []
-        names += [tier.voting for tier in tiers[len(names) :]]
-    return "cascade(" + " > ".join(names) + ")"
-
-
 def render_summary(
     batch: BatchResult,
     *,
@@ -112,7 +102,7 @@ def render_summary(
     overview.add_column("value", justify="right")
     overview.add_row("items", str(n))
     overview.add_row("critics", ", ".join(batch.critics))
-    overview.add_row("voting", _cascade_voting(batch) if tier_stats else batch.voting)
+    overview.add_row("voting", batch.voting)
     overview.add_row(f"Krippendorff's alpha ({level})", _number(alpha))
     overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
     if detailed:

@@ -1062,10 +1062,16 @@ class BatchResult(BaseModel):
         Raises:
             ConfigError: the file is missing or a line is not a result (line number given).
         """
-        results = list(ResultsFile.read(path, slim=slim))
-        critics = list(dict.fromkeys(v.critic_id for r in results for v in r.verdicts))
-        voting = results[0].voting if results else "majority"
-        return cls(verdicts=results, critics=critics, voting=voting)
+        return cls.from_results(ResultsFile.read(path, slim=slim))
+
+    @classmethod
+    def from_results(cls, results: Iterable[EnsembleVerdict]) -> BatchResult:
+        """A batch of stored results: critics named in first-seen order, ``voting`` the
+        first result's (``"majority"`` when there is none)."""
+        verdicts = list(results)
+        critics = list(dict.fromkeys(v.critic_id for r in verdicts for v in r.verdicts))
+        voting = verdicts[0].voting if verdicts else "majority"
+        return cls(verdicts=verdicts, critics=critics, voting=voting)
 
     def to_records(self) -> list[dict[str, Any]]:
         """One flat dict per item, for ``pandas.DataFrame(batch.to_records())``.
@@ -1139,6 +1145,23 @@ def _votes_and_consensus(result: EnsembleVerdict) -> Iterator[tuple[Verdict, str
             yield verdict, part.consensus
 
 
+def as_batch(
+    results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
+) -> BatchResult:
+    """``results`` as a :class:`BatchResult`: itself, stored results
+    (:meth:`BatchResult.from_results`), or a results file (read slim: raw text and
+    reasoning dropped).
+
+    Raises:
+        ConfigError: the file is missing or a line is not a result.
+    """
+    if isinstance(results, BatchResult):
+        return results
+    if isinstance(results, (str, os.PathLike)):
+        return BatchResult.from_jsonl(results, slim=True)
+    return BatchResult.from_results(results)
+
+
 def is_fallback(result: EnsembleVerdict) -> bool:
     """True when ``result.consensus`` is the voting strategy's fallback label, given because
     no vote decided (``EnsembleVerdict.fallback``), not a label the critics voted for.
@@ -1177,9 +1200,14 @@ def is_incomplete(result: EnsembleVerdict) -> bool:
         verdicts = result.tiers[result.tier].verdicts
     else:
         verdicts = result.verdicts
-    return any(
-        v.kind == "ERROR" or (v.kind == "SKIPPED" and v.error_kind is ErrorKind.BUDGET)
-        for v in verdicts
+    return any(call_failed(v) for v in verdicts)
+
+
+def call_failed(verdict: Verdict) -> bool:
+    """True when ``verdict``'s call failed after its retries (``ERROR``) or was not made
+    for lack of budget (``SKIPPED`` with ``error_kind="budget"``)."""
+    return verdict.kind == "ERROR" or (
+        verdict.kind == "SKIPPED" and verdict.error_kind is ErrorKind.BUDGET
     )
 
 

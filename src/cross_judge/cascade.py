@@ -447,10 +447,17 @@ class Cascade:
         stands decides; if none does, the last tier's abstains. Results past the deciding
         tier are kept in ``tiers`` and counted in ``verdicts`` and cost (they were paid
         for). ``elapsed_s=None`` sums the tiers'."""
+        index = self._first_standing(results, rule)
+        if index is None:
+            return _combine(results, len(results) - 1, True, elapsed_s, self.voting)
+        return _combine(results, index, False, elapsed_s, self.voting)
+
+    def _first_standing(self, results: Sequence[EnsembleVerdict], rule: EscalateRule) -> int | None:
+        """The index of the first tier result that stands, ``None`` when none does."""
         for index, result in enumerate(results):
             if self._stands(rule, result, index):
-                return _combine(results, index, False, elapsed_s, self.voting)
-        return _combine(results, len(results) - 1, True, elapsed_s, self.voting)
+                return index
+        return None
 
     def judge_sync(
         self,
@@ -633,9 +640,9 @@ class Cascade:
                     f"{sorted(strangers)} that this cascade's tier {index} does not have; "
                     "replay it with the cascade that judged it"
                 )
-        for index, tier_result in enumerate(stored):
-            if self._stands(rule, tier_result, index):
-                return _combine(stored[: index + 1], index, False, None, self.voting)
+        decided = self._first_standing(stored, rule)
+        if decided is not None:
+            return _combine(stored[: decided + 1], decided, False, None, self.voting)
         if len(stored) < len(self.tiers):
             raise ConfigError(
                 f"result {result.query_id!r} stops at tier {len(stored) - 1}, but this rule "

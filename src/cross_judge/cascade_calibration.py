@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .batch import BatchResult
+from .batch import BatchResult, as_batch
 from .cascade import Escalation, FinalTier, Score, score_of
 from .errors import ConfigError
 from .verdict import ABSTAIN, EnsembleVerdict
@@ -362,16 +362,6 @@ def _checked_scores(score: Score | Sequence[Score], count: int) -> tuple[Score, 
     return scores
 
 
-def _results(
-    results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
-) -> list[EnsembleVerdict]:
-    if isinstance(results, BatchResult):
-        return list(results.verdicts)
-    if isinstance(results, (str, os.PathLike)):
-        return BatchResult.from_jsonl(results, slim=True).verdicts
-    return list(results)
-
-
 def calibrate_cascade(
     results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
     gold: Mapping[str, str] | str | os.PathLike[str],
@@ -431,7 +421,7 @@ def calibrate_cascade(
     if final not in ("decide", "abstain"):
         raise ConfigError(f"final must be 'decide' or 'abstain', got {final!r}")
     labels = load_gold(gold)
-    stored = _results(results)
+    stored = as_batch(results).verdicts
     labelled = [(r, labels[r.query_id]) for r in stored if r.query_id in labels]
     if not labelled:
         raise ConfigError(

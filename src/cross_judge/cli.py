@@ -1331,11 +1331,9 @@ def _calibration_notes(labelled: Sequence[EnsembleVerdict], fit: CascadeFit, err
     """Say what weakens a fit: labelled items with a failed call in some tier (that tier
     cannot stand there, and a last tier that decides is likely wrong), and a threshold on
     the agreement of a one-critic tier (always 1.0, so it never escalates)."""
-    failed = [
-        r.query_id
-        for r in labelled
-        if any(v.kind == "ERROR" or v.error_kind is ErrorKind.BUDGET for v in r.verdicts)
-    ]
+    from .batch import call_failed
+
+    failed = [r.query_id for r in labelled if any(call_failed(v) for v in r.verdicts)]
     if failed:
         _note(
             err,

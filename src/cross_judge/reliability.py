@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._confidence_calibration import ConfidenceCalibration
-from .batch import BatchResult
+from .batch import BatchResult, as_batch
 from .errors import ConfigError
 from .verdict import EnsembleVerdict, Verdict
 
@@ -54,22 +54,6 @@ __all__ = [
 
 
 # -- inputs ----------------------------------------------------------------------------------
-
-
-def as_batch(
-    results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
-) -> BatchResult:
-    """``results`` as a :class:`BatchResult`: itself, results in a list, or a results file
-    (read slim: raw text and reasoning dropped)."""
-    if isinstance(results, BatchResult):
-        return results
-    if isinstance(results, (str, os.PathLike)):
-        return BatchResult.from_jsonl(results, slim=True)
-    verdicts = list(results)
-    critics = list(dict.fromkeys(v.critic_id for r in verdicts for v in r.verdicts))
-    return BatchResult(
-        verdicts=verdicts, critics=critics, voting=verdicts[0].voting if verdicts else "majority"
-    )
 
 
 def _transposed(by_critic: Sequence[Sequence[Any]]) -> list[list[Any]]:
