@@ -9,6 +9,7 @@ known (``set_gold``) and each request can be counted.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import math
 import os
@@ -637,6 +638,8 @@ def test_the_calibrated_block_pasted_into_the_panel_gives_the_fits_escalation(
     assert fit.escalation.threshold("agreement", 0) is not None
     assert (pasted.on_error, pasted.on_fallback) == (True, True)
     assert cascade.final == fit.final
+    del cascade  # its simulator stops with it (a cascade is freed by the collector)
+    gc.collect()
 
 
 def test_calibrate_with_a_per_tier_score_and_final_abstain(

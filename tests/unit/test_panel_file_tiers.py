@@ -7,6 +7,7 @@ import gc
 import math
 import textwrap
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -20,7 +21,16 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SECRET = "sk-live-0123456789abcdefSECRET"
 ITEM = "Felines (see also: Cats)"
 
+
 # Line numbers matter below: tiers[0] critics on lines 3-4, tiers[1] on 6-7.
+@pytest.fixture(autouse=True)
+def _simulators_stop_with_their_test() -> Iterator[None]:
+    """A built cascade owns the simulator it started and stops it when collected; a
+    cascade is in a reference cycle, so collect here and no server outlives its test."""
+    yield
+    gc.collect()
+
+
 CASCADE = """\
 tiers:
   - critics:
