@@ -25,14 +25,15 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def stats(session: nox.Session) -> None:
     """The ``cross-judge[stats]`` extra (numpy): the statistics learned from verdicts
-    (Dawid-Skene on both its numpy and pure-Python paths, gold metrics, confidence
-    calibration, learned weights)."""
+    (Dawid-Skene on both its numpy and pure-Python paths and its correlated-errors model,
+    gold metrics, confidence calibration, learned weights)."""
     session.install(".[test,stats]")
     session.run(
         "pytest",
         "-p",
         "no:cacheprovider",
         "tests/unit/test_dawid_skene.py",
+        "tests/unit/test_dawid_skene_correlated.py",
         "tests/unit/test_gold_metrics.py",
         "tests/unit/test_confidence_calibration.py",
         "tests/unit/test_reliability.py",

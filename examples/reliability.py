@@ -3,7 +3,8 @@
 Five simulated critics (accuracy 0.9, 0.75, 0.7, 0.65 and 0.6; the weakest states an
 inflated confidence; errors correlated as real judges' are) judge 1,000 items once. Then,
 with no further call: the batch summary against 300 labelled items, Dawid-Skene without
-labels, log-odds weights learned on the labels, and calibrated confidence.
+labels (the classic model and the one for correlated errors), log-odds weights learned on
+the labels, effective votes estimated without labels, and calibrated confidence.
 
     python examples/reliability.py
 """
@@ -16,7 +17,12 @@ import anyio
 import rich
 
 from cross_judge import BatchResult, Critic, Ensemble
-from cross_judge.reliability import apply_calibration, calibrate_confidence, learn_weights
+from cross_judge.reliability import (
+    apply_calibration,
+    calibrate_confidence,
+    effective_votes,
+    learn_weights,
+)
 from cross_judge.testing import Persona, VendorServer
 
 LABELS = ["KEEP", "REJECT", "SPLIT", "MERGE"]
@@ -74,11 +80,14 @@ async def main(n_items: int = 1000, n_labelled: int = 300) -> None:
     rules = {
         "majority vote": batch,
         "Dawid-Skene (no labels)": batch.revote("dawid_skene"),
+        "  for correlated errors": batch.revote("dawid_skene", errors="correlated"),
         "log-odds weights": batch.revote("weighted", weights=weights, use_confidence=False),
     }
     print(f"accuracy on the {n_items - n_labelled} unlabelled items:")
     for name, revoted in rules.items():
         print(f"  {name:<24} {accuracy({r.query_id: r.consensus for r in revoted.verdicts}):.3f}")
+    unlabelled = effective_votes(batch)  # no gold: estimated by the correlated-errors model
+    print(f"effective votes estimated without labels: {unlabelled.effective:.1f}")
     fits = calibrate_confidence(batch, labelled)
     inflated = fits["sim-4"]
     print(

@@ -74,4 +74,6 @@ def test_reliability_runs_offline() -> None:
     out = run_script("reliability.py")
     assert "against gold (300 of 1000 items labelled)" in out
     assert "Dawid-Skene (no labels)" in out and "log-odds weights learned" in out
+    assert "for correlated errors" in out
+    assert "effective votes estimated without labels:" in out
     assert "sim-4 calibration error:" in out

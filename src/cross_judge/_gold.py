@@ -7,7 +7,7 @@ Works on plain data (:mod:`cross_judge.reliability` converts a ``BatchResult`` o
 - ``gold``: per item ``str | None`` (``None`` = unlabelled; partial gold is fine), aligned
   with the items or as ``{item index: label}``;
 - ``confidences``: an items x critics matrix of floats in ``[0, 1]`` (``None`` = no stated
-  confidence).
+  confidence: a failed call, or a vote whose answer gave none, ``confidence_stated=False``).
 
 :func:`gold_metrics` gives per critic, and for the panel's consensus, coverage, accuracy,
 Cohen's kappa, the confusion matrix, and with confidences the Brier score, the expected
@@ -29,7 +29,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .agreement import cohen_kappa
 from .errors import ConfigError
@@ -77,10 +77,12 @@ class GoldRow:
     ``coverage = n_answered / n_gold``. ``accuracy``, ``kappa`` and ``confusion``
     (``{gold: {answered: count}}``, every report label on both axes) use the answered
     labelled items only, so a critic is not marked wrong for a failed call; read accuracy
-    next to coverage. ``brier``, ``ece`` and ``reliability`` are ``None`` without
-    confidences (always for the consensus); ``*_ci`` are ``None`` without ``ci=``. Every
-    statistic is ``None`` when undefined (nothing to measure; kappa with no room for
-    chance disagreement).
+    next to coverage. ``brier``, ``ece`` and ``reliability`` use only the ``n_stated``
+    answered labelled items whose vote stated a confidence; all three are ``None`` when
+    there is none (no confidences given, always for the consensus, or a critic whose
+    answers never stated one), and ``n_stated`` is ``None`` without confidences.
+    ``*_ci`` are ``None`` without ``ci=``. Every statistic is ``None`` when undefined
+    (nothing to measure; kappa with no room for chance disagreement).
     """
 
     name: str
@@ -95,6 +97,7 @@ class GoldRow:
     reliability: tuple[ReliabilityBin, ...] | None = None
     accuracy_ci: tuple[float, float] | None = None
     kappa_ci: tuple[float, float] | None = None
+    n_stated: int | None = None
 
 
 @dataclass(frozen=True)
@@ -125,20 +128,33 @@ class GoldReport:
     def summary(self, *, detailed: bool = False) -> RenderableType:
         """A ``rich`` table: one row per critic then the consensus, with coverage, accuracy
         and kappa (each with its interval when ``ci`` was given), Brier and ECE (columns
-        shown only when some row has confidences). ``detailed`` adds each row's confusion
-        matrix and reliability table (its non-empty bins). ``print(report)`` gives the
-        summary as plain text."""
+        shown only when confidences were given). A critic that answered labelled items
+        without ever stating a confidence shows ``-`` there; when some votes stated none,
+        the caption says how many of each critic's did (``0 of N`` for such a critic).
+        ``detailed`` adds each row's confusion matrix and reliability table (its non-empty
+        bins). ``print(report)`` gives the summary as plain text."""
         from rich import box
         from rich.console import Group
         from rich.table import Table
 
-        show_calibration = any(row.brier is not None for row in self.rows)
+        show_calibration = any(row.n_stated is not None for row in self.rows)
         title = f"against gold ({self.n_gold} of {self.n_items} items labelled)"
-        caption = (
-            f"value [{self.ci:.0%} bootstrap interval, {self.n_boot} resamples of items]"
-            if self.ci is not None
-            else None
-        )
+        notes: list[str] = []
+        if self.ci is not None:
+            notes.append(
+                f"value [{self.ci:.0%} bootstrap interval, {self.n_boot} resamples of items]"
+            )
+        unstated = [
+            f"{row.name} {row.n_stated} of {row.n_answered}"
+            for row in self.rows
+            if row.n_stated is not None and row.n_stated < row.n_answered
+        ]
+        if unstated:
+            notes.append(
+                "Brier and ECE count only the votes that stated a confidence: "
+                + ", ".join(unstated)
+            )
+        caption = "\n".join(notes) or None
         table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", caption=caption)
         columns = ["", "gold", "coverage", "accuracy", "Cohen's kappa"]
         if show_calibration:
@@ -154,7 +170,7 @@ class GoldReport:
                 _with_ci(row.kappa, row.kappa_ci),
             ]
             if show_calibration:
-                cells += [_number(row.brier), _number(row.ece)]
+                cells += [_calibration_cell(row, row.brier), _calibration_cell(row, row.ece)]
             table.add_row(*cells)
         if not detailed:
             return table
@@ -206,13 +222,17 @@ class EffectiveVotes:
     ``pairwise[(i, j)]`` (``i < j``, critic column indexes) is the phi coefficient of the
     two critics' error indicators, ``None`` when undefined. ``mean_error_correlation`` is
     the mean of the defined ones (``None`` if none); ``effective`` the number of
-    independent votes the panel is worth (``None`` when undefined).
+    independent votes the panel is worth (``None`` when undefined). ``reference`` says what
+    an error was measured against: ``"gold"`` labels (or any reference the caller passed),
+    ``"consensus"``, or ``"model"`` (no reference: the correlation the correlated-errors
+    Dawid-Skene model implies, see :meth:`cross_judge.reliability.effective_votes`).
     """
 
     n_critics: int
     mean_error_correlation: float | None
     pairwise: dict[tuple[int, int], float | None]
     effective: float | None
+    reference: Literal["gold", "consensus", "model"] = "gold"
 
 
 # --- validation ----------------------------------------------------------------------------
@@ -285,11 +305,14 @@ def gold_metrics(
     Accuracy, kappa and the confusion matrix use the labelled items a row gave a valid
     verdict on; coverage is their share of the labelled items.
 
-    Calibration uses the votes with a stated confidence ``c`` in the answered label:
-    ``brier`` is ``mean((c - correct) ** 2)`` (the one-vs-rest binary Brier score, 0 is
-    best, 1 worst); ``ece`` is ``sum_b (n_b / n) * |accuracy_b - mean confidence_b|`` over
-    ``bins`` equal-width bins of ``[0, 1]`` (``[lo, hi)``, the last closed); ``reliability``
-    lists every bin, empty ones included.
+    Calibration uses the votes with a stated confidence ``c`` in the answered label (a
+    ``None`` confidence, a vote that stated none, still counts for accuracy, kappa,
+    coverage and the confusion matrix): ``brier`` is ``mean((c - correct) ** 2)`` (the
+    one-vs-rest binary Brier score, 0 is best, 1 worst); ``ece`` is
+    ``sum_b (n_b / n) * |accuracy_b - mean confidence_b|`` over ``bins`` equal-width bins
+    of ``[0, 1]`` (``[lo, hi)``, the last closed); ``reliability`` lists every bin, empty
+    ones included; ``n_stated`` counts those votes. A critic none of whose answered
+    labelled votes stated a confidence has ``n_stated=0`` and the other three ``None``.
 
     ``ci=0.95`` adds percentile bootstrap intervals for accuracy and kappa: the labelled
     items are resampled with replacement ``n_boot`` times (the same resamples for every
@@ -371,6 +394,7 @@ def gold_metrics(
                 n_answered += count
         calibration: tuple[float | None, float | None, tuple[ReliabilityBin, ...] | None]
         calibration = (None, None, None)
+        n_stated: int | None = None
         if confidences is not None and j < n_critics:
             scored = [
                 (conf, answers[i] == gold_list[i])
@@ -378,6 +402,7 @@ def gold_metrics(
                 if answers[i] is not None and (conf := confidences[i][j]) is not None
             ]
             calibration = _calibration(scored, bins)
+            n_stated = len(scored)
         rows.append(
             GoldRow(
                 name=name,
@@ -392,6 +417,7 @@ def gold_metrics(
                 reliability=calibration[2],
                 accuracy_ci=intervals[j][0],
                 kappa_ci=intervals[j][1],
+                n_stated=n_stated,
             )
         )
     return GoldReport(
@@ -509,10 +535,13 @@ def _accuracy_kappa(counts: Mapping[int, int], n_labels: int) -> tuple[float | N
 
 def _calibration(
     scored: Sequence[tuple[float, bool]], bins: int
-) -> tuple[float | None, float | None, tuple[ReliabilityBin, ...]]:
-    """Brier score, ECE and the reliability table of (confidence, correct) votes."""
+) -> tuple[float | None, float | None, tuple[ReliabilityBin, ...] | None]:
+    """Brier score, ECE and the reliability table of (confidence, correct) votes; all
+    three ``None`` without any vote."""
     from ._confidence_calibration import expected_calibration_error
 
+    if not scored:
+        return None, None, None
     los = [b / bins for b in range(bins)]
     members: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
     for conf, correct in scored:  # the bins of expected_calibration_error
@@ -527,8 +556,6 @@ def _calibration(
         )
         for b, votes in enumerate(members)
     )
-    if not scored:
-        return None, None, table
     n = len(scored)
     brier = math.fsum((conf - correct) ** 2 for conf, correct in scored) / n
     ece = expected_calibration_error([c for c, _ in scored], [ok for _, ok in scored], bins)
@@ -683,9 +710,14 @@ def effective_votes(
     for a, i in enumerate(voting):
         for j in voting[a + 1 :]:
             pairwise[i, j] = _phi(wrong[i], wrong[j])
+    return votes_worth(len(voting), pairwise)
+
+
+def votes_worth(n: int, pairwise: dict[tuple[int, int], float | None]) -> EffectiveVotes:
+    """:class:`EffectiveVotes` of ``n`` voting critics whose errors correlate by
+    ``pairwise`` (phi per pair, ``None`` where undefined); see :func:`effective_votes`."""
     defined = [phi for phi in pairwise.values() if phi is not None]
     mean = math.fsum(defined) / len(defined) if defined else None
-    n = len(voting)
     effective: float | None
     if n < 2:
         effective = float(n) if n else None
@@ -724,6 +756,15 @@ def _rate(value: float | None) -> str:
 
 def _number(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
+
+
+def _calibration_cell(row: GoldRow, value: float | None) -> str:
+    """A Brier or ECE cell: ``-`` for a row whose answered votes never stated a confidence
+    (the caption says so), ``n/a`` when there is nothing to measure (no vote, the
+    consensus)."""
+    if value is None and row.n_stated == 0 and row.n_answered > 0:
+        return "-"
+    return _number(value)
 
 
 def _with_ci(value: float | None, interval: tuple[float, float] | None) -> str:

@@ -19,6 +19,16 @@ __all__ = ["failure_message", "plain_text", "render_summary"]
 _MESSAGE_CHARS = 160
 
 
+_MODEL_MIN_ITEMS = 200
+"""Below this many items the summary shows no effective votes without gold: too few for
+the correlated-errors model to tell hard items from weak critics."""
+
+
+_ECHO_AGREEMENT = 0.98
+"""Without gold, two critics agreeing on this share of items or more get a warning: nothing
+in their votes tells copies of one model from two critics that are always right."""
+
+
 def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
@@ -76,8 +86,15 @@ def render_summary(
 
     With ``gold`` (``{id: label}`` or a JSONL file), the critics and the consensus against
     it (:meth:`~cross_judge.batch.BatchResult.against`, with bootstrap intervals at
-    ``ci``), the log-odds weights the labels earn, and how many independent votes the
-    panel is worth, with a warning below 2.
+    ``ci``) and the log-odds weights the labels earn.
+
+    Last, for a panel of two or more critics (not a cascade, whose tiers vote apart), how
+    many independent votes it is worth (:func:`cross_judge.reliability.effective_votes`),
+    from how its critics' errors correlate against ``gold`` or, without it and with at
+    least 200 items, as the correlated-errors Dawid-Skene model estimates it; a warning
+    below 2. Without gold, also a warning for critics that give the same label on 98% of
+    items or more: their votes cannot tell copies of one model from two always-right
+    critics.
 
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
@@ -203,17 +220,18 @@ def render_summary(
         tables.append(failures)
     if gold is not None:
         tables += _gold_parts(batch, gold, ci)
+    if not tier_stats:
+        tables += _effective_votes_parts(batch, gold)
     return Group(*tables)
 
 
 def _gold_parts(
     batch: BatchResult, gold: Mapping[str, str] | str | os.PathLike[str], ci: float | None
 ) -> list[RenderableType]:
-    """The gold table, the log-odds weights the labels earn, and the panel's effective
-    votes (with a warning below 2)."""
+    """The gold table and the log-odds weights the labels earn."""
     from rich.text import Text
 
-    from .reliability import effective_votes, gold_report, learn_weights
+    from .reliability import gold_report, learn_weights
 
     parts: list[RenderableType] = [gold_report(batch, gold, ci=ci).summary()]
     weights = learn_weights(batch, gold).weights
@@ -223,20 +241,60 @@ def _gold_parts(
             + ", ".join(f"{name} {weight:.2f}" for name, weight in weights.items())
         )
     )
+    return parts
+
+
+def _effective_votes_parts(
+    batch: BatchResult, gold: Mapping[str, str] | str | os.PathLike[str] | None
+) -> list[RenderableType]:
+    """How many independent votes the panel is worth (errors against ``gold``, else as the
+    correlated-errors model estimates it), with a warning below 2. Nothing for fewer than
+    two critics, without gold for fewer than :data:`_MODEL_MIN_ITEMS` items, or when no
+    pair of critics has a defined error correlation."""
+    from rich.text import Text
+
+    from .reliability import effective_votes
+
+    if len(batch.critics) < 2 or (gold is None and len(batch.verdicts) < _MODEL_MIN_ITEMS):
+        return []
     votes = effective_votes(batch, gold)
-    if votes.effective is not None and votes.mean_error_correlation is not None:
+    if votes.effective is None or votes.mean_error_correlation is None:
+        return []
+    source = {
+        "gold": "errors against gold",
+        "model": "estimated without gold by the correlated-errors Dawid-Skene model",
+        "consensus": "errors against the consensus, which hides shared errors; pass gold",
+    }[votes.reference]
+    parts: list[RenderableType] = [
+        Text(
+            f"effective votes: {votes.effective:.1f} of {votes.n_critics} critics (mean "
+            f"correlation of their errors {votes.mean_error_correlation:.2f}; {source})"
+        )
+    ]
+    if votes.effective < 2 <= votes.n_critics:
         parts.append(
             Text(
-                f"effective votes: {votes.effective:.1f} of {votes.n_critics} critics (mean "
-                f"correlation of their errors {votes.mean_error_correlation:.2f})"
+                f"warning: the critics err together so often that the panel is worth "
+                f"{votes.effective:.1f} independent votes; add a critic that errs "
+                "differently (another model or vendor) rather than more of the same",
+                style="yellow",
             )
         )
-        if votes.effective < 2 <= votes.n_critics:
+    if gold is None:
+        echoes = [
+            (a, b, share)
+            for (a, b), share in batch.pairwise_agreement("percent").items()
+            if a < b and share is not None and share >= _ECHO_AGREEMENT
+        ]
+        if echoes:
+            a, b, share = max(echoes, key=lambda echo: echo[2])
+            more = f" (and {len(echoes) - 1} more pairs)" if len(echoes) > 1 else ""
             parts.append(
                 Text(
-                    f"warning: the critics err together so often that the panel is worth "
-                    f"{votes.effective:.1f} independent votes; add a critic that errs "
-                    "differently (another model or vendor) rather than more of the same",
+                    f"warning: {a} and {b} give the same label on {share:.1%} of items"
+                    f"{more}; without gold that looks like two critics that are always "
+                    "right, but if they are the same model they are one vote: check "
+                    "with gold (--gold)",
                     style="yellow",
                 )
             )

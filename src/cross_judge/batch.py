@@ -1002,8 +1002,8 @@ class BatchResult(BaseModel):
 
         ``voting="dawid_skene"`` re-decides every item by the Dawid-Skene model learned
         from the whole batch (:func:`cross_judge.reliability.dawid_skene`; ``one_coin=True``
-        for its one-accuracy-per-critic variant); the consensus's posterior probability is
-        each item's ``score``.
+        for its one-accuracy-per-critic variant, ``errors="correlated"`` for critics that
+        err together); the consensus's posterior probability is each item's ``score``.
 
         Raises:
             ConfigError: unknown strategy or invalid arguments (before any item is touched);
@@ -1015,11 +1015,12 @@ class BatchResult(BaseModel):
         if voting == "dawid_skene":
             from .reliability import revote_dawid_skene
 
-            unknown = sorted(set(voting_kwargs) - {"one_coin"})
+            unknown = sorted(set(voting_kwargs) - {"one_coin", "errors"})
             if weights is not None or min_valid is not None or unknown:
                 raise ConfigError(
                     "revote('dawid_skene') learns each critic's reliability from the "
-                    "verdicts and takes only one_coin=True/False; drop "
+                    "verdicts and takes only one_coin=True/False and "
+                    "errors='independent'/'correlated'; drop "
                     + ", ".join(
                         [
                             *unknown,
@@ -1028,7 +1029,11 @@ class BatchResult(BaseModel):
                         ]
                     )
                 )
-            return revote_dawid_skene(self, one_coin=bool(voting_kwargs.get("one_coin", False)))
+            return revote_dawid_skene(
+                self,
+                one_coin=bool(voting_kwargs.get("one_coin", False)),
+                errors=voting_kwargs.get("errors", "independent"),
+            )
         if any(r.tiers for r in self.verdicts):
             raise ConfigError(
                 "these results come from a cascade, whose tiers vote separately; replay it "

@@ -12,7 +12,9 @@ Subcommands:
   every tier with ``--all-tiers`` (the results ``calibrate`` needs).
 * ``revote OUT.jsonl --voting NAME``: the same verdicts under another strategy; no model
   is called, and no existing file is ever overwritten.
-* ``stats OUT.jsonl``: agreement statistics of a finished run.
+* ``stats OUT.jsonl``: agreement statistics of a finished run; with ``--gold`` the critics
+  against labels, and with ``--fit-confidence`` each critic's confidence calibration fitted
+  on them, printed as the ``calibration:`` lines for the panel file. No model is called.
 * ``calibrate FULL.jsonl --gold GOLD.jsonl``: choose a cascade's escalation thresholds on
   labelled items (results of ``review --all-tiers``) so that its agreement with the labels
   is guaranteed; prints the fit and the ``escalate:`` block for the panel file. No model is
@@ -22,7 +24,8 @@ Subcommands:
 * ``demo``: the full pipeline offline, against simulated critics; ``version``.
 
 Exit codes: 0 done; 1 finished, but some items were skipped for bad input or had a failed
-call (``calibrate``: no threshold reaches the target, so there is no guarantee); 2 usage or
+call (``calibrate``: no threshold reaches the target, so there is no guarantee;
+``stats --fit-confidence``: a critic's confidence could not be calibrated); 2 usage or
 configuration error (nothing was billed); 130 interrupted. Errors are
 printed as ``cross-judge: error: <message>`` on stderr, never as a traceback. Results and
 summaries go to stdout; progress, warnings and notes to stderr.
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskStatus
     from rich.console import Console
 
+    from ._confidence_calibration import CalibrationMethod, ConfidenceCalibration
     from ._manifest import RunManifest
     from .batch import BatchResult, Item, ResultsFile
     from .budget import Budget
@@ -210,7 +214,10 @@ def _build_parser() -> argparse.ArgumentParser:
         help="agreement statistics of a finished run",
         description=(
             "Krippendorff's alpha, Fleiss' kappa, pairwise critic agreement, per-critic rates "
-            "and consensus counts of the results in OUT.jsonl."
+            "and consensus counts of the results in OUT.jsonl. With --gold, the critics and "
+            "the consensus against the labels; with --fit-confidence too, each critic's "
+            "confidence calibration fitted on them and the calibration: lines to paste into "
+            "the panel file. Calls no model."
         ),
     )
     stats.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
@@ -239,6 +246,17 @@ def _build_parser() -> argparse.ArgumentParser:
         type=_fraction,
         metavar="LEVEL",
         help="with --gold: bootstrap intervals at this level (e.g. 0.95) for accuracy and kappa",
+    )
+    stats.add_argument(
+        "--fit-confidence",
+        choices=("temperature", "isotonic"),
+        help=(
+            "with --gold: fit each critic's confidence calibration on the labelled items "
+            "(temperature or isotonic scaling of the confidence it states), print its "
+            "calibration error before and after, and the calibration: lines to paste under "
+            "the critics of the panel file. Exit code 1 when a critic cannot be calibrated "
+            "(named on stderr)"
+        ),
     )
 
     _add_calibrate_parser(sub)
@@ -1146,6 +1164,11 @@ def _stats(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc) + (hint if "values=" in str(exc) else "")) from None
     if args.ci is not None and args.gold is None:
         raise ConfigError("--ci is for --gold: pass the labels to measure against")
+    if args.fit_confidence is not None and args.gold is None:
+        raise ConfigError(
+            "--fit-confidence needs --gold: pass the labels to fit the confidences on "
+            '(a JSONL file of {"id", "label"})'
+        )
     gold_path = None
     if args.gold is not None:
         gold_path = Path(args.gold)
@@ -1157,7 +1180,137 @@ def _stats(args: argparse.Namespace) -> int:
         batch, level=args.level, alpha=alpha, detailed=True, gold=gold_path, ci=args.ci
     )
     _stdout().print(summary)
-    return EXIT_OK
+    if args.fit_confidence is None or gold_path is None:
+        return EXIT_OK
+    return _fit_confidence(batch, gold_path, args.fit_confidence, args.results)
+
+
+def _fit_confidence(
+    batch: BatchResult, gold_path: Path, method: CalibrationMethod, source: str
+) -> int:
+    """``stats --fit-confidence``: each critic's calibration fitted on the labelled items
+    (one at a time, so one that cannot be fit is named and the others are still printed),
+    a table of its calibration error before and after on stdout; on stderr what that error
+    is worth, and each critic whose error the fit did not lower; then the ``calibration:``
+    lines for the panel file on stdout. Exit code 1 when some critic could not be fit."""
+    from rich import box
+    from rich.table import Table
+
+    from .cascade_calibration import load_gold
+    from .reliability import calibrate_confidence
+
+    gold = load_gold(gold_path)
+    out, err = _stdout(), _stderr()
+    fits: dict[str, ConfidenceCalibration] = {}
+    failed: list[str] = []
+    for name in batch.critics:
+        try:
+            fits.update(calibrate_confidence(batch, gold, method=method, critics=[name]))
+        except ConfigError as exc:
+            failed.append(name)
+            _note(err, f"no calibration for {exc}")
+    if fits:
+        table = Table(
+            box=box.SIMPLE_HEAD,
+            title=f"confidence calibration ({method}), fitted on the labelled items",
+            title_justify="left",
+            caption="ECE after: on the same items it was fitted on (in-sample, so it flatters)",
+        )
+        for column in ("critic", "fitted on", "ECE before", "ECE after", "map"):
+            table.add_column(column, justify="left" if column in ("critic", "map") else "right")
+        for name, fit in fits.items():
+            table.add_row(
+                name,
+                _count(fit.n, "vote"),
+                f"{fit.ece_before:.3f}",
+                f"{fit.ece_after:.3f}",
+                _calibration_map(fit),
+            )
+        _say(out, "")
+        out.print(table)
+        for name, fit in fits.items():
+            if fit.ece_after >= fit.ece_before:
+                _note(
+                    err,
+                    f"critic {name!r}: {method} scaling did not lower its calibration error even "
+                    f"on the items it was fitted on ({fit.ece_before:.3f} -> "
+                    f"{fit.ece_after:.3f}); leave it uncalibrated (its lines out of the panel file)"
+                    + (" or try --fit-confidence isotonic" if method == "temperature" else ""),
+                )
+        _note(
+            err,
+            "the ECE after calibration is measured on the labelled items the calibration was "
+            "fitted on, so it flatters the fit (an isotonic map's is near 0 by construction). "
+            "Fit on one labelled set, then check on another: review a second labelled set with "
+            "the calibrated panel and run cross-judge stats on it with --gold",
+        )
+        _say(out, "")
+        _say(out, _calibration_snippet(fits, method, source))
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _calibration_map(fit: ConfidenceCalibration) -> str:
+    """The fitted map in a few words: the temperature, or the isotonic steps."""
+    if fit.temperature is not None:
+        trend = "tempers" if fit.temperature > 1 else "sharpens"
+        return f"temperature {fit.temperature:.3g} ({trend})"
+    return _count(len(fit.values), "isotonic step")
+
+
+def _calibration_snippet(fits: dict[str, ConfidenceCalibration], method: str, source: str) -> str:
+    """Each critic's ``calibration:`` line for the panel file, under its name as a key."""
+    lines = [
+        f"# fitted by cross-judge stats --fit-confidence {method} on the labelled items of "
+        f"{source}",
+        "# paste each calibration: line into the panel file, under the critic of that name "
+        "(beside its model:)",
+    ]
+    for name, fit in fits.items():
+        lines.append(f"{_yaml_key(name)}:")
+        lines.append(f"  calibration: {_calibration_yaml(fit)}")
+    return "\n".join(lines)
+
+
+def _calibration_yaml(fit: ConfidenceCalibration) -> str:
+    """``fit.to_dict()`` as a one-line YAML flow mapping, only the keys its method uses;
+    floats written so that YAML reads back exactly the same number."""
+    data = fit.to_dict()
+    keys = ["method", "temperature"] if fit.method == "temperature" else ["method"]
+    if fit.method != "temperature":
+        keys += ["breakpoints", "values"]
+    keys += ["n", "bins", "ece_before", "ece_after"]
+
+    def scalar(value: object) -> str:
+        if isinstance(value, float):
+            return _yaml_float(value)
+        if isinstance(value, list):
+            return "[" + ", ".join(scalar(v) for v in value) + "]"
+        return str(value)
+
+    return "{" + ", ".join(f"{key}: {scalar(data[key])}" for key in keys) + "}"
+
+
+def _yaml_float(value: float) -> str:
+    """``repr(value)``, which reads back exactly, with ``.0`` added to a bare exponent
+    mantissa (``1e-06`` -> ``1.0e-06``): YAML 1.1 reads a float only with a dot."""
+    text = repr(float(value))
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+def _yaml_key(name: str) -> str:
+    """``name`` as a YAML mapping key: as is when YAML reads it back as that text, else
+    double-quoted (JSON's quoting is valid YAML)."""
+    import re
+
+    import yaml
+
+    plain = re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name) is not None
+    if plain and yaml.safe_load(name) == name:
+        return name
+    return json.dumps(name)
 
 
 # -- calibrate ----------------------------------------------------------------------------------

@@ -150,7 +150,8 @@ class Critic:
             fitted for this critic (``calibrate_confidence(results, gold)[name]`` from
             :mod:`cross_judge.reliability`), or its ``to_dict()`` form. Every valid verdict
             whose answer states a confidence then has ``confidence`` mapped by it and the
-            model's number in ``stated_confidence``; an answer without one keeps 0.0.
+            model's number in ``stated_confidence``; an answer without one keeps 0.0
+            (with ``confidence_stated=False``, like any verdict that stated none).
             Applied on each call, cache hits included (the cache holds the raw answer), so
             a new calibration takes effect at once.
 
@@ -732,6 +733,7 @@ class Critic:
             kind=parsed.kind,
             confidence=confidence,
             stated_confidence=stated,
+            confidence_stated=parsed.confidence_given,
             reasoning=parsed.reasoning,
             score=score,
             raw_response=text,

@@ -24,6 +24,8 @@ with ``critics:``) or a :class:`~cross_judge.cascade.Cascade` (a file with ``tie
         base_url: https://...         # optional; required for vendor: custom
         timeout: 60                   # optional, seconds per attempt
         max_retries: 2                # optional
+        calibration: {method: temperature, temperature: 1.7, n: 200, bins: 10,
+                      ece_before: 0.21, ece_after: 0.04}  # optional, see below
 
 **Cascades.** A file has either ``critics:`` (one ensemble) or ``tiers:`` (a cascade:
 cheapest tier first; an item goes on to the next tier only when the escalation rule says
@@ -68,6 +70,14 @@ variable is a :class:`PanelError` that names it.
 port outside 1-65535, ``abc``, ``http://[::1``, a missing or unsupported scheme is
 reported at ``critics[i].base_url`` with its line, never at call time. Credentials
 (``user:password@``) are refused in a panel file.
+
+**Calibrated confidence.** A critic's optional ``calibration:`` is the ``to_dict()``
+mapping of a :class:`~cross_judge.reliability.ConfidenceCalibration` (``method``,
+``temperature`` or ``breakpoints`` and ``values``, ``n``, ``bins``, ``ece_before``,
+``ece_after``), as ``cross-judge stats OUT.jsonl --gold GOLD.jsonl --fit-confidence
+temperature`` prints it; it becomes ``Critic(calibration=...)``, so each verdict that
+states a confidence gets the calibrated one. Unknown keys (with a did-you-mean), missing
+keys and values that break the fit's invariants are reported at the key's line.
 
 **Simulated critics.** ``vendor: simulated`` critics are answered by a local
 :class:`cross_judge.testing.VendorServer` (seeded random answers, not a language model),
@@ -229,7 +239,11 @@ class PersonaSpec(BaseModel):
 
 
 class CriticSpec(BaseModel):
-    """One critic of a panel file. See the module docstring for the fields."""
+    """One critic of a panel file. See the module docstring for the fields.
+
+    ``calibration`` is kept as the file's mapping, checked when loaded: :meth:`to_critic`
+    gives the critic the :class:`~cross_judge.reliability.ConfidenceCalibration` it holds.
+    """
 
     model_config = _MODEL_CONFIG
 
@@ -246,6 +260,7 @@ class CriticSpec(BaseModel):
     timeout: float = Field(default=60.0, gt=0.0)
     max_retries: int = Field(default=2, ge=0)
     persona: PersonaSpec | None = None
+    calibration: dict[str, Any] | None = None
 
     _prompt: PromptSpec | None = PrivateAttr(default=None)
 
@@ -255,6 +270,20 @@ class CriticSpec(BaseModel):
         # YAML reads [1, 2, 3] as numbers; such labels are meant as text.
         if isinstance(value, list):
             return [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+        return value
+
+    @field_validator("calibration", mode="before")
+    @classmethod
+    def _calibration(cls, value: object) -> object:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise ValueError(
+                "expected a mapping such as {method: temperature, temperature: 1.7, n: 200, "
+                f"bins: 10, ece_before: 0.21, ece_after: 0.04}}, got {_yaml_type(value)}; "
+                f"{_CALIBRATION_FIX}"
+            )
+        _check_calibration(value)
         return value
 
     @field_validator("vendor")
@@ -373,6 +402,8 @@ class CriticSpec(BaseModel):
         kwargs: dict[str, Any] = {}
         if self._prompt is not None:
             kwargs["prompt"] = self._prompt
+        if self.calibration is not None:
+            kwargs["calibration"] = dict(self.calibration)
         return Critic(
             name=self.name,
             model=self.model_name,
@@ -412,6 +443,42 @@ class CriticSpec(BaseModel):
             fault_rate=spec.fault_rate,
             **kwargs,
         )
+
+
+_CALIBRATION_FIX = (
+    "paste the calibration: line that cross-judge stats OUT.jsonl --gold GOLD.jsonl "
+    "--fit-confidence temperature (or isotonic) prints for this critic, or remove calibration"
+)
+
+
+def _check_calibration(data: dict[str, Any]) -> None:
+    """Raise :class:`_Problems` for each unknown key of a ``calibration:`` mapping (with a
+    did-you-mean), else :class:`_Problem` for what
+    :meth:`~cross_judge.reliability.ConfidenceCalibration.from_dict` refuses, at the key it
+    names when it names one."""
+    import dataclasses
+
+    from ._confidence_calibration import ConfidenceCalibration
+
+    known = [f.name for f in dataclasses.fields(ConfidenceCalibration)]
+    unknown = []
+    for key in data:
+        close = difflib.get_close_matches(str(key), known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        if key not in known:
+            unknown.append(
+                _Problem((key,), f"is not a calibration field{hint}; known: {', '.join(known)}")
+            )
+    if unknown:
+        raise _Problems(unknown)
+    try:
+        ConfidenceCalibration.from_dict(data)
+    except ConfigError as exc:
+        message = str(exc).replace("(use None)", "(remove it)")
+        key, _, rest = message.partition(" ")
+        if key in data and rest.startswith("must "):
+            raise _Problem((key,), f"{rest}; {_CALIBRATION_FIX}") from None
+        raise _Problem((), f"{message}; {_CALIBRATION_FIX}") from None
 
 
 _ENSEMBLE_FIELDS = ("voting", "voting_kwargs", "early_stop", "min_valid", "deadline")

@@ -12,8 +12,9 @@ offline, with no vendor call:
   use_confidence=False)``.
 * :func:`dawid_skene`: without labels, each critic's confusion matrix and the class
   priors by expectation-maximisation (Dawid and Skene, 1979; ``one_coin=True`` for one
-  accuracy per critic); posterior labels per item and each critic's estimated accuracy.
-  ``batch.revote("dawid_skene")`` re-decides every item by it.
+  accuracy per critic; ``errors="correlated"`` for critics that err together on hard items
+  and on the same wrong answer); posterior labels per item and each critic's estimated
+  accuracy. ``batch.revote("dawid_skene")`` re-decides every item by it.
 * :func:`calibrate_confidence`: temperature or isotonic scaling of each critic's stated
   confidence, fit on labelled items, with the expected calibration error before and after.
 * :func:`effective_votes`: how many independent votes the panel is worth, from how
@@ -28,7 +29,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._confidence_calibration import ConfidenceCalibration
@@ -37,7 +38,7 @@ from .errors import ConfigError
 from .verdict import EnsembleVerdict, Verdict
 
 if TYPE_CHECKING:
-    from ._dawid_skene import DawidSkeneFit
+    from ._dawid_skene import DawidSkeneFit, Errors
     from ._gold import EffectiveVotes, GoldReport
 
 __all__ = [
@@ -113,7 +114,10 @@ def gold_report(
     batch = as_batch(results)
     matrix = _items_matrix(batch)
     aligned = _gold_by_item(batch, gold)
-    confidences = _transposed(batch._matrix(lambda v: v.confidence))
+    # A vote that stated no confidence is None: Brier and ECE leave it out.
+    confidences = _transposed(
+        batch._matrix(lambda v: v.confidence if v.confidence_stated else None)
+    )
     consensus = [r.consensus for r in batch.verdicts]
     return gold_metrics(
         matrix,
@@ -212,6 +216,11 @@ class DawidSkeneResult:
     ``labels`` and ``posteriors`` are by item id (``posteriors[id][label]``), ``accuracy``
     each critic's estimated accuracy (``sum_k prior_k * P(answer k | truth k)``; ``None``
     for a critic with no valid verdict), ``priors`` the estimated share of each label.
+
+    With ``errors="correlated"`` also: ``difficulty``, the share of items at each difficulty
+    level (easiest first); ``accuracy_by_difficulty``, each critic's accuracy at each
+    level; ``tempting_share``, the share of errors that land on the item's tempting wrong
+    answer (the one critics share). They are empty (``None``) for the classic model.
     """
 
     labels: dict[str, str]
@@ -219,22 +228,35 @@ class DawidSkeneResult:
     accuracy: dict[str, float | None]
     priors: dict[str, float]
     fit: DawidSkeneFit
+    difficulty: tuple[float, ...] = ()
+    accuracy_by_difficulty: dict[str, tuple[float, ...] | None] = field(default_factory=dict)
+    tempting_share: float | None = None
 
 
 def dawid_skene(
     results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
     *,
     one_coin: bool = False,
+    errors: Errors = "independent",
     classes: Sequence[str] | None = None,
-    max_iter: int = 100,
+    max_iter: int | None = None,
 ) -> DawidSkeneResult:
     """Each critic's reliability and each item's most likely label, learned without gold
     by expectation-maximisation (see :mod:`cross_judge._dawid_skene`). Missing votes
     (failed or skipped calls) are left out. Uses numpy when it is installed
     (``cross-judge[stats]``), pure Python otherwise; the answers are the same.
 
+    ``errors="independent"`` is the classic model: given the true label, critics err
+    independently. When they do not (same model family, same blind spots: wrong together on
+    hard items, and on the same wrong answer), the classic fit trusts their shared mistakes,
+    over-rates the weaker critics and under-rates the best. ``errors="correlated"`` models
+    that (:mod:`cross_judge._dawid_skene_correlated`): a difficulty level and a tempting wrong
+    answer per item, both learned; on independent errors it gives the classic answers. It
+    needs numpy. ``max_iter`` defaults to 100 (classic) or 1,000 (correlated) rounds.
+
     Raises:
-        ConfigError: a verdict's label outside ``classes``; an empty batch.
+        ConfigError: a verdict's label outside ``classes``; an empty batch;
+            ``errors="correlated"`` without numpy.
     """
     from ._dawid_skene import dawid_skene as fit_dawid_skene
 
@@ -242,9 +264,21 @@ def dawid_skene(
     if not batch.verdicts:
         raise ConfigError("dawid_skene needs at least one item")
     matrix = _items_matrix(batch)
-    fit = fit_dawid_skene(matrix, classes=classes, one_coin=one_coin, max_iter=max_iter)
+    fit = fit_dawid_skene(
+        matrix, classes=classes, one_coin=one_coin, errors=errors, max_iter=max_iter
+    )
     ids = [r.query_id for r in batch.verdicts]
     labels = list(fit.classes)
+    correlation = fit.correlation
+    extra: dict[str, Any] = {}
+    if correlation is not None:
+        extra = {
+            "difficulty": correlation.difficulty,
+            "accuracy_by_difficulty": dict(
+                zip(batch.critics, correlation.accuracy_by_difficulty, strict=True)
+            ),
+            "tempting_share": correlation.tempting_share,
+        }
     return DawidSkeneResult(
         labels=dict(zip(ids, fit.labels, strict=True)),
         posteriors={
@@ -254,15 +288,18 @@ def dawid_skene(
         accuracy={name: fit.accuracy[i] for i, name in enumerate(batch.critics)},
         priors=dict(fit.priors),
         fit=fit,
+        **extra,
     )
 
 
-def revote_dawid_skene(batch: BatchResult, *, one_coin: bool = False) -> BatchResult:
+def revote_dawid_skene(
+    batch: BatchResult, *, one_coin: bool = False, errors: Errors = "independent"
+) -> BatchResult:
     """``batch`` with every item's consensus re-decided by :func:`dawid_skene`; the
     consensus's posterior probability is its ``score``. Calls no model."""
     from .voting import agreement_pct
 
-    learned = dawid_skene(batch, one_coin=one_coin)
+    learned = dawid_skene(batch, one_coin=one_coin, errors=errors)
     revoted: list[EnsembleVerdict] = []
     for result in batch.verdicts:
         label = learned.labels[result.query_id]
@@ -292,6 +329,7 @@ def calibrate_confidence(
     *,
     method: Literal["temperature", "isotonic"] = "temperature",
     bins: int = 10,
+    critics: Sequence[str] | None = None,
 ) -> dict[str, ConfidenceCalibration]:
     """Per critic, a map from its stated confidence to the probability that it is right,
     fit on the labelled items it judged (see
@@ -301,29 +339,60 @@ def calibrate_confidence(
     ``stated_confidence``, so refitting on such results gives the same fit, not a
     calibration of a calibration. Pass a fit as ``Critic(calibration=fits[name])``.
 
+    Only votes that stated a confidence are fitted on: a verdict with
+    ``confidence_stated=False`` (its 0.0 is a placeholder) is left out, like a failed
+    call. ``critics`` fits only those critics (default: every critic of the batch), e.g.
+    one at a time to keep the fits of the others when one cannot be fit.
+
     Raises:
-        ConfigError: as :func:`gold_report` for the gold labels; a critic whose labelled
-            verdicts cannot be fit (fewer than 2, or all right or all wrong), named.
+        ConfigError: as :func:`gold_report` for the gold labels; a name in ``critics``
+            that is not a critic of the batch; a critic (named) none of whose labelled
+            verdicts stated a confidence, or whose verdicts that did cannot be fit (fewer
+            than 2, or all right or all wrong; the message counts those that stated none).
     """
     from ._confidence_calibration import fit_confidence_calibration
 
     batch = as_batch(results)
+    names = list(batch.critics) if critics is None else list(critics)
+    unknown = [name for name in names if name not in batch.critics]
+    if unknown:
+        raise ConfigError(
+            f"no critic {', '.join(map(repr, unknown))} in these results; their critics are "
+            f"{', '.join(map(repr, batch.critics))}"
+        )
     aligned = _gold_by_item(batch, gold)
     fits: dict[str, ConfidenceCalibration] = {}
-    for name in batch.critics:
+    for name in names:
         confidences: list[float] = []
         correct: list[bool] = []
+        unstated = 0
         for result, label in zip(batch.verdicts, aligned, strict=True):
             if label is None:
                 continue
             for verdict in result.verdicts:
-                if verdict.critic_id == name and verdict.error is None:
-                    confidences.append(_stated(verdict))
-                    correct.append(verdict.kind == label)
+                if verdict.critic_id != name or verdict.error is not None:
+                    continue
+                stated = _stated(verdict)
+                if stated is None:
+                    unstated += 1
+                    continue
+                confidences.append(stated)
+                correct.append(verdict.kind == label)
+        if unstated and not confidences:
+            raise ConfigError(
+                f"critic {name!r}: none of its {unstated} labelled verdicts stated a "
+                "confidence (its answers gave none, or none usable), so there is nothing to "
+                "calibrate; have its prompt ask for a confidence, or leave it uncalibrated"
+            )
         try:
             fits[name] = fit_confidence_calibration(confidences, correct, method=method, bins=bins)
         except ConfigError as exc:
-            raise ConfigError(f"critic {name!r}: {exc}") from None
+            left_out = (
+                f" ({unstated} more labelled verdicts stated no confidence and were left out)"
+                if unstated
+                else ""
+            )
+            raise ConfigError(f"critic {name!r}: {exc}{left_out}") from None
     return fits
 
 
@@ -334,28 +403,35 @@ def apply_calibration(
     (critics without one are unchanged), and every item's ``avg_confidence`` recomputed.
     The map reads the model's own number (``stated_confidence`` when the verdict was
     calibrated already, so applying twice replaces, never compounds) and keeps it in
-    ``stated_confidence``. Calls no model; the labels and the consensus do not change."""
+    ``stated_confidence``. A verdict that stated no confidence (``confidence_stated=False``)
+    keeps its 0.0, as a calibrated critic leaves it. Calls no model; the labels and the
+    consensus do not change."""
     results: list[EnsembleVerdict] = []
     for result in batch.verdicts:
-        verdicts = [
-            v.model_copy(
-                update={
-                    "confidence": calibrations[v.critic_id].apply(_stated(v)),
-                    "stated_confidence": _stated(v),
-                }
-            )
-            if v.error is None and v.critic_id in calibrations
-            else v
-            for v in result.verdicts
-        ]
+        verdicts = [_calibrated(v, calibrations) for v in result.verdicts]
         valid = [v for v in verdicts if v.error is None]
         average = sum(v.confidence for v in valid) / len(valid) if valid else 0.0
         results.append(result.model_copy(update={"verdicts": verdicts, "avg_confidence": average}))
     return batch.model_copy(update={"verdicts": results})
 
 
-def _stated(verdict: Verdict) -> float:
-    """The confidence the model stated: before any calibration."""
+def _calibrated(verdict: Verdict, calibrations: Mapping[str, ConfidenceCalibration]) -> Verdict:
+    """``verdict`` with its stated confidence mapped by its critic's calibration; as is
+    when it failed, stated no confidence, or its critic has no calibration."""
+    calibration = calibrations.get(verdict.critic_id)
+    stated = _stated(verdict)
+    if calibration is None or verdict.error is not None or stated is None:
+        return verdict
+    return verdict.model_copy(
+        update={"confidence": calibration.apply(stated), "stated_confidence": stated}
+    )
+
+
+def _stated(verdict: Verdict) -> float | None:
+    """The confidence the model stated, before any calibration; ``None`` when it stated
+    none (``confidence_stated=False``)."""
+    if not verdict.confidence_stated:
+        return None
     stated = verdict.stated_confidence
     return verdict.confidence if stated is None else stated
 
@@ -368,18 +444,38 @@ def effective_votes(
     gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
 ) -> EffectiveVotes:
     """How many independent votes the panel is worth, from the correlation of its
-    critics' errors (against ``gold`` where labelled, else against the consensus); see
-    :func:`cross_judge._gold.effective_votes`."""
+    critics' errors (see :func:`cross_judge._gold.effective_votes`).
+
+    With ``gold``, errors are measured against it on the labelled items
+    (``reference="gold"``). Without it, errors are unobserved; with numpy installed the
+    correlation is the one the correlated-errors Dawid-Skene model implies
+    (:func:`dawid_skene` with ``errors="correlated"``: how much more often two critics are
+    wrong together than chance, through item difficulty; ``reference="model"``). Without
+    numpy it falls back to errors against the consensus (``reference="consensus"``), which
+    hides shared errors, since critics wrong together carry the consensus with them: on
+    the simulated vendor it reads 4.5 where gold says 3.0, and the model 3.1. The model
+    needs items to learn from (a few hundred or more).
+    """
+    from dataclasses import replace
+
+    from ._dawid_skene import _numpy_available
     from ._gold import effective_votes as count
+    from ._gold import votes_worth
 
     batch = as_batch(results)
     matrix = _items_matrix(batch)
-    reference: list[str | None]
-    if gold is None:
+    if gold is not None:
+        return count(matrix, _gold_by_item(batch, gold))
+    if not _numpy_available() or not batch.verdicts:
         reference = [None if r.fallback else r.consensus for r in batch.verdicts]
-    else:
-        reference = _gold_by_item(batch, gold)
-    return count(matrix, reference)
+        return replace(count(matrix, reference), reference="consensus")
+    correlation = dawid_skene(batch, errors="correlated").fit.correlation
+    voting = [j for j in range(len(batch.critics)) if any(row[j] is not None for row in matrix)]
+    pairwise: dict[tuple[int, int], float | None] = {}
+    for a, i in enumerate(voting):
+        for j in voting[a + 1 :]:
+            pairwise[i, j] = None if correlation is None else correlation.error_correlation(i, j)
+    return replace(votes_worth(len(voting), pairwise), reference="model")
 
 
 def alpha_interval(

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    NonNegativeInt,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from .errors import ErrorKind
 
@@ -100,6 +108,16 @@ class Verdict(BaseModel):
     critic with a ``calibration``, or :func:`cross_judge.reliability.apply_calibration`);
     ``None`` when ``confidence`` is the model's own number.
 
+    ``confidence_stated`` is False for a vote whose answer gave no usable confidence (none,
+    or one such as ``"high"`` or NaN): its ``confidence`` is then the placeholder 0.0, not
+    a stated 0.0, and the calibration statistics (Brier score, ECE,
+    :func:`~cross_judge.reliability.calibrate_confidence`) leave it out. Failed and skipped
+    calls (``ERROR``, ``PARSE_FAIL``, ``SKIPPED``) keep the default True: they are not votes
+    and no statistic reads their confidence. The flag is left out of ``model_dump()`` and
+    ``model_dump_json()`` when True, so results files and 0.1-style dumps are unchanged for
+    verdicts that stated a confidence, and a line written before the flag existed loads as
+    stated; it is written only as ``"confidence_stated": false``.
+
     ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
     """
 
@@ -124,6 +142,7 @@ class Verdict(BaseModel):
     attempts: NonNegativeInt = 0
     cached: bool = False
     stated_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence_stated: bool = True
 
     @model_validator(mode="before")
     @classmethod
@@ -135,6 +154,15 @@ class Verdict(BaseModel):
             if old in data:
                 value = data.pop(old)
                 data.setdefault(new, value)
+        return data
+
+    @model_serializer(mode="wrap")
+    def _omit_stated_flag(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Written only when False: every results line of a stated confidence stays as it
+        # was before the flag existed (about 1 us per verdict, far below any call).
+        data: dict[str, Any] = handler(self)
+        if self.confidence_stated:
+            data.pop("confidence_stated", None)
         return data
 
     @property

@@ -234,6 +234,51 @@ def test_copies_of_one_critic_are_worth_one_vote() -> None:
     assert votes.effective == pytest.approx(1.0)
 
 
+def correlated_panel(n: int, rho: float, seed: int = 2) -> tuple[BatchResult, dict[str, str]]:
+    """Five critics (0.9 .. 0.6) whose errors correlate through item difficulty (see
+    tests/unit/test_dawid_skene_correlated.py)."""
+    from tests.unit.test_dawid_skene_correlated import correlated_votes
+
+    truth, rows = correlated_votes(seed=seed, n_items=n, rho=rho, missing=0.0)
+    names = [f"c{j}" for j in range(len(rows[0]))]
+    mapping = dict(zip("ABCD", LABELS, strict=True))
+    results = [
+        item(f"q{i}", **{name: mapping[label] for name, label in zip(names, row, strict=True)})
+        for i, row in enumerate(rows)
+        if all(label is not None for label in row)
+    ]
+    return batch_of(results), {f"q{i}": mapping[t] for i, t in enumerate(truth)}
+
+
+def test_without_gold_effective_votes_come_from_the_correlated_model() -> None:
+    pytest.importorskip("numpy")
+    batch, gold = correlated_panel(4000, rho=0.3)
+    on_gold = effective_votes(batch, gold)
+    modelled = effective_votes(batch)
+    assert on_gold.reference == "gold"
+    assert modelled.reference == "model"
+    assert on_gold.effective is not None
+    assert modelled.effective is not None
+    assert abs(modelled.effective - on_gold.effective) <= 0.5
+    assert set(modelled.pairwise) == set(on_gold.pairwise)
+
+
+def test_without_numpy_effective_votes_fall_back_to_the_consensus_and_say_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from cross_judge import _dawid_skene
+
+    batch, gold = correlated_panel(4000, rho=0.3)
+    monkeypatch.setattr(_dawid_skene, "_numpy_available", lambda: False)
+    fallback = effective_votes(batch)
+    on_gold = effective_votes(batch, gold)
+    assert fallback.reference == "consensus"
+    assert fallback.effective is not None
+    assert on_gold.effective is not None
+    # Critics wrong together carry the consensus with them: it hides shared errors.
+    assert fallback.effective > on_gold.effective + 1.0
+
+
 def test_independent_critics_are_worth_about_their_number() -> None:
     batch, gold = simulated(3000, {"a": 0.7, "b": 0.7, "c": 0.7})
     votes = effective_votes(batch, gold)
@@ -287,7 +332,38 @@ def test_the_summary_with_gold_warns_when_the_panel_is_worth_under_two_votes() -
     text = plain_text(batch_of(results).summary(gold=gold))
     assert "against gold (200 of 200 items labelled)" in text
     assert "warning: the critics err together" in text
-    assert "warning" not in plain_text(batch_of(results).summary())
+
+
+def test_the_summary_without_gold_warns_that_echoing_critics_may_be_one_vote() -> None:
+    from cross_judge._summary import plain_text
+
+    rng = random.Random(5)
+    results = []
+    for i in range(200):
+        truth = rng.choice(LABELS)
+        answer = truth if rng.random() < 0.7 else rng.choice([x for x in LABELS if x != truth])
+        other = rng.choice(LABELS)
+        results.append(item(f"q{i}", a=answer, b=answer, c=other))
+    text = " ".join(plain_text(batch_of(results).summary()).split())  # unwrapped
+    assert "warning: a and b give the same label on 100.0% of items" in text
+    assert "if they are the same model they are one vote" in text
+
+
+def test_the_summary_without_gold_shows_effective_votes_from_the_model() -> None:
+    from cross_judge._summary import plain_text
+
+    batch, _ = simulated(400, {"a": 0.9, "b": 0.7, "c": 0.6})
+    text = " ".join(plain_text(batch.summary()).split())  # unwrapped
+    assert "effective votes: " in text
+    assert "estimated without gold by the correlated-errors Dawid-Skene model" in text
+    assert "warning" not in text
+
+
+def test_the_summary_without_gold_leaves_effective_votes_out_below_200_items() -> None:
+    from cross_judge._summary import plain_text
+
+    batch, _ = simulated(199, {"a": 0.9, "b": 0.7, "c": 0.6})
+    assert "effective votes" not in plain_text(batch.summary())
 
 
 @settings(max_examples=30, deadline=None)
