@@ -114,6 +114,8 @@ class Panel(Protocol):
 
     def check_prices(self) -> None: ...
 
+    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None: ...
+
 
 # -- items -----------------------------------------------------------------------------------
 
@@ -153,9 +155,11 @@ class Item(BaseModel):
         """An :class:`Item` from a string (the query), a mapping or an :class:`Item`.
 
         A mapping needs ``query`` (a non-empty string); ``id`` may be a string or an
-        integer (stored as text); ``context`` and ``meta`` must be mappings. Any other key
-        is kept in ``meta`` (``{"query": ..., "gold": "KEEP"}`` keeps ``gold``), unless
-        ``meta`` already has it.
+        integer (stored as text); ``context`` and ``meta`` must be mappings. A pair's
+        candidates may be given as ``a`` and ``b`` (strings, both), short for
+        ``context={"response_a": a, "response_b": b}``. Any other key is kept in ``meta``
+        (``{"query": ..., "gold": "KEEP"}`` keeps ``gold``), unless ``meta`` already has
+        it.
 
         Raises:
             ItemError: the value is none of those, or a field is missing or of the wrong
@@ -202,11 +206,39 @@ class Item(BaseModel):
                     f"{name!r} must be a mapping, got {type(given).__name__}", position=position
                 )
             fields[name] = {str(k): v for k, v in (given or {}).items()}
+        if "a" in data or "b" in data:
+            fields["context"].update(_candidates(data, fields["context"], position))
         _check_sendable("context", fields["context"], position)
         for key, extra in data.items():
-            if key not in ("id", "query", "context", "meta"):
+            if key not in ("id", "query", "context", "meta", "a", "b"):
                 fields["meta"].setdefault(str(key), extra)
         return cls(id=item_id, query=query, context=fields["context"], meta=fields["meta"])
+
+
+def _candidates(
+    data: Mapping[Any, Any], context: Mapping[str, Any], position: int | None
+) -> dict[str, str]:
+    """A pair's candidates given as ``a`` and ``b``, as context fields.
+
+    Raises:
+        ItemError: only one of them, one that is not a string, or the candidates given
+            in ``context`` as well.
+    """
+    given = {name: data.get(name) for name in ("a", "b")}
+    for name, value in given.items():
+        if not isinstance(value, str):
+            got = "nothing" if value is None else type(value).__name__
+            raise ItemError(
+                f"a pair needs both candidates as text in 'a' and 'b'; {name!r} is {got}",
+                position=position,
+            )
+    if "response_a" in context or "response_b" in context:
+        raise ItemError(
+            "the candidates are given twice, as 'a'/'b' and in context "
+            "(response_a/response_b): keep one",
+            position=position,
+        )
+    return {"response_a": str(given["a"]), "response_b": str(given["b"])}
 
 
 def _check_sendable(name: str, value: object, position: int | None) -> None:
@@ -319,9 +351,10 @@ def _checked(ensemble: Panel, value: object, position: int) -> Item:
 
     item = Item.from_value(value, position=position)
     try:
+        ensemble.check_item(item.query, item.context or None)
         for critic in ensemble.critics:
             critic.render_prompt(item.query, item.context)
-    except PromptError as exc:
+    except (PromptError, ConfigError) as exc:
         raise ItemError(f"id {item.id!r}: {exc}", position=position) from None
     return item
 

@@ -369,6 +369,18 @@ class Cascade:
         for tier in self.tiers:
             tier.check_prices()
 
+    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
+        """Raise unless every tier can judge the item (see :meth:`Ensemble.check_item`).
+
+        Raises:
+            ConfigError: naming the tier.
+        """
+        for index, tier in enumerate(self.tiers):
+            try:
+                tier.check_item(query, context)
+            except ConfigError as exc:
+                raise ConfigError(f"Cascade tier {index}: {exc}") from None
+
     # -- judging --------------------------------------------------------------------------
 
     def _rule(self, escalation: Escalation | EscalateRule | None = None) -> EscalateRule:
@@ -686,6 +698,9 @@ class _AllTiers:
 
     def check_prices(self) -> None:
         self.cascade.check_prices()
+
+    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
+        self.cascade.check_item(query, context)
 
     async def judge(
         self,

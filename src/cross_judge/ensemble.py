@@ -52,7 +52,19 @@ from .batch import (
 from .budget import Budget
 from .core import Critic
 from .errors import ConfigError, ErrorKind
-from .transport import aclose_sessions
+from .pairwise import (
+    OnFlip,
+    Order,
+    Shown,
+    check_order,
+    combine_orders,
+    in_own_names,
+    is_pair,
+    map_back,
+    shown_order,
+    swapped,
+)
+from .transport import ChatRequest, aclose_sessions
 from .verdict import EnsembleVerdict, Usage, Verdict, as_verdict
 from .voting import (
     VotingStrategy,
@@ -133,10 +145,20 @@ class Ensemble:
         cache: a response cache for every critic (``True`` for the default file, a path,
             or a :class:`~cross_judge.cache.ResponseCache`); critics without one of their
             own use it. See :class:`~cross_judge.core.Critic`.
+        order: how a pair (an item whose context holds ``response_a`` and ``response_b``)
+            is shown: ``"fixed"`` (``a`` first), ``"random"`` (per item and critic,
+            reproducible), ``"cyclic"`` (alternating over pairs and critics: bias cancels
+            over a batch at one call per critic) or ``"both"`` (every critic judges both
+            orders, two calls; a flip gives ``on_flip``). See :mod:`cross_judge.pairwise`.
+            Labels are always in the item's own names. Any order but ``"fixed"`` refuses
+            an item that is not a pair.
+        on_flip: with ``order="both"``, a critic's verdict when its two orders disagree:
+            ``"tie"`` (``TIE``) or ``"abstain"`` (``ABSTAIN``).
 
     Raises:
         ConfigError: duplicate names, an unknown strategy or argument, weights for unknown
-            critics, ``early_stop`` with another strategy.
+            critics, ``early_stop`` with another strategy, an unknown ``order`` or
+            ``on_flip``.
     """
 
     critics: list[Critic]
@@ -147,7 +169,10 @@ class Ensemble:
     early_stop: EarlyStop = False
     deadline: float | None = None
     cache: ResponseCache | bool | str | os.PathLike[str] | None = field(default=None, repr=False)
+    order: Order = "fixed"
+    on_flip: OnFlip = "tie"
 
+    _pairs_seen: int = field(init=False, repr=False, default=0)
     _strategy: VotingStrategy = field(init=False, repr=False)
     _cache: ResponseCache | None = field(init=False, repr=False, default=None)
     _kwargs: dict[str, Any] = field(init=False, repr=False)
@@ -191,6 +216,7 @@ class Ensemble:
             raise ConfigError(
                 f"early_stop must be False, True, 'staged' or 'cancel', got {self.early_stop!r}"
             )
+        check_order(self.order, self.on_flip)
         if self.early_stop and not supports_early_stop(self._strategy):
             raise ConfigError(
                 f"early_stop supports the majority and unanimous strategies, not "
@@ -231,10 +257,17 @@ class Ensemble:
             All before any critic is called.
         """
         self.check_can_judge()
+        self.check_item(query, context)
         budget = Budget.of(budget_usd)
         if budget is not None:
             self.check_prices()
-        requests = [critic.build_request(query, context) for critic in self.critics]
+        query_id = query_id or default_query_id(query)
+        pair = is_pair(context)
+        if pair:
+            assert context is not None
+            plans = self._pair_requests(query, query_id, context)
+        else:
+            plans = [[(None, critic.build_request(query, context))] for critic in self.critics]
         await self.check_caches()
         started = time.perf_counter()
         n = len(self.critics)
@@ -251,9 +284,7 @@ class Ensemble:
 
         async def run(index: int, group: TaskGroup) -> None:
             nonlocal stopped_early
-            results[index] = await self.critics[index].judge_request(
-                requests[index], budget=budget, cache=self._cache
-            )
+            results[index] = await self._ask(self.critics[index], plans[index], budget)
             if not self.early_stop or stopped_early:
                 return
             done = [v for v in results if v is not None]
@@ -285,9 +316,74 @@ class Ensemble:
             else self._unfinished(critic, stopped_early, finished, elapsed, index < launched)
             for index, (critic, v) in enumerate(zip(self.critics, results, strict=True))
         ]
-        return self.aggregate_verdicts(
-            verdicts, query_id=query_id or default_query_id(query), meta=meta, elapsed_s=elapsed
-        )
+        result = self.aggregate_verdicts(verdicts, query_id=query_id, meta=meta, elapsed_s=elapsed)
+        if pair:
+            assert context is not None
+            result.pair_lengths = [len(str(context[name])) for name in ("response_a", "response_b")]
+        return result
+
+    def _pair_requests(
+        self, query: str, query_id: str, context: Mapping[str, Any]
+    ) -> list[list[tuple[Shown | None, ChatRequest]]]:
+        """Per critic, the orders it is shown the pair in and their requests."""
+        number = self._pairs_seen
+        self._pairs_seen += 1
+        flipped = swapped(context)
+        plans: list[list[tuple[Shown | None, ChatRequest]]] = []
+        for index, critic in enumerate(self.critics):
+            if self.order == "both":
+                shown: list[Shown] = ["ab", "ba"]
+            else:
+                seed = f"{query_id}|{critic.name}"
+                shown = [shown_order(self.order, pair_number=number, critic_index=index, seed=seed)]
+            plans.append(
+                [
+                    (way, critic.build_request(query, context if way == "ab" else flipped))
+                    for way in shown
+                ]
+            )
+        return plans
+
+    async def _ask(
+        self,
+        critic: Critic,
+        plan: Sequence[tuple[Shown | None, ChatRequest]],
+        budget: Budget | None,
+    ) -> Verdict:
+        """One critic's verdict: one call, or, for a pair in both orders, two at once."""
+        if len(plan) == 1:
+            shown, request = plan[0]
+            verdict = await critic.judge_request(request, budget=budget, cache=self._cache)
+            return verdict if shown is None else _own_names(critic, verdict, shown)
+        answers: list[Verdict | None] = [None, None]
+
+        async def one(slot: int) -> None:
+            shown, request = plan[slot]
+            verdict = await critic.judge_request(request, budget=budget, cache=self._cache)
+            assert shown is not None
+            answers[slot] = _own_names(critic, verdict, shown)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, 1)
+            await one(0)
+        first, second = answers
+        assert first is not None
+        assert second is not None
+        return combine_orders(first, second, on_flip=self.on_flip, score_of=_score_map(critic))
+
+    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
+        """Raise unless the item can be judged under :attr:`order`: any order but
+        ``"fixed"`` needs a pair.
+
+        Raises:
+            ConfigError: saying what the item lacks.
+        """
+        if self.order != "fixed" and not is_pair(context):
+            raise ConfigError(
+                f"order={self.order!r} judges pairs, and this item is not one: give it "
+                "context={'response_a': ..., 'response_b': ...} (in JSONL, \"a\" and \"b\"), "
+                "or use order='fixed'"
+            )
 
     async def check_caches(self) -> None:
         """Open every response cache in use now, so that an unusable cache file raises its
@@ -519,6 +615,25 @@ def revote(
         meta=result.meta,
         elapsed_s=result.elapsed_s,
     )
+
+
+def _score_map(critic: Critic) -> Mapping[str, float] | None:
+    """The label -> score map of the critic's prompt, if it has one."""
+    spec = critic.prompt
+    if spec is None or isinstance(spec, str):
+        return None
+    return spec.score or None
+
+
+def _own_names(critic: Critic, verdict: Verdict, shown: Shown) -> Verdict:
+    """``verdict`` with its label in the item's names; its score re-read from the prompt's
+    map for the mapped label (a score the model wrote itself is kept only for ``"ab"``)."""
+    scores = _score_map(critic)
+    if scores is not None and verdict.error is None:
+        score = scores.get(map_back(verdict.kind, shown))
+    else:
+        score = verdict.score if shown == "ab" else None
+    return in_own_names(verdict, shown, score)
 
 
 def _checked_weights(weights: Mapping[str, Any]) -> dict[str, float]:

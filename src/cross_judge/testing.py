@@ -17,6 +17,10 @@ What it **is**:
   model that keeps each persona's accuracy over items) and, when wrong, often give the
   same wrong label. Independent errors (rho 0, the default) flatter every ensemble
   method, since a majority then outvotes most mistakes;
+* a pairwise judge when asked: with ``better=`` a pair of candidates is judged by
+  content, so swapping them swaps the right answer, and a persona's ``position_bias``
+  favours whichever is shown first; :func:`pairwise_rates` gives the exact rates to
+  expect;
 * scriptable: :meth:`VendorServer.script` queues one-shot :class:`Reply` objects (a 429
   with ``Retry-After``, an HTML error page, a malformed body, a dropped connection, a
   request that never answers...) and :meth:`VendorServer.always` sets a persistent one;
@@ -70,7 +74,7 @@ import anyio.to_thread
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 
-__all__ = ["Persona", "Reply", "VendorServer"]
+__all__ = ["PairwiseRates", "Persona", "Reply", "VendorServer", "pairwise_rates"]
 
 Style = Literal["json", "fenced", "think", "messy"]
 _STYLES: frozenset[str] = frozenset({"json", "fenced", "think", "messy"})
@@ -105,6 +109,18 @@ def _check_latency(name: str, value: float) -> None:
         raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
 
 
+def _checked_better(query_text: str, better_text: object) -> str | None:
+    """``better_text`` stripped (``None`` kept: a tie); ``ValueError`` for anything else."""
+    if better_text is None:
+        return None
+    if not isinstance(better_text, str):
+        raise ValueError(
+            "better must map a query to the better response's text, or None for a tie; "
+            f"got {better_text!r} for query {query_text!r}"
+        )
+    return better_text.strip()
+
+
 def _check_difficulty(item_text: str, value: float) -> None:
     if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
         raise ValueError(
@@ -137,6 +153,15 @@ class Persona:
       comma before ``}`` and the confidence as a percent string (``"87%"``).
     * ``fault_rate``: probability that a request gets a random fault instead of an
       answer: a 429 with ``Retry-After: 0``, a 500, a 503, or a 200 with truncated JSON.
+    * ``position_bias``: for pairwise requests only (two candidates, judged by content;
+      see :class:`VendorServer`). With probability ``1 - accuracy`` the persona is unsure
+      of a pair; then it answers ``"A"``, the candidate shown first, with probability
+      ``position_bias``, else a label other than the truth drawn uniformly from ``A``,
+      ``B``, ``TIE``. 0 (the default) favours neither position; 1 with accuracy 0 always
+      answers ``"A"``. Unsure answers, right by chance or not, draw their confidence from
+      the lower half of ``confidence``. :func:`pairwise_rates` gives the rates this
+      produces. ``labels``, ``bias`` and ``error_correlation`` do not apply to pairwise
+      requests.
 
     Invalid values raise ``ValueError`` at construction. ``labels`` and ``confidence`` are
     stored as tuples and ``bias`` as a read-only copy, so a persona never changes after
@@ -154,11 +179,12 @@ class Persona:
     style: Style = "json"
     seed: int = 0
     fault_rate: float = 0.0
+    position_bias: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model:
             raise ValueError("Persona.model must be a non-empty string (the model name to serve)")
-        for name in ("accuracy", "fault_rate"):
+        for name in ("accuracy", "fault_rate", "position_bias"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"Persona.{name} must be a probability in [0, 1], got {value!r}")
@@ -503,6 +529,48 @@ def _item_text(user_text: str) -> str:
     return user_text.strip()
 
 
+class _Pair(NamedTuple):
+    """The texts of a pairwise request, stripped, in the order shown."""
+
+    query: str
+    response_a: str
+    response_b: str
+
+
+def _fence_before(text: str, tag: str, end: int) -> tuple[int, str] | None:
+    """The last ``<tag>...</tag>`` fence ending before ``end``: (its start, its stripped body)."""
+    close = text.rfind(f"</{tag}>", 0, end)
+    if close == -1:
+        return None
+    start = text.rfind(f"<{tag}>", 0, close)
+    if start == -1:
+        return None
+    return start, text[start + len(tag) + 2 : close].strip()
+
+
+def _pair_texts(user_text: str) -> _Pair | None:
+    """The query and candidates of a pairwise request, else ``None``.
+
+    A user message is pairwise when it holds an ``<item>`` fence, then a
+    ``<response_a>`` fence, then a ``<response_b>`` fence (the packaged ``pairwise``
+    prompt's layout). Each is found from the end: the last ``<response_b>`` fence, the
+    last ``<response_a>`` fence before it, the last ``<item>`` fence before that; so a
+    candidate may contain ``</item>``, and only a second candidate containing
+    ``</response_b>`` is read wrongly.
+    """
+    b = _fence_before(user_text, "response_b", len(user_text))
+    a = _fence_before(user_text, "response_a", b[0]) if b is not None else None
+    item = _fence_before(user_text, "item", a[0]) if a is not None else None
+    if b is None or a is None or item is None:
+        return None
+    return _Pair(item[1], a[1], b[1])
+
+
+def _pair_digest(pair: _Pair) -> str:
+    """sha256 of the query and the candidates in the order shown (JSON, so unambiguous)."""
+    return hashlib.sha256(json.dumps(list(pair)).encode()).hexdigest()
+
+
 def _render(style: str, kind: str, confidence: float, reasoning: str, labels: Iterable[str]) -> str:
     obj = json.dumps({"kind": kind, "confidence": confidence, "reasoning": reasoning})
     if style == "fenced":
@@ -678,6 +746,106 @@ def _decide(
     return _Decision(kind, confidence, reasoning, delay)
 
 
+_PAIR_LABELS = ("A", "B", "TIE")
+"""The labels of a pairwise answer, in the order shown: first candidate, second, a tie."""
+
+
+def _decide_pair(persona: Persona, model: str, truth: str, digest: str) -> _Decision:
+    """The answer of ``persona`` (serving ``model``) to a pair shown in one order.
+
+    ``truth`` is the right label in that order (``"A"``, ``"B"`` or ``"TIE"``) and
+    ``digest`` the pair's :func:`_pair_digest`, so the two orders of a pair are
+    independent draws and a repeated request gets the same answer. Every draw comes from
+    ``random.Random(f"{persona.seed}|{model}|{digest}")``, in this order: sure or unsure
+    (sure with probability ``accuracy``: the truth); when unsure, whether to answer
+    ``"A"`` (probability ``position_bias``), else a label other than ``truth`` drawn
+    uniformly; the confidence (unsure answers, even right ones, from the lower half of
+    ``persona.confidence``); the reasoning; the jitter. ``persona.labels``, ``bias`` and
+    item difficulty play no part.
+    """
+    rng = random.Random(f"{persona.seed}|{model}|{digest}")
+    lo, hi = persona.confidence
+    if rng.random() < persona.accuracy:
+        kind, confidence = truth, rng.uniform(lo, hi)
+    else:
+        first = rng.random() < persona.position_bias
+        kind = "A" if first else rng.choice([x for x in _PAIR_LABELS if x != truth])
+        confidence = rng.uniform(lo, (lo + hi) / 2)
+    reasoning = rng.choice(_REASONS).format(kind=kind)
+    delay = persona.latency + (rng.uniform(0, persona.jitter) if persona.jitter else 0.0)
+    return _Decision(kind, confidence, reasoning, delay)
+
+
+@dataclass(frozen=True)
+class PairwiseRates:
+    """What a persona is expected to do over a batch of pairs; see :func:`pairwise_rates`.
+
+    ``first_position``: share of ``"A"`` among its decisive answers (``A`` or ``B``) in
+    the order shown, 0.5 without position bias; ``None`` when it gives no decisive answer
+    at all (accuracy 1 on a batch of ties only). ``flip``: probability that the two
+    orders of one pair get answers that differ once the swapped one is mapped back
+    (``A`` <-> ``B``, ``TIE`` unchanged). ``accuracy``: expected share of right answers.
+    """
+
+    first_position: float | None
+    flip: float
+    accuracy: float
+
+
+def pairwise_rates(persona: Persona, *, tie_share: float = 0.0) -> PairwiseRates:
+    """The exact expected pairwise rates of ``persona`` over a balanced batch of pairs.
+
+    The batch: a share ``tie_share`` (in [0, 1], else ``ValueError``) of the pairs are
+    ties; in the others one candidate is better and is shown first half the time. Each
+    pair is judged in both orders by independent draws (as :class:`VendorServer` does).
+    Measured rates converge to these as the batch grows; ``persona.labels``, ``bias``
+    and the server's ``error_correlation`` do not enter.
+
+    Derivation, with ``a = accuracy``, ``p = position_bias``, ``u = 1 - a`` (unsure) and
+    ``r = (1 - p) / 2`` (an unsure answer's chance of each of the two labels other than
+    the truth, when it does not take ``A`` by position). Given the truth, the answer's
+    probabilities, in the order shown, are::
+
+        truth A (better first):  A: a + u p       B: u r   TIE: u r
+        truth B (better second): A: u (p + r)     B: a     TIE: u r
+        truth TIE:               A: u (p + r)     B: u r   TIE: a
+
+    With ``t = tie_share``, truth is A for ``(1 - t) / 2`` of the answers, B for as many
+    and TIE for ``t``:
+
+    * ``accuracy = (1 - t) / 2 (a + u p + a) + t a = a + (1 - t) u p / 2``: position bias
+      helps exactly when the better candidate is shown first.
+    * ``first_position = P(A) / (P(A) + P(B))`` with
+      ``P(A) = (1 - t) / 2 (a + u p + u (p + r)) + t u (p + r)`` and
+      ``P(B) = (1 - t) / 2 (u r + a) + t u r``; ``None`` when both are 0.
+    * ``flip``: a decisive pair is seen once as truth A and once as truth B; the second
+      answer mapped back (A <-> B) is A with ``a``, B with ``u (p + r)``, TIE with
+      ``u r``, so the two agree with probability
+      ``g = (a + u p) a + u r u (p + r) + (u r)^2``. A tie pair is truth TIE in both
+      orders; mapped back the second is A with ``u r``, B with ``u (p + r)``, TIE with
+      ``a``, so they agree with ``h = 2 u^2 r (p + r) + a^2``.
+      ``flip = (1 - t)(1 - g) + t (1 - h)``.
+
+    For example accuracy 0.6, position_bias 0.5, no ties: accuracy 0.7,
+    first_position 0.55 / 0.9 = 0.611, flip 0.48.
+    """
+    if not (isinstance(tie_share, (int, float)) and 0.0 <= tie_share <= 1.0):
+        raise ValueError(f"tie_share must be a share in [0, 1], got {tie_share!r}")
+    a, p, t = persona.accuracy, persona.position_bias, float(tie_share)
+    u = 1.0 - a
+    r = (1.0 - p) / 2.0
+    decisive = (1.0 - t) / 2.0  # the share of answers whose truth is A, and of those B
+    p_a = decisive * (a + u * p + u * (p + r)) + t * u * (p + r)
+    p_b = decisive * (u * r + a) + t * u * r
+    agree_decisive = (a + u * p) * a + u * r * u * (p + r) + (u * r) ** 2
+    agree_tie = 2.0 * u * u * r * (p + r) + a * a
+    return PairwiseRates(
+        first_position=p_a / (p_a + p_b) if p_a + p_b > 0 else None,
+        flip=(1.0 - t) * (1.0 - agree_decisive) + t * (1.0 - agree_tie),
+        accuracy=a + (1.0 - t) * u * p / 2.0,
+    )
+
+
 class VendorServer:
     """A simulated LLM vendor on a loopback address, served from a thread.
 
@@ -726,13 +894,33 @@ class VendorServer:
     Accuracy 0 or 1 stays always wrong or always right. With rho 0 (the default)
     difficulty is unused and every persona errs independently.
 
+    Pairwise requests (position bias): a last user message holding an ``<item>`` fence,
+    then ``<response_a>`` and ``<response_b>`` fences, as the packaged ``pairwise``
+    prompt renders them, is judged by content when its query (the ``<item>`` text,
+    stripped) has an entry in ``better`` (or :meth:`set_better`): the better candidate's
+    text, or ``None`` for a tie. Candidate texts are stripped before comparing. The truth
+    in the order shown is ``"A"`` when the better text is in ``<response_a>``, ``"B"``
+    when in ``<response_b>``, ``"TIE"`` for a tie or two identical candidates; the
+    persona answers it with probability ``accuracy`` and is otherwise unsure, answering
+    ``"A"`` with probability ``Persona.position_bias``, else a label other than the
+    truth, uniformly (see :func:`pairwise_rates`). The draws are seeded with ``(seed,
+    model, sha256 of the query and the candidates in the order shown)``, so the two
+    orders of a pair are independent and a repeated request gets the same answer. Error correlation,
+    difficulty, gold labels, ``Persona.labels`` and ``bias`` do not apply to them;
+    faults, latency, confidence and styles do. A pairwise request whose query has no
+    ``better`` entry, or whose candidates both differ from the better text, is answered
+    like any other request (its item is the ``<item>`` text, truth by gold or by
+    sha256): as before position bias existed, which gives both orders the same label,
+    so such a simulation cannot tell a position-biased judge from a fair one.
+
     Determinism: a persona's answer, confidence, reasoning and jitter come from
     ``random.Random`` seeded with ``(seed, model, sha256(item))``: the same request gets
     the same answer every time; with ``error_correlation`` 0 the draws are those of
     versions without it, so answers are unchanged. The fault decision of ``fault_rate``
     uses a separate stream seeded with ``(seed, model, sha256(item), n)`` where ``n``
-    counts that model's requests for that item (never reset), so a retry of a faulted
-    request may succeed and a rerun against a fresh server faults on the same attempts.
+    counts that model's requests for that item (never reset; for a pairwise request the
+    pair's digest stands for ``sha256(item)``), so a retry of a faulted request may
+    succeed and a rerun against a fresh server faults on the same attempts.
 
     Every mutator is thread-safe. The server is started by :meth:`start`, ``with`` or
     ``async with``, and must be stopped (the context managers do it).
@@ -752,6 +940,7 @@ class VendorServer:
         error_correlation: float = 0.0,
         difficulty: Mapping[str, float] | None = None,
         difficulty_seed: int = 0,
+        better: Mapping[str, str | None] | None = None,
     ) -> None:
         """Configure the server; nothing listens until :meth:`start`.
 
@@ -770,6 +959,10 @@ class VendorServer:
         correlated through per-item difficulty (see the class docstring); ``difficulty``
         maps item texts (stripped) to difficulties in [0, 1] (else ``ValueError``), and
         ``difficulty_seed`` picks the difficulties and distractors of the other items.
+
+        ``better`` maps pairwise queries to the better candidate's text, or ``None`` for a
+        tie (see the class docstring); keys and texts are stripped, and a value that is
+        neither a string nor ``None`` raises ``ValueError``.
         """
         if capacity is not None and capacity < 1:
             raise ValueError(f"capacity must be >= 1 or None, got {capacity!r}")
@@ -813,6 +1006,9 @@ class VendorServer:
         for item, value in (difficulty or {}).items():
             _check_difficulty(item, value)
             self._difficulty[item.strip()] = float(value)
+        self._better: dict[str, str | None] = {}
+        for query, text in (better or {}).items():
+            self._better[query.strip()] = _checked_better(query, text)
         self._scripts: dict[str, deque[Reply]] = {}
         self._always: dict[str, Reply] = {}
         self._attempts: dict[tuple[str, str], int] = {}
@@ -976,6 +1172,28 @@ class VendorServer:
         """Set the truth of an item (its text is stripped, like extracted item text)."""
         with self._lock:
             self._gold[item_text.strip()] = label
+
+    def set_better(self, query_text: str, better_text: str | None) -> None:
+        """Set which candidate is better for a pairwise query: its text, or ``None`` for
+        a tie (see the class docstring). Both texts are stripped, like extracted ones; a
+        ``better_text`` that is neither a string nor ``None`` raises ``ValueError``."""
+        text = _checked_better(query_text, better_text)
+        with self._lock:
+            self._better[query_text.strip()] = text
+
+    def _pair_truth_locked(self, pair: _Pair) -> str | None:
+        """The truth label of ``pair`` in the order shown, ``None`` when it has none;
+        caller holds ``self._lock``."""
+        if pair.query not in self._better:
+            return None
+        better = self._better[pair.query]
+        if better is None or pair.response_a == pair.response_b:
+            return "TIE"
+        if better == pair.response_a:
+            return "A"
+        if better == pair.response_b:
+            return "B"
+        return None
 
     def set_difficulty(self, item_text: str, difficulty: float) -> None:
         """Set the difficulty of an item, in [0, 1] (else ``ValueError``); its text is
@@ -1328,17 +1546,28 @@ class VendorServer:
         self, persona: Persona, model: str, messages: list[Any], api: _Api, system: str = ""
     ) -> web.StreamResponse:
         user_text = _last_user_text(messages)
-        item = _item_text(user_text)
-        digest = hashlib.sha256(item.encode()).hexdigest()
+        pair = _pair_texts(user_text)
+        pair_truth: str | None = None
+        if pair is not None:
+            with self._lock:
+                pair_truth = self._pair_truth_locked(pair)
+        if pair is not None and pair_truth is not None:
+            item, digest = pair.query, _pair_digest(pair)
+        else:
+            item = _item_text(user_text)
+            digest = hashlib.sha256(item.encode()).hexdigest()
         rho = self._error_correlation
+        truth: str | None = None
+        difficulty = 0.5
         with self._lock:
             if self._item_counts is not None:
                 self._item_counts[item] += 1
-            truth = self._gold.get(item)
-            if truth is None and len(self._gold) <= _GOLD_SUBSTRING_MAX:
-                truth = next((v for k, v in self._gold.items() if k and k in user_text), None)
-            # Unused without correlation: skip the lookup and the hash.
-            difficulty = self._difficulty_locked(item, user_text) if rho else 0.5
+            if pair_truth is None:
+                truth = self._gold.get(item)
+                if truth is None and len(self._gold) <= _GOLD_SUBSTRING_MAX:
+                    truth = next((v for k, v in self._gold.items() if k and k in user_text), None)
+                # Unused without correlation: skip the lookup and the hash.
+                difficulty = self._difficulty_locked(item, user_text) if rho else 0.5
             fault: str | None = None
             if persona.fault_rate > 0:
                 attempt = self._attempts.get((model, digest), 0)
@@ -1348,18 +1577,22 @@ class VendorServer:
                     fault = frng.choice(("429", "500", "503", "malformed"))
                     self._faults += 1
                     self._fault_kinds[fault] += 1
-        labels = persona.labels
-        if truth is None:
-            truth = labels[int(digest[:16], 16) % len(labels)]
-        decision = _decide(
-            persona,
-            model,
-            truth,
-            digest,
-            difficulty=difficulty,
-            error_correlation=rho,
-            distractor_key=_distractor_key(item, self._difficulty_seed) if rho else 0,
-        )
+        if pair_truth is not None:
+            labels: tuple[str, ...] = _PAIR_LABELS
+            decision = _decide_pair(persona, model, pair_truth, digest)
+        else:
+            labels = persona.labels
+            if truth is None:
+                truth = labels[int(digest[:16], 16) % len(labels)]
+            decision = _decide(
+                persona,
+                model,
+                truth,
+                digest,
+                difficulty=difficulty,
+                error_correlation=rho,
+                distractor_key=_distractor_key(item, self._difficulty_seed) if rho else 0,
+            )
         if decision.delay:
             await asyncio.sleep(decision.delay)
 

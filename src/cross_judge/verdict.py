@@ -25,6 +25,7 @@ from .errors import ErrorKind
 __all__ = [
     "ABSTAIN",
     "RESERVED_KINDS",
+    "Answer",
     "EnsembleVerdict",
     "Usage",
     "Verdict",
@@ -88,6 +89,25 @@ class Usage(BaseModel):
         )
 
 
+class Answer(BaseModel):
+    """One of the answers behind a :class:`Verdict` that took more than one call: a pair
+    judged in both orders (:class:`~cross_judge.ensemble.Ensemble` with ``order="both"``).
+
+    ``kind`` is in the item's own names (``A`` is candidate ``a`` whatever the order shown);
+    ``answered`` is the label as the model wrote it, in the order it was shown (``order``:
+    ``"ab"``, candidate ``a`` first, or ``"ba"``). A failed call has ``kind`` ``ERROR``,
+    ``PARSE_FAIL`` or ``SKIPPED`` and its ``error``.
+    """
+
+    kind: str
+    answered: str
+    confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    order: Literal["ab", "ba"] | None = None
+    reasoning: str = ""
+    raw_response: str | None = None
+    error: str | None = None
+
+
 class Verdict(BaseModel):
     """One critic's verdict on one item. Never an exception: failures are verdicts too.
 
@@ -118,6 +138,14 @@ class Verdict(BaseModel):
     verdicts that stated a confidence, and a line written before the flag existed loads as
     stated; it is written only as ``"confidence_stated": false``.
 
+    Set only for a pair (see :class:`~cross_judge.ensemble.Ensemble`'s ``order``):
+    ``order``, the order the candidates were shown in (``"ab"``: ``a`` first; ``"ba"``;
+    ``"both"``: both orders stand); ``kind`` is always in the item's own names (``A`` is
+    ``a``). With ``order="both"`` asked: ``answers``, the raw answer of each order
+    (:class:`Answer`), and ``flipped``, True when the two orders disagreed once mapped back
+    (``None`` when fewer than two answers are valid: the one that stands then gives
+    ``order``, ``"ab"`` or ``"ba"``). Left out of dumps when unset.
+
     ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
     """
 
@@ -143,6 +171,9 @@ class Verdict(BaseModel):
     cached: bool = False
     stated_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence_stated: bool = True
+    order: Literal["ab", "ba", "both"] | None = None
+    answers: list[Answer] | None = None
+    flipped: bool | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -157,12 +188,18 @@ class Verdict(BaseModel):
         return data
 
     @model_serializer(mode="wrap")
-    def _omit_stated_flag(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Written only when False: every results line of a stated confidence stays as it
-        # was before the flag existed (about 1 us per verdict, far below any call).
+    def _omit_defaults_of_new_fields(
+        self, handler: SerializerFunctionWrapHandler
+    ) -> dict[str, Any]:
+        # Written only when set: every results line of a plain verdict stays as it was
+        # before these fields existed (about 1 us per verdict, far below any call).
         data: dict[str, Any] = handler(self)
         if self.confidence_stated:
             data.pop("confidence_stated", None)
+        if self.order is None:
+            for name in ("order", "answers", "flipped"):
+                if data.get(name) is None:
+                    data.pop(name, None)
         return data
 
     @property
@@ -226,6 +263,10 @@ class EnsembleVerdict(BaseModel):
     that decided (or abstained), and ``tiers``, each asked tier's own result in tier order.
     A cascade's ``verdicts``, ``usage``, ``cost_usd`` and ``elapsed_s`` cover every tier
     asked; ``consensus`` and the vote statistics are the deciding tier's.
+
+    Set for a pair (an item whose context holds ``response_a`` and ``response_b``) only:
+    ``pair_lengths``, the two candidates' lengths in characters (``[a, b]``), which the
+    length-bias statistics read. Written to results files only when set.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -250,3 +291,11 @@ class EnsembleVerdict(BaseModel):
     fallback: bool = False
     tier: NonNegativeInt | None = None
     tiers: list[EnsembleVerdict] | None = None
+    pair_lengths: list[NonNegativeInt] | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_pair(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.pair_lengths is None:
+            data.pop("pair_lengths", None)
+        return data
