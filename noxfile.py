@@ -101,6 +101,7 @@ def bench(session: nox.Session) -> None:
         "bench_savings.py",
         "bench_cascade.py",
         "bench_reliability.py",
+        "bench_bias.py",
         "bench_stats.py",
         "bench_vs_01.py",
     ):

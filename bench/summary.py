@@ -26,6 +26,7 @@ ORDER = (
     "savings",
     "cascade",
     "reliability",
+    "bias",
     "stats",
     "vs_01",
 )

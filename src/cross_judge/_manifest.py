@@ -257,11 +257,18 @@ def _vote_changes(old: dict[str, Any], new: dict[str, Any], *, strategy: bool = 
         ("min_valid", "min_valid"),
         ("early_stop", "early_stop"),
     ]
-    return [
+    changes = [
         f"{name} {_shown(old[key])} -> {_shown(new[key])}"
         for key, name in keys[0 if strategy else 1 :]
         if key in old and key in new and old[key] != new[key]
     ]
+    # How pairs are shown changes their answers; a record from before these keys used
+    # the defaults.
+    for key, default in (("order", "fixed"), ("on_flip", "tie")):
+        before, after = old.get(key, default), new.get(key, default)
+        if before != after:
+            changes.append(f"{key} {_shown(before)} -> {_shown(after)}")
+    return changes
 
 
 def _cascade_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -338,6 +345,8 @@ def _vote_record(ensemble: Ensemble) -> dict[str, Any]:
         "voting_kwargs": ensemble.voting_kwargs,
         "min_valid": ensemble.min_valid,
         "early_stop": ensemble.early_stop,
+        "order": ensemble.order,
+        "on_flip": ensemble.on_flip,
     }
 
 

@@ -10,6 +10,8 @@ with ``critics:``) or a :class:`~cross_judge.cascade.Cascade` (a file with ``tie
     early_stop: false                 # optional: true (= staged), staged or cancel
     min_valid: 2                      # optional quorum
     deadline: 120                     # optional, seconds per item
+    order: both                       # optional, pairs: fixed (default), random, cyclic, both
+    on_flip: tie                      # optional, with order both: tie (default) or abstain
     concurrency: 16                   # optional, items in flight (the CLI's default)
     critics:
       - name: strict-deepseek
@@ -47,9 +49,9 @@ the tier's result does not stand)::
                                       #   for a human (consensus ABSTAIN)
 
 The ensemble keys (``voting``, ``voting_kwargs``, ``early_stop``, ``min_valid``,
-``deadline``) then belong to each tier, and ``escalate`` and ``final`` to cascades only.
-Critic names are unique across tiers (they key the results). Fields of a tier are written
-as ``tiers[1].critics[0].vendor``.
+``deadline``, ``order``, ``on_flip``) then belong to each tier, and ``escalate`` and
+``final`` to cascades only. Critic names are unique across tiers (they key the results).
+Fields of a tier are written as ``tiers[1].critics[0].vendor``.
 
 Checked when loaded, before anything is billed: unknown fields (with a did-you-mean),
 wrong types, unknown vendors (listing the known ones), unknown or invalid prompts,
@@ -481,7 +483,15 @@ def _check_calibration(data: dict[str, Any]) -> None:
         raise _Problem((), f"{message}; {_CALIBRATION_FIX}") from None
 
 
-_ENSEMBLE_FIELDS = ("voting", "voting_kwargs", "early_stop", "min_valid", "deadline")
+_ENSEMBLE_FIELDS = (
+    "voting",
+    "voting_kwargs",
+    "early_stop",
+    "min_valid",
+    "deadline",
+    "order",
+    "on_flip",
+)
 _CASCADE_FIELDS = ("escalate", "final")
 
 
@@ -495,6 +505,8 @@ class _EnsembleFields(BaseModel):
     early_stop: bool | Literal["staged", "cancel"] = False
     min_valid: int | None = Field(default=None, ge=1)
     deadline: float | None = Field(default=None, gt=0.0)
+    order: Literal["fixed", "random", "cyclic", "both"] = "fixed"
+    on_flip: Literal["tie", "abstain"] = "tie"
 
     def _ensemble_kwargs(self) -> dict[str, Any]:
         return {
@@ -503,6 +515,8 @@ class _EnsembleFields(BaseModel):
             "min_valid": self.min_valid,
             "early_stop": self.early_stop,
             "deadline": self.deadline,
+            "order": self.order,
+            "on_flip": self.on_flip,
         }
 
     def _vote_problem(self, critics: Sequence[CriticSpec]) -> _Problem | None:
@@ -621,7 +635,8 @@ class PanelSpec(_EnsembleFields):
     Attributes:
         voting: a registered voting strategy name.
         voting_kwargs: its arguments (``priority``, ``fallback``, ``errors``, ...).
-        early_stop, min_valid, deadline: as for :class:`~cross_judge.ensemble.Ensemble`.
+        early_stop, min_valid, deadline, order, on_flip: as for
+            :class:`~cross_judge.ensemble.Ensemble`.
         concurrency: items in flight at once; the CLI's default for ``--concurrency``.
         critics: the panel, in order (empty for a cascade: see ``tiers``).
         tiers: a cascade's tiers, cheapest first; ``None`` for one ensemble.

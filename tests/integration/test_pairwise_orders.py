@@ -260,3 +260,75 @@ def test_malformed_candidates_are_item_errors(item: dict[str, Any], message: str
 def test_a_plain_verdict_is_written_without_the_pair_fields() -> None:
     line = json.loads(Verdict(kind="KEEP").model_dump_json())
     assert not {"order", "answers", "flipped"} & set(line)
+
+
+# -- panel files and the command line -------------------------------------------------------
+
+PANEL = """\
+order: both
+on_flip: abstain
+critics:
+  - name: judge-1
+    vendor: simulated
+    prompt: pairwise
+    persona: {accuracy: 0.8}
+  - name: judge-2
+    vendor: simulated
+    prompt: pairwise
+    persona: {accuracy: 0.7}
+"""
+
+
+def write_review(tmp_path: Path) -> tuple[Path, Path, Path]:
+    items = tmp_path / "pairs.jsonl"
+    items.write_text(
+        "".join(
+            json.dumps({"id": f"p{i}", "query": f"{TASK} ({i})", "a": POOR, "b": GOOD}) + "\n"
+            for i in range(4)
+        )
+    )
+    panel_file = tmp_path / "panel.yaml"
+    panel_file.write_text(PANEL)
+    return items, panel_file, tmp_path / "out.jsonl"
+
+
+def test_a_panel_file_sets_the_order_and_the_flip_rule(tmp_path: Path) -> None:
+    from cross_judge.panel_file import load_panel
+
+    _, panel_file, _ = write_review(tmp_path)
+    spec = load_panel(panel_file)
+    assert (spec.order, spec.on_flip) == ("both", "abstain")
+
+
+def test_an_unknown_order_in_a_panel_file_names_its_line(tmp_path: Path) -> None:
+    from cross_judge.panel_file import PanelError, load_panel
+
+    panel_file = tmp_path / "panel.yaml"
+    panel_file.write_text(PANEL.replace("order: both", "order: twice"))
+    with pytest.raises(PanelError, match=r"panel.yaml:1: order"):
+        load_panel(panel_file)
+
+
+def test_review_judges_pairs_in_both_orders_and_resume_refuses_another_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    from cross_judge.cli import main
+
+    items, panel_file, out = write_review(tmp_path)
+    assert main(["review", str(items), "--panel", str(panel_file), "--out", str(out)]) == 0
+    batch = BatchResult.from_jsonl(out)
+    assert len(batch.verdicts) == 4
+    for result in batch.verdicts:
+        assert result.pair_lengths == [len(POOR), len(GOOD)]
+        assert all(v.order in ("both", "ab", "ba") for v in result.verdicts)
+        assert all(v.answers is not None and len(v.answers) == 2 for v in result.verdicts)
+    before = out.read_bytes()
+    panel_file.write_text(PANEL.replace("order: both", "order: cyclic"))
+    capsys.readouterr()
+    code = main(["review", str(items), "--panel", str(panel_file), "--out", str(out), "--resume"])
+    assert code == 2
+    assert "order both -> cyclic" in " ".join(capsys.readouterr().err.split())
+    assert out.read_bytes() == before
+    gc.collect()  # panel-file simulators stop with their panels
