@@ -332,3 +332,81 @@ def test_review_judges_pairs_in_both_orders_and_resume_refuses_another_order(
     assert "order both -> cyclic" in " ".join(capsys.readouterr().err.split())
     assert out.read_bytes() == before
     gc.collect()  # panel-file simulators stop with their panels
+
+
+# -- pairs through the rest of the machinery --------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_tie_answered_in_both_orders_is_a_confirmed_tie() -> None:
+    with VendorServer([Persona("right", accuracy=1.0, seed=1)], better={TASK: None}) as server:
+        async with panel(server, "right", order="both") as judges:
+            result = await judges.judge(TASK, context=PAIR)
+    (verdict,) = result.verdicts
+    assert (verdict.kind, verdict.flipped, verdict.order) == ("TIE", False, "both")
+
+
+@pytest.mark.anyio
+async def test_early_stop_counts_a_critics_two_orders_as_one_vote(server: VendorServer) -> None:
+    async with panel(server, "right", "right", "right", order="both", early_stop=True) as judges:
+        result = await judges.judge(TASK, context=PAIR)
+    assert result.consensus == "B"
+    assert result.calls_saved == 1  # two agreeing critics decide a majority of three
+    assert server.stats()["requests"] == 4
+
+
+@pytest.mark.anyio
+async def test_a_cached_rerun_of_both_orders_makes_no_call(
+    server: VendorServer, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache.sqlite"
+    async with panel(server, "right", order="both", cache=cache) as judges:
+        first = await judges.judge(TASK, context=PAIR)
+    sent = server.stats()["requests"]
+    async with panel(server, "right", order="both", cache=cache) as judges:
+        again = await judges.judge(TASK, context=PAIR)
+    assert server.stats()["requests"] == sent == 2
+    assert again.verdicts[0].cached
+    assert again.consensus == first.consensus == "B"
+
+
+@pytest.mark.anyio
+async def test_a_budget_reserves_each_order_as_its_own_call(server: VendorServer) -> None:
+    from cross_judge.pricing import _clear_registered, register_price
+
+    register_price("right", vendor="custom", input=1.0, output=1.0)
+    try:
+        async with panel(server, "right", order="both") as judges:
+            result = await judges.judge(TASK, context=PAIR, budget_usd=1.0)
+        verdict = result.verdicts[0]
+        assert verdict.attempts == 2
+        assert verdict.cost_usd is not None and verdict.cost_usd > 0
+        assert result.cost_usd == verdict.cost_usd
+    finally:
+        _clear_registered()
+
+
+@pytest.mark.anyio
+async def test_a_cascade_of_pair_orders_escalates_a_flip(server: VendorServer) -> None:
+    from cross_judge import Cascade, Escalation
+
+    cheap = panel(server, "first", order="both")
+    strong = Ensemble(
+        [
+            Critic(
+                name="strong",
+                model="right",
+                prompt="pairwise",
+                vendor="custom",
+                base_url=server.url,
+                api_key="unused",
+            )
+        ],
+        order="both",
+    )
+    cascade = Cascade([cheap, strong], escalate=Escalation(confidence_below=0.5))
+    async with cascade:
+        result = await cascade.judge(TASK, context=PAIR)
+    assert result.tiers is not None
+    assert [t.consensus for t in result.tiers] == ["TIE", "B"]  # the flip escalated
+    assert (result.tier, result.consensus) == (1, "B")
