@@ -12,13 +12,19 @@ candidate is ``a`` in a seeded half of them, ``b`` in the other; no ties) with t
 * ``order="fixed"``: ``a`` always first (1 call);
 * ``order="cyclic"``: alternating orders over pairs and critics (1 call).
 
+Then self-consistency, reported without a target: three resampling personas (accuracy 0.9,
+0.7, 0.5; every repeated request at temperature > 0 is a new draw) label ``--items`` items
+(4 labels) once and with ``samples=5``: the accuracy of one call and of the vote of five,
+and each critic's mean self-agreement. The simulator's draws are independent, which
+flatters the vote; a real model repeats some of its mistakes.
+
 Targets: measured first-position and flip rates within 0.03 of the truth for each critic;
 with ``order="both"`` the share of the 0.6-biased critic's decisive verdicts that are wrong
 at most half of ``order="fixed"``'s (calls reported beside); with ``order="cyclic"`` the
 share of the panel's decisive verdicts that pick ``a`` (the candidate listed first in the
 input) within 0.05 of 50%, at one call per critic.
 
-    python bench/bench_bias.py [--pairs 1000]
+    python bench/bench_bias.py [--pairs 1000] [--items 250]
 """
 
 from __future__ import annotations
@@ -135,9 +141,68 @@ def first_shown_share(batch: BatchResult) -> float:
     return picks.count("A") / len(picks)
 
 
+SAMPLE_ACCURACIES = (0.9, 0.7, 0.5)
+LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")
+
+
+async def sampled(url: str, items: list[str], samples: int) -> BatchResult:
+    critics = [
+        Critic(
+            name=f"acc-{accuracy}",
+            model=f"sim-acc-{accuracy}",
+            vendor="custom",
+            base_url=url,
+            api_key="unused",
+            prompt_template="Judge this category.\n<item>{query}</item>\nAnswer in JSON.",
+            labels=LABELS,
+            temperature=0.7,
+            samples=samples,
+        )
+        for accuracy in SAMPLE_ACCURACIES
+    ]
+    async with Ensemble(critics) as panel:
+        return await panel.judge_many(items, concurrency=32)
+
+
+def self_consistency(report: Report, n_items: int, seed: int) -> None:
+    rng = random.Random(seed)
+    gold = {f"candidate category {i:04d}": rng.choice(LABELS) for i in range(n_items)}
+    personas = [
+        Persona(f"sim-acc-{a}", accuracy=a, labels=LABELS, seed=i, resample=True)
+        for i, a in enumerate(SAMPLE_ACCURACIES)
+    ]
+    with VendorServer(personas, gold=gold) as server:
+        once = asyncio.run(sampled(server.url, list(gold), 1))
+        five = asyncio.run(sampled(server.url, list(gold), 5))
+    for accuracy in SAMPLE_ACCURACIES:
+        name = f"acc-{accuracy}"
+
+        def right(batch: BatchResult, name: str = name) -> float:
+            votes = [
+                (v.kind, gold[r.query_id])
+                for r in batch.verdicts
+                for v in r.verdicts
+                if v.critic_id == name and v.error is None
+            ]
+            return sum(k == g for k, g in votes) / len(votes)
+
+        agreements = [
+            v.self_agreement
+            for r in five.verdicts
+            for v in r.verdicts
+            if v.critic_id == name and v.self_agreement is not None
+        ]
+        report.note(
+            f"samples: {name}: accuracy {right(once):.3f} with one call, {right(five):.3f} "
+            f"voting 5 samples; mean self-agreement "
+            f"{sum(agreements) / len(agreements):.2f}"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=1000)
+    parser.add_argument("--items", type=int, default=250)
     parser.add_argument("--seed", type=int, default=16)
     args = parser.parse_args()
     report = Report(
@@ -189,6 +254,7 @@ def main() -> int:
         f"cyclic {a_share(cyclic):.3f}, both {a_share(both):.3f}; cyclic's decisive answers "
         f"picking the candidate shown first: {first_shown_share(cyclic):.3f}"
     )
+    self_consistency(report, args.items, args.seed)
     report.check("worst |first-position rate - truth| (order='both')", worst_first, at_most=0.03)
     report.check("worst |flip rate - truth| (order='both')", worst_flip, at_most=0.03)
     report.check(

@@ -77,3 +77,21 @@ def test_reliability_runs_offline() -> None:
     assert "for correlated errors" in out
     assert "effective votes estimated without labels:" in out
     assert "sim-4 calibration error:" in out
+
+
+def test_pairwise_runs_offline_and_both_orders_cut_the_wrong_verdicts() -> None:
+    out = run_script("pairwise.py")
+    assert "order='fixed': 900 calls" in out and "order='both': 1800 calls" in out
+    assert out.count("position bias (answers on pairs, in the order shown)") == 2
+    fixed, both = (
+        {
+            name: float(share)
+            for name, share in (
+                pair.rsplit(" ", 1)
+                for pair in line.removeprefix("wrong decisive verdicts: ").split(", ")
+            )
+        }
+        for line in out.splitlines()
+        if line.startswith("wrong decisive verdicts: ")
+    )
+    assert all(both[name] < fixed[name] / 2 for name in fixed)

@@ -988,3 +988,85 @@ def test_the_anthropic_sdk_reads_the_servers_messages() -> None:
     assert reply.stop_reason == "end_turn" and reply.usage.input_tokens > 0
     [block] = reply.content
     assert block.type == "text" and json.loads(block.text)["kind"] in LABELS
+
+
+# -- resampling personas -------------------------------------------------------------------------
+
+
+def sampled_chat(
+    client: httpx.Client, model: str, text: str, temperature: float | None = 0.7
+) -> str:
+    """The answer text to a chat request at ``temperature`` (``None``: none sent)."""
+    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": text}]}
+    if temperature is not None:
+        body["temperature"] = temperature
+    return str(content(client.post("/chat/completions", json=body)))
+
+
+def test_a_persona_repeats_its_answer_by_default() -> None:
+    with serving(Persona("critic", accuracy=0.3)) as (_, client):
+        answers = {sampled_chat(client, "critic", "an item") for _ in range(8)}
+    assert len(answers) == 1
+
+
+def test_a_resampling_persona_answers_each_repeat_as_a_new_draw() -> None:
+    with serving(Persona("critic", accuracy=0.3, resample=True)) as (_, client):
+        answers = [sampled_chat(client, "critic", "an item") for _ in range(8)]
+    assert len(set(answers)) > 1
+
+
+def test_a_resampling_personas_first_answer_is_its_answer_without_resampling() -> None:
+    with serving(Persona("critic", accuracy=0.3)) as (_, client):
+        plain = sampled_chat(client, "critic", "an item")
+    with serving(Persona("critic", accuracy=0.3, resample=True)) as (_, client):
+        first = sampled_chat(client, "critic", "an item")
+    assert first == plain
+
+
+def test_a_resampling_persona_draws_the_same_sequence_on_a_fresh_server() -> None:
+    runs = []
+    for _ in range(2):
+        with serving(Persona("critic", accuracy=0.3, resample=True)) as (_, client):
+            runs.append([sampled_chat(client, "critic", "an item") for _ in range(6)])
+    assert runs[0] == runs[1]
+
+
+def test_a_resampling_persona_repeats_itself_at_temperature_zero() -> None:
+    with serving(Persona("critic", accuracy=0.3, resample=True)) as (_, client):
+        answers = {sampled_chat(client, "critic", "an item", temperature=0.0) for _ in range(8)}
+    assert len(answers) == 1
+
+
+def test_a_request_without_a_temperature_samples_at_the_vendor_default() -> None:
+    with serving(Persona("critic", accuracy=0.3, resample=True)) as (_, client):
+        answers = {sampled_chat(client, "critic", "an item", temperature=None) for _ in range(8)}
+    assert len(answers) > 1
+
+
+def test_resampling_draws_are_counted_per_item() -> None:
+    with serving(Persona("critic", accuracy=0.3, resample=True)) as (_, client):
+        sampled_chat(client, "critic", "item one")
+        sampled_chat(client, "critic", "item one")
+        first_of_two = sampled_chat(client, "critic", "item two")
+    with serving(Persona("critic", accuracy=0.3)) as (_, client):
+        assert first_of_two == sampled_chat(client, "critic", "item two")
+
+
+def test_a_faulted_request_uses_up_no_draw() -> None:
+    body = {"model": "critic", "messages": [{"role": "user", "content": "an item"}]}
+    with serving(Persona("critic", accuracy=0.3, resample=True)) as (_, client):
+        clean = [sampled_chat(client, "critic", "an item") for _ in range(4)]
+    faulty = Persona("critic", accuracy=0.3, resample=True, fault_rate=0.5)
+    answered: list[str] = []
+    with serving(faulty) as (server, client):
+        for _ in range(100):  # bounded: four answers come long before
+            response = client.post("/chat/completions", json={**body, "temperature": 0.7})
+            try:
+                answered.append(str(response.json()["choices"][0]["message"]["content"]))
+            except (ValueError, KeyError):  # a 429, 500, 503 or truncated body
+                continue
+            if len(answered) == 4:
+                break
+        faults = server.stats()["faults"]
+    assert faults > 0
+    assert answered == clean

@@ -45,7 +45,7 @@ from .vendors import (
     register_vendor,
     set_vendor_limits,
 )
-from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict, VerdictKind
+from .verdict import ABSTAIN, Answer, EnsembleVerdict, Usage, Verdict, VerdictKind
 from .voting import (
     VOTING_STRATEGIES,
     Vote,
@@ -66,6 +66,7 @@ __all__ = [
     "VENDOR_DEFAULTS",
     "VOTING_STRATEGIES",
     "AggregationStrategy",
+    "Answer",
     "BatchResult",
     "Budget",
     "CacheStats",

@@ -201,6 +201,7 @@ _ANSWER_SETTINGS = (
     "labels",
     "calibration",
     "weight",
+    "samples",
 )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -95,6 +96,15 @@ def render_summary(
     below 2. Without gold, also a warning for critics that give the same label on 98% of
     items or more: their votes cannot tell copies of one model from two always-right
     critics.
+
+    For a batch of pairs (:mod:`cross_judge.bias`): a ``position bias`` table (per critic
+    and, for two critics or more, all together: valid answers on pairs in the order shown,
+    decisive ones, the share that picked the first-shown candidate, the flip rate of pairs
+    judged in both orders, fairness) and a ``length bias`` table (per critic and for the
+    consensus, the win rate of the longer candidate per bin of the length gap
+    ``|len(a) - len(b)| / max(len(a), len(b))``, with its count). For critics sampled
+    more than once (``Critic(samples=n)``), a ``self-consistency`` table. A batch with
+    neither shows none of them.
 
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
@@ -218,11 +228,90 @@ def render_summary(
                     Text(failure_message(kind, stats.error_messages.get(kind, ""))),
                 )
         tables.append(failures)
+    tables += _bias_parts(batch)
     if gold is not None:
         tables += _gold_parts(batch, gold, ci)
     if not tier_stats:
         tables += _effective_votes_parts(batch, gold)
     return Group(*tables)
+
+
+def _bin_label(low: float, high: float) -> str:
+    """A length-difference bin as a column title: ``0-10%``, and ``50%+`` for the last."""
+    if high == 1.0 and low > 0:
+        return f"{low * 100:g}%+"
+    return f"{low * 100:g}-{high * 100:g}%"
+
+
+def _bias_parts(batch: BatchResult) -> list[RenderableType]:
+    """The position, length and self-consistency tables; each only when the batch has
+    something for it (pairs; decisive verdicts on pairs; sampled critics)."""
+    from rich import box
+    from rich.table import Table
+
+    from .bias import length_bias, position_bias, self_consistency
+
+    parts: list[RenderableType] = []
+    position = position_bias(batch)
+    if position.panel.answers:
+        table = Table(
+            box=box.SIMPLE_HEAD,
+            title="position bias (answers on pairs, in the order shown)",
+            title_justify="left",
+        )
+        for name in ("critic", "answers", "decisive", "first-position", "flips", "fairness"):
+            table.add_column(name, justify="left" if name == "critic" else "right")
+        rows = list(position.critics.items())
+        if len(rows) > 1:
+            rows.append(("all critics", position.panel))
+        for name, stats in rows:
+            flips = f"{_rate(stats.flip_rate)} of {stats.pairs_both}" if stats.pairs_both else "n/a"
+            table.add_row(
+                name,
+                str(stats.answers),
+                str(stats.decisive),
+                _rate(stats.first_position),
+                flips,
+                _number(stats.fairness, 2),
+            )
+        parts.append(table)
+
+    lengths = length_bias(batch)
+    rows_by_name = [*lengths.critics.items(), ("consensus", lengths.consensus)]
+    equal = any(bins[0].equal_length for _, bins in rows_by_name)
+    if any(b.decisive or b.equal_length for _, bins in rows_by_name for b in bins):
+        table = Table(
+            box=box.SIMPLE_HEAD,
+            title="length bias (longer candidate's win rate, by length gap)",
+            title_justify="left",
+        )
+        table.add_column("critic")
+        for low, high in pairwise(lengths.edges):
+            table.add_column(_bin_label(low, high), justify="right")
+        if equal:
+            table.add_column("same length", justify="right")
+        for name, bins in rows_by_name:
+            cells = [
+                f"{_rate(b.longer_win_rate)} of {b.decisive}" if b.decisive else "n/a" for b in bins
+            ]
+            if equal:
+                cells.append(str(bins[0].equal_length))
+            table.add_row(name, *cells)
+        parts.append(table)
+
+    selves = self_consistency(batch)
+    if any(own.sampled for own in selves.values()):
+        table = Table(
+            box=box.SIMPLE_HEAD,
+            title="self-consistency (a critic against itself)",
+            title_justify="left",
+        )
+        for name in ("critic", "sampled verdicts", "self-agreement"):
+            table.add_column(name, justify="left" if name == "critic" else "right")
+        for name, own in selves.items():
+            table.add_row(name, str(own.sampled), _rate(own.self_agreement))
+        parts.append(table)
+    return parts
 
 
 def _gold_parts(

@@ -42,6 +42,7 @@ from collections.abc import (
     Iterable,
     Iterator,
     Mapping,
+    Sequence,
 )
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal, Protocol
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from ._gold import GoldReport
+    from .bias import LengthBias, PositionBias, SelfStats
     from .core import Critic
     from .voting import VotingStrategy
 
@@ -1004,6 +1006,36 @@ class BatchResult(BaseModel):
                 error_messages=messages,
             )
         return out
+
+    # -- bias --------------------------------------------------------------------------------
+
+    def position_bias(self) -> PositionBias:
+        """Per critic and for the whole panel, the share of decisive answers on pairs that
+        picked the candidate shown first, the flip rate of pairs judged in both orders and
+        a fairness score. See :func:`cross_judge.bias.position_bias`."""
+        from .bias import position_bias
+
+        return position_bias(self)
+
+    def length_bias(self, bins: Sequence[float] | None = None) -> LengthBias:
+        """Per critic and for the consensus, the win rate of a pair's longer candidate,
+        binned by relative length difference (``bins``: inner edges, by default 10%, 25%,
+        50%). See :func:`cross_judge.bias.length_bias`.
+
+        Raises:
+            ConfigError: ``bins`` are not strictly rising numbers in (0, 1).
+        """
+        from .bias import LENGTH_BINS, length_bias
+
+        return length_bias(self, LENGTH_BINS if bins is None else bins)
+
+    def self_consistency(self) -> dict[str, SelfStats]:
+        """Per critic, the mean agreement with itself of its sampled verdicts
+        (``Critic(samples=n)``), apart from agreement between critics. See
+        :func:`cross_judge.bias.self_consistency`."""
+        from .bias import self_consistency
+
+        return self_consistency(self)
 
     # -- re-voting ---------------------------------------------------------------------------
 

@@ -214,7 +214,9 @@ def _build_parser() -> argparse.ArgumentParser:
         help="agreement statistics of a finished run",
         description=(
             "Krippendorff's alpha, Fleiss' kappa, pairwise critic agreement, per-critic rates "
-            "and consensus counts of the results in OUT.jsonl. With --gold, the critics and "
+            "and consensus counts of the results in OUT.jsonl; for pairs, each critic's "
+            "position bias (first-position and flip rates) and length bias, and for critics "
+            "sampled more than once, their self-agreement. With --gold, the critics and "
             "the consensus against the labels; with --fit-confidence too, each critic's "
             "confidence calibration fitted on them and the calibration: lines to paste into "
             "the panel file. Calls no model."

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+import anyio
+
 from . import _sync
 from ._confidence_calibration import ConfidenceCalibration
 from ._limits import VendorGate
@@ -61,7 +63,7 @@ from .transport._http import (
     SyncDuckSession,
 )
 from .vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
-from .verdict import Usage, Verdict
+from .verdict import Answer, Usage, Verdict, call_totals
 
 if TYPE_CHECKING:
     from .cache import ResponseCache
@@ -73,6 +75,8 @@ __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
     "Critic",
     "_extract_json",
+    "combine_samples",
+    "sample_request",
 ]
 
 logger = logging.getLogger("cross_judge")
@@ -154,10 +158,23 @@ class Critic:
             (with ``confidence_stated=False``, like any verdict that stated none).
             Applied on each call, cache hits included (the cache holds the raw answer), so
             a new calibration takes effect at once.
+        samples: how many times the critic is asked each item (self-consistency; default
+            1). With ``n > 1`` the ``n`` calls run concurrently, each a full call of its
+            own (retries, response cache, budget reservation, as for one call), and their
+            answers are voted into one verdict by :func:`combine_samples`: the most common
+            valid label, with the mean confidence of the answers giving it, every answer in
+            ``answers`` and ``self_agreement``, the share of valid answers giving the voted
+            label. Sampling needs ``temperature > 0`` (at 0 the ``n`` answers would be one
+            answer billed ``n`` times); on the ``anthropic`` protocol, which sends no
+            temperature, the vendor samples at its own default and any value does. Sample
+            ``k`` is its own request (:func:`sample_request`): its own cache entry
+            (sample 0 shares that of a single call, so a ``samples=1`` cache stays valid)
+            and, with a ``seed``, the seed ``seed + k``, so seeded samples still differ.
 
     Raises:
         ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``,
-            ``prompt=`` together with ``prompt_template``/``system_prompt``.
+            ``prompt=`` together with ``prompt_template``/``system_prompt``, ``samples > 1``
+            at temperature 0.
         PromptError: the template cannot be rendered safely or lacks ``{query}``.
     """
 
@@ -182,6 +199,7 @@ class Critic:
     cache: ResponseCache | bool | str | os.PathLike[str] | None = field(default=None, repr=False)
     max_item_chars: int | None = DEFAULT_MAX_ITEM_CHARS
     calibration: ConfidenceCalibration | Mapping[str, Any] | None = field(default=None, repr=False)
+    samples: int = 1
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
@@ -210,7 +228,12 @@ class Critic:
         _check_number(self.name, "weight", self.weight, low=0.0)
         if self.deadline is not None:
             _check_number(self.name, "deadline", self.deadline, low=0.0, low_open=True)
-        for attr, minimum in (("max_tokens", 1), ("max_retries", 0), ("max_item_chars", 1)):
+        for attr, minimum in (
+            ("max_tokens", 1),
+            ("max_retries", 0),
+            ("max_item_chars", 1),
+            ("samples", 1),
+        ):
             value = getattr(self, attr)
             if attr == "max_item_chars" and value is None:
                 continue
@@ -255,6 +278,7 @@ class Critic:
                     "so leave http_client out (its SDK client is pooled per event loop)"
                 )
             self._injected = _wrap_client(self.name, self.http_client)
+        self._check_samples()
         if self.cache is not None and self.cache is not False:
             from .cache import resolve_cache
 
@@ -307,6 +331,23 @@ class Critic:
         self.system_prompt = self.prompt.system_prompt
         if self.labels is None and self.prompt.labels:
             self.labels = list(self.prompt.labels)
+
+    def _check_samples(self) -> None:
+        """Raise unless ``samples`` is an integer >= 1 that can sample: more than one
+        sample needs a temperature > 0 where the protocol sends one.
+
+        Raises:
+            ConfigError: saying what to change.
+        """
+        n = self.samples
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ConfigError(f"Critic {self.name!r}: samples must be an integer >= 1, got {n!r}")
+        if n > 1 and self.temperature == 0 and self._endpoint().protocol != "anthropic":
+            raise ConfigError(
+                f"Critic {self.name!r}: samples={n} needs a temperature > 0: at temperature 0 "
+                f"the {n} answers would be the same answer billed {n} times; set e.g. "
+                "temperature=0.7, or samples=1"
+            )
 
     def _spec_in_use(self) -> PromptSpec | None:
         """The prompt spec, while the critic still sends its exact text (a template
@@ -505,6 +546,11 @@ class Critic:
         shared with every critic on the vendor; that wait counts against ``deadline``, not
         against the per-attempt ``timeout``.
 
+        With ``samples=n > 1`` the item is asked ``n`` times at once, and the verdict is
+        their vote (:func:`combine_samples`); each sample reserves its own worst case from
+        ``budget``, so a budget that fits fewer than ``n`` calls votes the samples it
+        could pay for.
+
         Returns:
             A valid verdict, or ``kind="ERROR"`` (call failed: timeout, 429/5xx after
             retries, 4xx, auth, missing key, invalid body, empty or refused answer),
@@ -532,16 +578,42 @@ class Critic:
     ) -> Verdict:
         """:meth:`judge` for a request already built with :meth:`build_request` (an
         :class:`~cross_judge.ensemble.Ensemble` builds every critic's request before it
-        calls any, so a template mistake costs nothing)."""
+        calls any, so a template mistake costs nothing). With ``samples > 1``, the
+        samples' requests (:func:`sample_request`) are made concurrently, each as one call,
+        and voted by :func:`combine_samples`."""
         config = self._endpoint()
         if self.calibration is not None:
             self._calibration_in_use()  # one assigned after construction: fail before sending
         price = self.price()
-        spending = Budget.of(budget)
+        spending = Budget.of(budget)  # once: a number is one cap for every sample
         if spending is not None and price is None:
             raise ConfigError(self._no_price_message(config))
-        started = time.perf_counter()
         store = cache if cache is not None else self._cache
+        if self.samples == 1:
+            return await self._judge_once(config, request, price, spending, store)
+        self._check_samples()  # samples or temperature reassigned since construction
+        results: list[Verdict | None] = [None] * self.samples
+
+        async def one(k: int) -> None:
+            sample = sample_request(request, k)
+            results[k] = await self._judge_once(config, sample, price, spending, store)
+
+        async with anyio.create_task_group() as group:
+            for k in range(1, self.samples):
+                group.start_soon(one, k)
+            await one(0)  # this task makes one of the calls itself
+        return combine_samples([v for v in results if v is not None])
+
+    async def _judge_once(
+        self,
+        config: VendorConfig,
+        request: ChatRequest,
+        price: Price | None,
+        spending: Budget | None,
+        store: ResponseCache | None,
+    ) -> Verdict:
+        """One call for ``request``: the cache, the key, the budget, the vendor."""
+        started = time.perf_counter()
         key = request.cache_key(config) if store is not None else ""
         if store is not None:
             stored = await store.get(key)
@@ -869,6 +941,87 @@ class Critic:
     def model_dump_json(self, *, indent: int | None = None) -> str:
         """:meth:`model_dump` as JSON."""
         return json.dumps(self.model_dump(), indent=indent, ensure_ascii=False)
+
+
+def sample_request(request: ChatRequest, k: int) -> ChatRequest:
+    """The request of sample ``k`` (0-based) of ``request``, for ``Critic(samples=n)``.
+
+    Sample 0 is ``request`` itself. Sample ``k > 0`` carries ``sample=k``, which gives it
+    its own response-cache key (:meth:`~cross_judge.transport.ChatRequest.cache_key`) and
+    is not sent; with a ``seed`` it sends ``seed + k``, since one seed would make every
+    sample the same draw.
+    """
+    if k == 0:
+        return request
+    seed = None if request.seed is None else request.seed + k
+    return replace(request, sample=k, seed=seed)
+
+
+def combine_samples(samples: Sequence[Verdict]) -> Verdict:
+    """One critic's verdict from its ``samples`` of one item, in sample order (a pure
+    function: it makes no call).
+
+    - The label (``kind``) is the most common among the valid samples. A tie goes to the
+      label whose samples have the highest mean confidence, then to the label of the
+      earliest sample.
+    - ``confidence`` is the mean confidence of the samples giving that label, over those
+      that stated one (``confidence_stated`` is False, and ``confidence`` 0.0, when none
+      did); ``stated_confidence`` and ``score`` are the means of theirs when any has one.
+      ``reasoning`` is the first such sample's.
+    - ``self_agreement`` is the share of valid samples giving that label (1.0: the critic
+      always said the same).
+    - Fewer valid samples than given: the valid ones vote. None valid: the first sample's
+      failure (its kind, error and error kind), ``self_agreement`` ``None``.
+
+    Always: ``answers`` holds every sample as an :class:`~cross_judge.verdict.Answer` in
+    sample order (``order`` ``None``: a pair's samples are tagged with the order shown
+    by :func:`~cross_judge.pairwise.in_own_names`); ``raw_response`` is ``None`` (the raw
+    answers are in ``answers``); usage, cost and attempts are summed (cost ``None`` if
+    any sample's is unknown), ``elapsed_s`` is the longest sample, ``cached`` is true only
+    when every sample was. A single sample is returned unchanged.
+
+    Raises:
+        ValueError: ``samples`` is empty.
+    """
+    if not samples:
+        raise ValueError("combine_samples needs at least one verdict")
+    if len(samples) == 1:
+        return samples[0]
+    common: dict[str, Any] = {
+        **call_totals(samples),
+        "answers": [Answer.of(v) for v in samples],
+    }
+    valid = [v for v in samples if v.error is None]
+    if not valid:
+        return samples[0].model_copy(update={**common, "self_agreement": None})
+    by_label: dict[str, list[Verdict]] = {}
+    for v in valid:  # insertion order: the label of the earliest sample first
+        by_label.setdefault(v.kind, []).append(v)
+
+    def rank(label: str) -> tuple[int, float]:
+        group = by_label[label]
+        return len(group), _mean([v.confidence for v in group if v.confidence_stated]) or 0.0
+
+    label = max(by_label, key=rank)  # max keeps the first of equals
+    agreeing = by_label[label]
+    confidence = _mean([v.confidence for v in agreeing if v.confidence_stated])
+    stated = [v.stated_confidence for v in agreeing if v.stated_confidence is not None]
+    scores = [v.score for v in agreeing if v.score is not None]
+    return agreeing[0].model_copy(
+        update={
+            **common,
+            "confidence": 0.0 if confidence is None else confidence,
+            "confidence_stated": confidence is not None,
+            "stated_confidence": _mean(stated),
+            "score": _mean(scores),
+            "self_agreement": len(agreeing) / len(valid),
+        }
+    )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    """The mean of ``values``; ``None`` for none (never a made-up 0)."""
+    return sum(values) / len(values) if values else None
 
 
 def _check_number(

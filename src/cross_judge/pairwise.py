@@ -25,11 +25,12 @@ A label answered in the order ``b`` first (``"ba"``) is mapped back: ``A`` there
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from .errors import ConfigError
-from .verdict import ABSTAIN, Answer, Usage, Verdict
+from .verdict import ABSTAIN, Answer, Verdict, call_totals
 
 __all__ = [
     "PAIR_FIELDS",
@@ -103,12 +104,24 @@ def shown_order(order: Order, *, pair_number: int, critic_index: int, seed: str)
 def in_own_names(verdict: Verdict, shown: Shown, score: float | None) -> Verdict:
     """``verdict``, answered in the order ``shown``, with its label in the item's names,
     its ``order`` set and its ``score`` replaced by ``score`` (the score of the mapped
-    label, which the caller knows from the prompt). A failed call keeps its kind."""
+    label, which the caller knows from the prompt). A failed call keeps its kind. The
+    sampled answers of a critic with ``samples > 1`` are mapped the same way and tagged
+    with ``shown``; ``self_agreement`` is unchanged (mapping renames labels one to one)."""
+    update: dict[str, Any] = {"order": shown}
+    if verdict.answers is not None:
+        update["answers"] = [_answer_in_own_names(a, shown) for a in verdict.answers]
     if verdict.error is not None:
-        return verdict.model_copy(update={"order": shown})
+        return verdict.model_copy(update=update)
     return verdict.model_copy(
-        update={"kind": map_back(verdict.kind, shown), "order": shown, "score": score}
+        update={**update, "kind": map_back(verdict.kind, shown), "score": score}
     )
+
+
+def _answer_in_own_names(answer: Answer, shown: Shown) -> Answer:
+    """A sampled ``answer`` given in the order ``shown``, its ``kind`` in the item's names
+    (``answered`` keeps the label as written) and its ``order`` set."""
+    kind = map_back(answer.kind, shown) if answer.error is None else answer.kind
+    return answer.model_copy(update={"kind": kind, "answered": answer.kind, "order": shown})
 
 
 def combine_orders(
@@ -133,33 +146,28 @@ def combine_orders(
     ``None`` if either is unknown), ``elapsed_s`` is the longer call, ``cached`` is true
     only when both were. ``score_of`` maps labels to scores (the prompt's ``score``) for a
     flip's label.
+
+    A critic with ``samples=n > 1`` gives each order as the vote of its ``n`` samples
+    (:func:`cross_judge.core.combine_samples`), and the rules above apply to the two
+    votes. ``answers`` then holds all ``2n`` sampled answers (those shown ``"ab"`` first),
+    each tagged with its order and in the item's names, and ``self_agreement`` is the
+    share of the valid ones among them that give their most common label (``None`` when
+    none is valid): a critic that flips with the order cannot reach 1.0. Without samples
+    ``self_agreement`` stays ``None`` (``flipped`` says whether the two calls agreed).
     """
     pair = (first, second)
-    answers = [
-        Answer(
-            kind=v.kind,
-            answered=map_back(v.kind, shown) if v.error is None else v.kind,
-            confidence=v.confidence,
-            order=shown,
-            reasoning=v.reasoning,
-            raw_response=v.raw_response,
-            error=v.error,
-        )
-        for v, shown in zip(pair, _BOTH, strict=True)
-    ]
-    usage: Usage | None = None
-    for v in pair:
-        if v.usage is not None:
-            usage = v.usage if usage is None else usage + v.usage
-    costs = [v.cost_usd for v in pair]
+    answers: list[Answer] = []
+    for v, shown in zip(pair, _BOTH, strict=True):
+        if v.answers is not None:  # sampled: already in own names and tagged
+            answers.extend(v.answers)
+            continue
+        answered = map_back(v.kind, shown) if v.error is None else v.kind
+        answers.append(Answer.of(v, answered=answered, order=shown))
+    sampled = first.answers is not None or second.answers is not None
     common: dict[str, Any] = {
+        **call_totals(pair),
         "answers": answers,
-        "usage": usage,
-        "cost_usd": None if any(c is None for c in costs) else sum(c for c in costs if c),
-        "attempts": first.attempts + second.attempts,
-        "elapsed_s": max(first.elapsed_s, second.elapsed_s),
-        "cached": first.cached and second.cached,
-        "raw_response": None,
+        "self_agreement": _modal_share(answers) if sampled else None,
     }
     valid = [v for v in pair if v.error is None]
     if len(valid) == 2:
@@ -197,3 +205,11 @@ def combine_orders(
     if len(valid) == 1:
         return valid[0].model_copy(update={**common, "flipped": None})
     return first.model_copy(update={**common, "order": None, "flipped": None})
+
+
+def _modal_share(answers: Sequence[Answer]) -> float | None:
+    """The share of the valid ``answers`` that give their most common label; ``None`` when
+    none is valid."""
+    counts = Counter(a.kind for a in answers if a.error is None)
+    total = sum(counts.values())
+    return max(counts.values()) / total if total else None

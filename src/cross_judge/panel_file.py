@@ -26,6 +26,7 @@ with ``critics:``) or a :class:`~cross_judge.cascade.Cascade` (a file with ``tie
         base_url: https://...         # optional; required for vendor: custom
         timeout: 60                   # optional, seconds per attempt
         max_retries: 2                # optional
+        samples: 1                    # optional: ask n times and vote (needs temperature > 0)
         calibration: {method: temperature, temperature: 1.7, n: 200, bins: 10,
                       ece_before: 0.21, ece_after: 0.04}  # optional, see below
 
@@ -86,9 +87,12 @@ keys and values that break the fit's invariants are reported at the key's line.
 for dry runs and the shipped examples. An optional ``persona:`` mapping shapes each one
 (``accuracy``, ``latency``, ``jitter``, ``style``, ``seed``, ``bias``, ``labels``,
 ``fault_rate``); its model name (default ``sim-<name>``) selects it on the server, so
-simulated critics need distinct models (across tiers too). An optional top-level
-``simulator:`` mapping configures that server: ``error_correlation`` (in [0, 1); above 0
-the personas err together on hard items, as real judges do) and ``difficulty_seed``.
+simulated critics need distinct models (across tiers too). A simulated critic with
+``samples`` > 1 gets a persona that resamples (:class:`~cross_judge.testing.Persona`'s
+``resample=True``): its samples are independent draws, not one answer repeated. An
+optional top-level ``simulator:`` mapping configures that server: ``error_correlation``
+(in [0, 1); above 0 the personas err together on hard items, as real judges do) and
+``difficulty_seed``.
 ``load_panel(path).build()`` starts one server for the simulated critics of every tier,
 which lives as long as the ensemble or cascade (stopped when it is garbage collected, or
 at exit). To control its lifetime, start it yourself::
@@ -261,6 +265,7 @@ class CriticSpec(BaseModel):
     labels: list[str] | None = None
     timeout: float = Field(default=60.0, gt=0.0)
     max_retries: int = Field(default=2, ge=0)
+    samples: int = Field(default=1, ge=1)
     persona: PersonaSpec | None = None
     calibration: dict[str, Any] | None = None
 
@@ -418,6 +423,7 @@ class CriticSpec(BaseModel):
             labels=list(self.labels) if self.labels is not None else None,
             timeout=self.timeout,
             max_retries=self.max_retries,
+            samples=self.samples,
             **kwargs,
         )
 
@@ -443,6 +449,7 @@ class CriticSpec(BaseModel):
             seed=spec.seed,
             bias=spec.bias,
             fault_rate=spec.fault_rate,
+            resample=self.samples > 1,
             **kwargs,
         )
 

@@ -162,6 +162,15 @@ class Persona:
       the lower half of ``confidence``. :func:`pairwise_rates` gives the rates this
       produces. ``labels``, ``bias`` and ``error_correlation`` do not apply to pairwise
       requests.
+    * ``resample``: answer repeated requests as a sampling model does. By default the
+      same request always gets the same answer. With ``resample=True``, a request whose
+      ``temperature`` is > 0 (or absent: vendors then sample at their default, 1) is
+      answered as a fresh draw: the ``k``-th answer this persona gives for an item (a
+      pair: for that order of its candidates) is drawn with ``k`` in the seed, and the
+      first (``k = 0``) is the answer it gives without ``resample``. Faulted requests
+      use up no draw, so ``n`` samples of an item are draws ``0..n-1`` whatever the
+      retries. The counts live as long as the server (not reset by ``reset_stats``).
+      Temperature 0 requests are answered as without it.
 
     Invalid values raise ``ValueError`` at construction. ``labels`` and ``confidence`` are
     stored as tuples and ``bias`` as a read-only copy, so a persona never changes after
@@ -180,6 +189,7 @@ class Persona:
     seed: int = 0
     fault_rate: float = 0.0
     position_bias: float = 0.0
+    resample: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model:
@@ -497,6 +507,16 @@ class _Run:
         self.thread: threading.Thread | None = None
         # Handler tasks, touched only on the server loop; cancelled by stop().
         self.tasks: set[asyncio.Task[Any]] = set()
+
+
+def _samples(temperature: object) -> bool:
+    """Whether a request's ``temperature`` samples: a number > 0 (a bool or other value
+    does not)."""
+    return (
+        isinstance(temperature, (int, float))
+        and not isinstance(temperature, bool)
+        and temperature > 0
+    )
 
 
 def _message_text(content: Any) -> str:
@@ -915,8 +935,10 @@ class VendorServer:
 
     Determinism: a persona's answer, confidence, reasoning and jitter come from
     ``random.Random`` seeded with ``(seed, model, sha256(item))``: the same request gets
-    the same answer every time; with ``error_correlation`` 0 the draws are those of
-    versions without it, so answers are unchanged. The fault decision of ``fault_rate``
+    the same answer every time (unless its persona has ``resample=True``: then the
+    ``k``-th answer for an item at temperature > 0 adds ``k`` to the seed); with
+    ``error_correlation`` 0 the draws are those of versions without it, so answers are
+    unchanged. The fault decision of ``fault_rate``
     uses a separate stream seeded with ``(seed, model, sha256(item), n)`` where ``n``
     counts that model's requests for that item (never reset; for a pairwise request the
     pair's digest stands for ``sha256(item)``), so a retry of a faulted request may
@@ -1012,6 +1034,7 @@ class VendorServer:
         self._scripts: dict[str, deque[Reply]] = {}
         self._always: dict[str, Reply] = {}
         self._attempts: dict[tuple[str, str], int] = {}
+        self._draws: dict[tuple[str, str], int] = {}
         self._recent: deque[dict[str, Any]] = deque(maxlen=_RECENT_MAX)
         self._requests = 0
         self._by_model: dict[str, int] = {}
@@ -1438,7 +1461,9 @@ class VendorServer:
                 return _api_error_response(api, 400, "messages: Input should be a valid list")
             return _error_response(400, "'messages' must be a list of chat messages.")
         system = _message_text(body.get("system")) if api == "messages" else ""
-        return await self._persona_answer(persona, model, messages, api, system)
+        return await self._persona_answer(
+            persona, model, messages, api, system, temperature=body.get("temperature", 1.0)
+        )
 
     def _take_reply(self, model: str) -> Reply | None:
         """Pop a scripted reply, else the ``always`` one; caller holds ``self._lock``."""
@@ -1543,7 +1568,14 @@ class VendorServer:
         return _DroppedResponse()
 
     async def _persona_answer(
-        self, persona: Persona, model: str, messages: list[Any], api: _Api, system: str = ""
+        self,
+        persona: Persona,
+        model: str,
+        messages: list[Any],
+        api: _Api,
+        system: str = "",
+        *,
+        temperature: object = 1.0,
     ) -> web.StreamResponse:
         user_text = _last_user_text(messages)
         pair = _pair_texts(user_text)
@@ -1577,9 +1609,15 @@ class VendorServer:
                     fault = frng.choice(("429", "500", "503", "malformed"))
                     self._faults += 1
                     self._fault_kinds[fault] += 1
+            draw = 0
+            if persona.resample and fault is None and _samples(temperature):
+                draw = self._draws.get((model, digest), 0)
+                self._draws[(model, digest)] = draw + 1
+        # Draw 0 is seeded as without resample, so its answers stay byte-identical.
+        seed_digest = digest if draw == 0 else f"{digest}|draw{draw}"
         if pair_truth is not None:
             labels: tuple[str, ...] = _PAIR_LABELS
-            decision = _decide_pair(persona, model, pair_truth, digest)
+            decision = _decide_pair(persona, model, pair_truth, seed_digest)
         else:
             labels = persona.labels
             if truth is None:
@@ -1588,7 +1626,7 @@ class VendorServer:
                 persona,
                 model,
                 truth,
-                digest,
+                seed_digest,
                 difficulty=difficulty,
                 error_correlation=rho,
                 distractor_key=_distractor_key(item, self._difficulty_seed) if rho else 0,

@@ -8,6 +8,7 @@ fields all have defaults. These are plain data: no network, no parsing (see
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, cast
 
 from pydantic import (
@@ -31,6 +32,7 @@ __all__ = [
     "Verdict",
     "VerdictKind",
     "as_verdict",
+    "call_totals",
 ]
 
 VerdictKind = Literal["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR", "ERROR", "PARSE_FAIL"]
@@ -91,11 +93,13 @@ class Usage(BaseModel):
 
 class Answer(BaseModel):
     """One of the answers behind a :class:`Verdict` that took more than one call: a pair
-    judged in both orders (:class:`~cross_judge.ensemble.Ensemble` with ``order="both"``).
+    judged in both orders (:class:`~cross_judge.ensemble.Ensemble` with ``order="both"``),
+    or one of a critic's samples (``Critic(samples=n)``).
 
     ``kind`` is in the item's own names (``A`` is candidate ``a`` whatever the order shown);
     ``answered`` is the label as the model wrote it, in the order it was shown (``order``:
-    ``"ab"``, candidate ``a`` first, or ``"ba"``). A failed call has ``kind`` ``ERROR``,
+    ``"ab"``, candidate ``a`` first, or ``"ba"``; ``None`` for an item that is not a
+    pair, whose ``answered`` is its ``kind``). A failed call has ``kind`` ``ERROR``,
     ``PARSE_FAIL`` or ``SKIPPED`` and its ``error``.
     """
 
@@ -106,6 +110,46 @@ class Answer(BaseModel):
     reasoning: str = ""
     raw_response: str | None = None
     error: str | None = None
+
+    @classmethod
+    def of(
+        cls,
+        verdict: Verdict,
+        *,
+        answered: str | None = None,
+        order: Literal["ab", "ba"] | None = None,
+    ) -> Answer:
+        """``verdict`` as one answer among several; ``answered`` defaults to its kind."""
+        return cls(
+            kind=verdict.kind,
+            answered=verdict.kind if answered is None else answered,
+            confidence=verdict.confidence,
+            order=order,
+            reasoning=verdict.reasoning,
+            raw_response=verdict.raw_response,
+            error=verdict.error,
+        )
+
+
+def call_totals(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    """What the calls behind one verdict add up to, as fields of the combined verdict:
+    ``usage`` summed (``None`` if no call reported any), ``cost_usd`` summed (``None`` if
+    any is unknown), ``attempts`` summed, ``elapsed_s`` the longest (they ran at once),
+    ``cached`` only when every one was, and ``raw_response`` ``None`` (the raw answers are
+    in ``answers``)."""
+    usage: Usage | None = None
+    for v in verdicts:
+        if v.usage is not None:
+            usage = v.usage if usage is None else usage + v.usage
+    costs = [v.cost_usd for v in verdicts]
+    return {
+        "usage": usage,
+        "cost_usd": None if any(c is None for c in costs) else sum(c for c in costs if c),
+        "attempts": sum(v.attempts for v in verdicts),
+        "elapsed_s": max((v.elapsed_s for v in verdicts), default=0.0),
+        "cached": all(v.cached for v in verdicts),
+        "raw_response": None,
+    }
 
 
 class Verdict(BaseModel):
@@ -146,6 +190,14 @@ class Verdict(BaseModel):
     (``None`` when fewer than two answers are valid: the one that stands then gives
     ``order``, ``"ab"`` or ``"ba"``). Left out of dumps when unset.
 
+    Set only by a critic with ``samples=n > 1`` (self-consistency, see
+    :func:`cross_judge.core.combine_samples`): ``answers``, the ``n`` sampled answers (``2n``
+    for a pair judged in both orders, each with its ``order``), and ``self_agreement``, the
+    share of the valid answers that give the most common label (for one item, the voted
+    label): 1.0 when the critic always said the same. ``None`` for a single call, and when
+    no answer is valid; left out of dumps when ``None``. It measures a critic against
+    itself, not against the other critics.
+
     ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
     """
 
@@ -174,6 +226,7 @@ class Verdict(BaseModel):
     order: Literal["ab", "ba", "both"] | None = None
     answers: list[Answer] | None = None
     flipped: bool | None = None
+    self_agreement: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @model_validator(mode="before")
     @classmethod
@@ -200,6 +253,8 @@ class Verdict(BaseModel):
             for name in ("order", "answers", "flipped"):
                 if data.get(name) is None:
                     data.pop(name, None)
+        if data.get("self_agreement") is None:
+            data.pop("self_agreement", None)
         return data
 
     @property

@@ -36,7 +36,12 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 @dataclass(frozen=True)
 class ChatRequest:
     """One chat call: a system prompt (``""`` for none), the user message and the sampling
-    settings. ``json_mode`` asks the vendor for a JSON object where its protocol allows."""
+    settings. ``json_mode`` asks the vendor for a JSON object where its protocol allows.
+
+    ``sample`` numbers the repeated requests of a critic that samples an item several
+    times (``Critic(samples=n)``; see :func:`cross_judge.core.sample_request`): it is
+    never sent, and enters :meth:`cache_key` only when > 0, so that each sample has its
+    own cached answer while sample 0 keeps the key of a single call."""
 
     model: str
     system: str
@@ -45,6 +50,7 @@ class ChatRequest:
     max_tokens: int
     json_mode: bool = False
     seed: int | None = None
+    sample: int = 0
 
     def chat_messages(self) -> list[dict[str, str]]:
         """The OpenAI-style message list: the system message (if any), then the user's."""
@@ -111,8 +117,9 @@ class ChatRequest:
         name, the endpoint (:func:`endpoint_identity`: no credentials, and no port on a
         loopback host), the model, the system prompt, the user message and
         :meth:`sent_settings` (so on ``anthropic`` neither ``temperature`` nor ``seed``,
-        which are not sent). Never the API key, and nothing of the local machine: the
-        same panel run against a local server on another port finds its answers again.
+        which are not sent), and ``sample`` when it is > 0 (on every protocol). Never the
+        API key, and nothing of the local machine: the same panel run against a local
+        server on another port finds its answers again.
         """
         identity = {
             "key_version": CACHE_KEY_VERSION,
@@ -124,6 +131,8 @@ class ChatRequest:
             "user": self.user,
             "settings": self.sent_settings(config.protocol),
         }
+        if self.sample:  # absent for sample 0: a single call's key is unchanged
+            identity["sample"] = self.sample
         blob = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
