@@ -109,6 +109,9 @@ class ErrorKind(str, Enum):
     """The call was not needed: the ensemble's outcome was already decided."""
     BUDGET = "budget"
     """The call was not started because it could exceed the cost budget."""
+    BATCH = "batch"
+    """A vendor's batch API gave no answer for the request: it expired or was cancelled
+    before it ran, or the batch failed as a whole."""
 
     def __str__(self) -> str:
         return self.value
