@@ -13,6 +13,11 @@ early stop, deadline and critic names), ``escalate`` (the thresholds, ``"inf"`` 
 always, and the error and fallback rules; a custom rule by its name), ``final`` and
 ``all_tiers`` (whether every tier was asked on every item).
 
+A run of one shard (``review --shard i/N``) records ``shard: {"index": i, "count": N}``
+(``null`` for the whole file; an entry without the key is from before ``--shard`` and
+judged the whole file); :meth:`RunManifest.shard_change` says when a resumed run asks for
+another shard.
+
 Nothing secret goes in: critics are written with :meth:`~cross_judge.core.Critic.
 model_dump`, which leaves out the key and any ``user:password@`` of a URL, and keys live in
 environment variables, never on the command line or in the panel file.
@@ -86,11 +91,13 @@ class RunManifest:
         panel: Path,
         options: dict[str, Any],
         all_tiers: bool = False,
+        shard: tuple[int, int] | None = None,
     ) -> RunManifest:
         """This run's entry, not written yet (:meth:`begin` writes it), so that it can be
-        compared with the runs before (:meth:`panel_changes`) first. ``ensemble`` is the
-        run's ensemble or cascade; ``all_tiers`` (a cascade's) says every tier judged every
-        item."""
+        compared with the runs before (:meth:`panel_changes`, :meth:`shard_change`) first.
+        ``ensemble`` is the run's ensemble or cascade; ``all_tiers`` (a cascade's) says
+        every tier judged every item; ``shard`` is ``(i, N)`` for a run that judges shard
+        ``i`` of ``N`` only, ``None`` for the whole file."""
         entry: dict[str, Any] = {
             "status": "running",
             "started_at": _now(),
@@ -100,6 +107,7 @@ class RunManifest:
             "platform": sys.platform,
             "command": ["cross-judge", *argv],
             "items": {"file": str(items)},
+            "shard": None if shard is None else {"index": shard[0], "count": shard[1]},
             "panel": {
                 "file": str(panel),
                 "sha256": _sha256(panel),
@@ -153,6 +161,17 @@ class RunManifest:
         """
         return _panel_changes(previous, self._entry)
 
+    def shard_change(self, previous: dict[str, Any]) -> str | None:
+        """How this run's shard differs from the one of ``previous`` (a manifest entry),
+        as ``"shard 2/8 -> 3/8"`` (``none (the whole file)`` for no shard), or ``None`` when
+        both judge the same items. An entry without ``shard`` (written before ``--shard``
+        existed) judged the whole file; one whose ``shard`` is unreadable counts as a
+        change, since its items cannot be known."""
+        before, after = previous.get("shard"), self._entry.get("shard")
+        if before == after:
+            return None
+        return f"shard {_shard_shown(before)} -> {_shard_shown(after)}"
+
     def finish(self, status: str, totals: dict[str, Any]) -> None:
         """Record how the run ended (``done``, ``failed``, ``interrupted``) and its totals."""
         self._entry.update(status=status, ended_at=_now(), totals=totals)
@@ -186,6 +205,14 @@ class RunManifest:
         # Unreadable: keep it beside the new one rather than fail the run or lose it.
         os.replace(self.path, self.path.with_name(f"{self.path.name}.unreadable-{os.getpid()}"))
         return {}
+
+
+def _shard_shown(shard: object) -> str:
+    if shard is None:
+        return "none (the whole file)"
+    if isinstance(shard, dict) and {"index", "count"} <= shard.keys():
+        return f"{shard['index']}/{shard['count']}"
+    return repr(shard)
 
 
 # Critic settings that change what a critic answers; the rest (timeouts, retries, cache)

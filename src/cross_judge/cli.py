@@ -9,7 +9,9 @@ Subcommands:
   from the one OUT's last run used unless ``--allow-panel-change``; ``--budget-usd`` caps
   OUT as a whole, counting what its results already cost. A panel file with ``tiers:`` is
   a cascade: each item goes to the next tier only when the escalation rule says so, or to
-  every tier with ``--all-tiers`` (the results ``calibrate`` needs).
+  every tier with ``--all-tiers`` (the results ``calibrate`` needs). ``--shard i/N``
+  judges only the items whose id falls in shard ``i`` of ``N``
+  (:func:`cross_judge.batch.shard_of`), so ``N`` machines split a file without Ray.
 * ``revote OUT.jsonl --voting NAME``: the same verdicts under another strategy; no model
   is called, and no existing file is ever overwritten.
 * ``stats OUT.jsonl``: agreement statistics of a finished run; with ``--gold`` the critics
@@ -99,6 +101,22 @@ def _dollars(text: str) -> float:
     return value
 
 
+def _shard(text: str) -> tuple[int, int]:
+    """``"i/N"`` -> ``(i, N)``, whole numbers with 1 <= i <= N."""
+    fix = (
+        "expected i/N, this machine's shard i of N (whole numbers, 1 <= i <= N), "
+        f"e.g. --shard 2/8; got {text!r}"
+    )
+    index, slash, count = text.strip().partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(fix) from None
+    if not slash or n < 1 or not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(fix)
+    return i, n
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cross-judge",
@@ -183,6 +201,17 @@ def _build_parser() -> argparse.ArgumentParser:
             "for a cascade panel (tiers:): ask every tier on every item, not only the items "
             "the escalation rule sends on. Costs every tier; stores the results "
             "'cross-judge calibrate' needs"
+        ),
+    )
+    review.add_argument(
+        "--shard",
+        type=_shard,
+        metavar="i/N",
+        help=(
+            "judge only shard i of N (1 <= i <= N): the items whose id hashes to it "
+            "(cross_judge.batch.shard_of), the same on every machine and in any input order, "
+            "so N machines, one shard each, judge every item once; items of other shards "
+            "are passed over. --resume needs the same shard"
         ),
     )
     review.add_argument(
@@ -443,21 +472,31 @@ class _ItemReader:
     Lines that cannot be judged are reported (with their line number) and skipped: not
     JSON, not an object, no usable ``query``, a context missing a template field, an id
     seen on an earlier line. Items whose ids are in ``done`` (a resumed run) are skipped
-    silently and counted.
+    silently and counted. With ``shard`` ``(i, N)``, so are the items of other shards
+    (:func:`~cross_judge.batch.shard_of`), before the duplicate check, so a duplicate is
+    reported by its own shard's run only; a line that is not an item has no id to place
+    it, and every shard's run reports it.
     """
 
     def __init__(
-        self, path: Path, critics: Sequence[Critic], done: set[str], console: Console
+        self,
+        path: Path,
+        critics: Sequence[Critic],
+        done: set[str],
+        console: Console,
+        shard: tuple[int, int] | None = None,
     ) -> None:
         self.path = path
         self.critics = critics
         self.done = done
         self.console = console
+        self.shard = shard
         self.bad_lines = 0
         self.already_done = 0
+        self.other_shards = 0
 
     def __iter__(self) -> Iterator[Item]:
-        from .batch import Item, ItemError
+        from .batch import Item, ItemError, shard_of
         from .errors import PromptError
 
         seen: dict[str, int] = {}
@@ -492,6 +531,9 @@ class _ItemReader:
                     item = Item.from_value(value)
                 except ItemError as exc:
                     self._skip(number, str(exc))
+                    continue
+                if self.shard is not None and shard_of(item.id, self.shard[1]) != self.shard[0]:
+                    self.other_shards += 1
                     continue
                 first = seen.get(item.id)
                 if first is not None:
@@ -627,6 +669,26 @@ def _count_lines(path: Path) -> int:
         return sum(1 for line in handle if line.strip())
 
 
+def _count_shard_items(path: Path, shard: tuple[int, int], done: set[str]) -> int:
+    """The items of ``shard`` not in ``done``, for the progress bar's total: one pass over
+    the file before the run (only when the bar is drawn). Bad lines are not counted."""
+    from .batch import Item, ItemError, shard_of
+
+    index, count = shard
+    total = 0
+    with open(path, "rb") as handle:
+        for raw in handle:
+            try:
+                value = json.loads(raw.removeprefix(codecs.BOM_UTF8))
+                if not isinstance(value, dict):
+                    continue
+                item = Item.from_value(value)
+            except (ValueError, RecursionError, ItemError):  # bad lines: the reader says why
+                continue
+            total += shard_of(item.id, count) == index and item.id not in done
+    return total
+
+
 @dataclass
 class _RunState:
     interrupted: bool = False
@@ -659,6 +721,7 @@ class _RunState:
             "items_judged": self.written,
             "items_already_done": reader.already_done,
             "lines_skipped": reader.bad_lines,
+            "items_other_shards": reader.other_shards,
             "calls": self.calls,
             "cache_hits": self.cache_hits,
             "calls_over_budget": self.budget_skips,
@@ -782,6 +845,8 @@ def _resume_command(args: argparse.Namespace) -> str:
         words += ["--prices", args.prices]
     if args.all_tiers:
         words.append("--all-tiers")
+    if args.shard is not None:
+        words += ["--shard", "{}/{}".format(*args.shard)]
     return shlex.join([*words, "--resume"])
 
 
@@ -856,8 +921,10 @@ def _review(args: argparse.Namespace) -> int:
             panel=Path(args.panel),
             options=options,
             all_tiers=args.all_tiers,
+            shard=args.shard,
         )
         if resume and out_path.exists() and out_path.stat().st_size > 0:
+            _check_same_shard(args, out_path, manifest)
             _check_same_panel(args, out_path, manifest, err)
         results = stack.enter_context(
             ResultsFile.open(out_path, resume=args.resume, retry_failed=args.retry_failed)
@@ -883,9 +950,13 @@ def _review(args: argparse.Namespace) -> int:
         budget = _file_budget(args, out_path, results, err)
         if budget is not None:
             options["budget_spent_before_usd"] = round(results.spent_usd, 6)
-        reader = _ItemReader(items_path, panel.critics, set(results.done_ids), err)
+        reader = _ItemReader(items_path, panel.critics, set(results.done_ids), err, args.shard)
         progress = not args.no_progress and sys.stderr.isatty()
-        total = max(0, _count_lines(items_path) - len(results.done_ids)) if progress else None
+        total: int | None = None
+        if progress and args.shard is not None:
+            total = _count_shard_items(items_path, args.shard, reader.done)
+        elif progress:
+            total = max(0, _count_lines(items_path) - len(results.done_ids))
         manifest.begin()
         state = _RunState()
         status = "failed"  # unless the run gets further
@@ -947,6 +1018,33 @@ def _note_dead_critics(batch: BatchResult, panel: str, err: Console) -> None:
             f"critic {stats.critic!r}: every call failed ({failed} of {asked}): {why}. "
             f"Check its {check} in {panel}",
         )
+
+
+def _check_same_shard(args: argparse.Namespace, out_path: Path, manifest: RunManifest) -> None:
+    """Refuse to resume ``out_path`` with another ``--shard`` (or none) than its last run
+    used, as its manifest records it: the file holds that shard's results, and another
+    shard's items are other machines' work. Not overridden by ``--allow-panel-change``
+    (the panel is the same). Without a readable manifest, :func:`_check_same_panel` says
+    that nothing can be checked."""
+    previous = manifest.previous_run()
+    if previous is None:
+        return
+    change = manifest.shard_change(previous)
+    if change is None:
+        return
+    was = previous.get("shard")
+    if was is None:
+        keep = "without --shard"
+    elif isinstance(was, dict) and {"index", "count"} <= was.keys():
+        keep = f"--shard {was['index']}/{was['count']}"
+    else:
+        keep = "the shard of its last run"
+    wanted = "the whole file" if args.shard is None else "shard {}/{}".format(*args.shard)
+    raise ConfigError(
+        f"--resume with another shard ({change}): {out_path} holds the results of its "
+        f"last run (started {previous.get('started_at', '?')}), and one results file holds "
+        f"one shard's items. Resume it {keep}, or write {wanted} to another --out"
+    )
 
 
 def _check_same_panel(
@@ -1035,6 +1133,9 @@ def _review_report(
         line += f", ${state.cost_usd:.4f}"
     if reader.already_done:
         line += f"; {_count(reader.already_done, 'item')} already in {out_path}"
+    if args.shard is not None:
+        line += "; shard {}/{}: ".format(*args.shard)
+        line += f"{_count(reader.other_shards, 'item')} of other shards passed over"
     if reader.bad_lines:
         line += f"; {_count(reader.bad_lines, 'line')} skipped for bad input"
     _say(out, line)

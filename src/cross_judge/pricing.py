@@ -9,9 +9,14 @@ never reported as $0.
 
 Costs follow each vendor's billing: uncached input, cache reads and cache writes, and
 output (reasoning included) at their own rates; DeepSeek's peak hours at its peak
-multiplier. :func:`worst_case_cost` bounds a call before it is made, for budget caps: the
-prompt counted roughly but never low (one token per three UTF-8 bytes), all of it
-uncached, plus ``max_tokens`` of output, at peak rates.
+multiplier. A call made through a vendor's batch API (OpenAI's Batch API, Anthropic's
+Message Batches) is priced with ``batch=True``: all of it at the entry's ``batch``
+multiplier (0.5: half price), never at a peak rate; a price without one (a vendor with no
+batch API, or a model the table has no batch rate for) refuses with a
+:class:`~cross_judge.errors.ConfigError` rather than guess. :func:`worst_case_cost` bounds
+a call before it is made, for budget caps: the prompt counted roughly but never low (one
+token per three UTF-8 bytes), all of it uncached, plus ``max_tokens`` of output, at peak
+rates (at the batch rate for a batch call).
 
 This module makes no network calls; the shipped table is read on first use.
 """
@@ -23,7 +28,7 @@ import math
 import os
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -49,6 +54,7 @@ __all__ = [
 
 _PER_TOKEN = 1e-6  # prices are per million tokens
 _MESSAGE_OVERHEAD_TOKENS = 16  # roles, separators and the chat template around the text
+_FIELDS = ("input", "output", "cache_read", "cache_write", "batch")  # of a model's entry
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})\Z")
 
 
@@ -71,20 +77,35 @@ class PeakHours:
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens. ``cache_read`` / ``cache_write`` default to ``input``."""
+    """USD per million tokens. ``cache_read`` / ``cache_write`` default to ``input``.
+
+    ``batch_multiplier`` is the fraction of these prices a call through the vendor's batch
+    API costs (0.5: half price, on every kind of token), ``None`` when the vendor has no
+    batch API or the table knows no batch rate for the model. ``vendor`` and ``model``
+    name the entry (for messages; not compared: equal rates are equal prices).
+    """
 
     input: float
     output: float
     cache_read: float | None = None
     cache_write: float | None = None
     peak: PeakHours | None = None
+    batch_multiplier: float | None = None
+    vendor: str | None = field(default=None, compare=False)
+    model: str | None = field(default=None, compare=False)
 
-    def cost(self, usage: Usage, *, at: datetime | None = None) -> float:
+    def cost(self, usage: Usage, *, at: datetime | None = None, batch: bool = False) -> float:
         """The cost of ``usage`` in USD; ``at`` (default now) decides peak pricing.
 
         ``usage.prompt_tokens`` includes the cache reads and writes, which are billed at
-        their own rates; the rest of the prompt at ``input``.
+        their own rates; the rest of the prompt at ``input``. With ``batch`` (a call made
+        through the vendor's batch API) all of it is multiplied by ``batch_multiplier``
+        and peak hours do not apply (a batch runs when the vendor schedules it).
+
+        Raises:
+            ConfigError: ``batch`` for a price without a ``batch_multiplier``.
         """
+        factor = self.batch_rate() if batch else None
         cached = min(usage.cache_read_tokens, usage.prompt_tokens)
         written = min(usage.cache_write_tokens, usage.prompt_tokens - cached)
         uncached = usage.prompt_tokens - cached - written
@@ -96,9 +117,29 @@ class Price:
             + written * write_rate
             + usage.completion_tokens * self.output
         ) * _PER_TOKEN
+        if factor is not None:
+            return dollars * factor
         if self.peak is not None and self.peak.applies(at or datetime.now(timezone.utc)):
             dollars *= self.peak.multiplier
         return dollars
+
+    def batch_rate(self) -> float:
+        """``batch_multiplier``, for pricing a batch call.
+
+        Raises:
+            ConfigError: there is none; the message names the vendor and model and how to
+                give the model a batch rate.
+        """
+        if self.batch_multiplier is not None:
+            return self.batch_multiplier
+        vendor = self.vendor or "this vendor"
+        model = f" for {self.model!r}" if self.model is not None else ""
+        raise ConfigError(
+            f"no batch price{model}: {vendor} has no batch API (or none the price table "
+            "knows a rate for), so a batch call cannot be priced; run its critics live, or "
+            "set the rate with register_price(..., batch=0.5) or 'batch: 0.5' in a price "
+            "file (a fraction of the listed prices)"
+        )
 
     @property
     def highest_multiplier(self) -> float:
@@ -162,31 +203,39 @@ def register_price(
     output: float,
     cache_read: float | None = None,
     cache_write: float | None = None,
+    batch: float | None = None,
 ) -> Price:
     """Set the price of ``model`` on ``vendor`` (USD per million tokens); ``"*"`` for every
     model of the vendor. Overrides the shipped table for the rest of the process.
+    ``batch`` is the fraction of these prices a call through the vendor's batch API costs
+    (0.5: half price); ``None``: batch calls cannot be priced.
 
     Raises:
-        ConfigError: a price is negative or not a finite number.
+        ConfigError: a price is negative or not a finite number; ``batch`` is not in
+            (0, 1].
     """
     where = f"register_price({model!r}, vendor={vendor!r})"
+    key_vendor = vendor.strip().lower()
     price = Price(
         input=_rate(where, "input", input),
         output=_rate(where, "output", output),
         cache_read=None if cache_read is None else _rate(where, "cache_read", cache_read),
         cache_write=None if cache_write is None else _rate(where, "cache_write", cache_write),
+        batch_multiplier=None if batch is None else _batch_multiplier(where, batch),
+        vendor=key_vendor,
+        model=model,
     )
     global _generation
     with _lock:
-        _registered[vendor.strip().lower(), model] = price
+        _registered[key_vendor, model] = price
         _generation += 1
     return price
 
 
 def load_prices(path: str | os.PathLike[str]) -> int:
     """Register every price in a YAML file shaped like the shipped ``prices.yaml``
-    (``vendors: {name: {peak: ..., models: {id: {input, output, ...}}}}``); returns how
-    many model prices were loaded.
+    (``vendors: {name: {peak: ..., models: {id: {input, output, ..., batch}}}}``); returns
+    how many model prices were loaded.
 
     Raises:
         ConfigError: the file is missing or malformed; the message names the file and the
@@ -223,14 +272,20 @@ def estimate_prompt_tokens(request: ChatRequest) -> int:
     return math.ceil(request.utf8_bytes() / 3) + _MESSAGE_OVERHEAD_TOKENS
 
 
-def worst_case_cost(price: Price, request: ChatRequest) -> float:
+def worst_case_cost(price: Price, request: ChatRequest, *, batch: bool = False) -> float:
     """The most ``request`` can cost: the estimated prompt, all uncached, plus
-    ``max_tokens`` of output, at the highest time-of-day rate."""
+    ``max_tokens`` of output, at the highest time-of-day rate; with ``batch`` (sent through
+    the vendor's batch API), at the batch rate instead.
+
+    Raises:
+        ConfigError: ``batch`` for a price without a ``batch_multiplier``.
+    """
+    factor = price.batch_rate() if batch else price.highest_multiplier
     usage = Usage(
         prompt_tokens=estimate_prompt_tokens(request), completion_tokens=request.max_tokens
     )
     base = Price(input=price.input, output=price.output)
-    return base.cost(usage) * price.highest_multiplier
+    return base.cost(usage) * factor
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -243,6 +298,20 @@ def _rate(where: str, name: str, value: object) -> float:
         )
     if value < 0:
         raise ConfigError(f"{where}: {name} must be >= 0, got {value!r}")
+    return float(value)
+
+
+def _batch_multiplier(where: str, value: object) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or not 0 < value <= 1
+    ):
+        raise ConfigError(
+            f"{where}: batch must be the fraction of the listed prices a batch call costs, "
+            f"greater than 0 and at most 1 (0.5: half price), got {value!r}"
+        )
     return float(value)
 
 
@@ -269,11 +338,9 @@ def _parse_table(text: str, *, source: str) -> tuple[str, dict[tuple[str, str], 
             at = f"{where}.models.{model}"
             if not isinstance(entry, dict):
                 raise ConfigError(f"{at}: expected {{input: ..., output: ...}}")
-            unknown = sorted(set(entry) - {"input", "output", "cache_read", "cache_write"})
+            unknown = sorted(set(entry) - {*_FIELDS})
             if unknown:
-                raise ConfigError(
-                    f"{at}: unknown field(s) {unknown}; use input, output, cache_read, cache_write"
-                )
+                raise ConfigError(f"{at}: unknown field(s) {unknown}; use {', '.join(_FIELDS)}")
             for needed in ("input", "output"):
                 if needed not in entry:
                     raise ConfigError(f"{at}: '{needed}' is required (USD per million tokens)")
@@ -283,6 +350,11 @@ def _parse_table(text: str, *, source: str) -> tuple[str, dict[tuple[str, str], 
                 cache_read=_optional_rate(at, "cache_read", entry),
                 cache_write=_optional_rate(at, "cache_write", entry),
                 peak=peak,
+                batch_multiplier=(
+                    None if entry.get("batch") is None else _batch_multiplier(at, entry["batch"])
+                ),
+                vendor=str(vendor).lower(),
+                model=str(model),
             )
     return str(data.get("as_of", "")), table
 
