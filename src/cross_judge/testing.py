@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime
 import functools
 import hashlib
 import ipaddress
@@ -56,6 +57,7 @@ import itertools
 import json
 import math
 import random
+import re
 import signal
 import socket
 import struct
@@ -71,7 +73,7 @@ from statistics import NormalDist
 from typing import Any, Literal, NamedTuple
 
 import anyio.to_thread
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 from aiohttp.abc import AbstractStreamWriter
 
 __all__ = ["PairwiseRates", "Persona", "Reply", "VendorServer", "pairwise_rates"]
@@ -665,6 +667,342 @@ def _all_text(messages: list[Any]) -> str:
     return "".join(_message_text(m.get("content")) for m in messages if isinstance(m, dict))
 
 
+class _Refusal(NamedTuple):
+    """Why a chat or Messages request gets an error instead of an answer."""
+
+    status: int
+    message: str
+    code: str | None = None  # the OpenAI error code (None: the status's default)
+
+    def body(self, api: _Api) -> bytes:
+        """The error body in the protocol ``api``."""
+        if api == "chat":
+            return _error_body(self.status, self.message, self.code)
+        return _anthropic_error_body(self.status, self.message)
+
+    def response(self, api: _Api) -> web.Response:
+        return web.Response(
+            body=self.body(api), status=self.status, headers={"Content-Type": "application/json"}
+        )
+
+
+def _request_refusal(body: Any, api: _Api, version: str | None) -> _Refusal | None:
+    """The 400 a request body gets before any scripted reply or persona, else ``None``:
+    not a JSON object, no ``model``, or (Messages) an invalid ``max_tokens`` or a sampling
+    parameter the API ``version`` refuses."""
+    if not isinstance(body, dict):
+        return _Refusal(400, "The request body is not a JSON object.")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        if api == "messages":
+            return _Refusal(400, "model: Field required")
+        return _Refusal(400, "You must provide a model parameter.")
+    if api == "messages":
+        invalid = _invalid_messages_request(body, version)
+        if invalid is not None:
+            return _Refusal(400, invalid)
+    return None
+
+
+def _unknown_model(model: str, api: _Api) -> _Refusal:
+    """The 404 of a request for a model no persona serves."""
+    if api == "messages":
+        return _Refusal(404, f"model: {model}")
+    return _Refusal(404, f"The model '{model}' does not exist", "model_not_found")
+
+
+def _persona_refusal(body: Mapping[str, Any], api: _Api) -> _Refusal | None:
+    """The 400 a request for a persona gets when its ``messages`` is not a list, else
+    ``None``."""
+    if not isinstance(body.get("messages"), list):
+        if api == "messages":
+            return _Refusal(400, "messages: Input should be a valid list")
+        return _Refusal(400, "'messages' must be a list of chat messages.")
+    return None
+
+
+class _Draw(NamedTuple):
+    """A persona's answer to one request: the decision, the vocabulary it was drawn from,
+    the text style, and the fault injected instead of it (``None``: none)."""
+
+    decision: _Decision
+    labels: tuple[str, ...]
+    style: str
+    fault: str | None
+
+
+def _fault_response(fault: str, api: _Api) -> web.Response:
+    """The response of a ``Persona.fault_rate`` fault (``"429"``, ``"500"``, ``"503"``,
+    ``"malformed"``) in the protocol ``api``."""
+    if fault == "429":
+        return web.Response(
+            body=_error_body(429) if api == "chat" else _anthropic_error_body(429),
+            status=429,
+            headers={"Content-Type": "application/json", "Retry-After": "0"},
+        )
+    if fault in ("500", "503"):
+        return _api_error_response(api, int(fault))
+    truncated = (
+        b'{"id": "chatcmpl-fault", "object": "chat.completion", "choices": [{"in'
+        if api == "chat"
+        else b'{"id": "msg_fault", "type": "message", "content": [{"ty'
+    )
+    return web.Response(body=truncated, headers={"Content-Type": "application/json"})
+
+
+# -- provider batches: state and wire shapes, without HTTP -----------------------------------
+
+_BatchProtocol = Literal["openai", "anthropic"]
+_BATCH_ENDPOINT = "/v1/chat/completions"
+_BATCH_WINDOW_S = 24 * 3600
+_OPENAI_MAX_FILE_BYTES = 200 * 1024 * 1024
+_OPENAI_MAX_BATCH_REQUESTS = 50_000
+_ANTHROPIC_MAX_BATCH_REQUESTS = 100_000
+_METADATA_MAX_PAIRS = 16
+_CUSTOM_ID = re.compile(r"[a-zA-Z0-9_-]{1,64}")
+_EXPIRED_MESSAGE = "This request could not be executed before the completion window expired."
+_CANCELLED_MESSAGE = "This request was not executed because the batch was cancelled."
+
+
+@dataclass
+class _SimFile:
+    """An uploaded (``purpose="batch"``) or generated (``"batch_output"``) file."""
+
+    id: str
+    filename: str
+    purpose: str
+    content: bytes
+    created_at: int
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "file",
+            "bytes": len(self.content),
+            "created_at": self.created_at,
+            "filename": self.filename,
+            "purpose": self.purpose,
+            "status": "processed",
+            "expires_at": None,
+            "status_details": None,
+        }
+
+
+@dataclass
+class _SimBatch:
+    """One submitted batch, OpenAI or Anthropic, and what became of it.
+
+    ``state``: ``"pending"`` until it ends, ``"cancelling"`` after a cancel, then
+    ``"ended"`` with ``outcome`` ``"completed"``, ``"failed"`` (OpenAI: input file
+    invalid), ``"expired"`` or ``"cancelled"``.
+    """
+
+    id: str
+    protocol: _BatchProtocol
+    created_at: float
+    requests: list[tuple[str, Any]]  # (custom_id, the request body), in input order
+    polls_to_end: int
+    version: str | None = None  # Anthropic: the anthropic-version of the create request
+    input_file_id: str = ""
+    metadata: dict[str, str] | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)  # OpenAI validation errors
+    polls: int = 0
+    state: Literal["pending", "cancelling", "ended"] = "pending"
+    outcome: Literal["completed", "failed", "expired", "cancelled"] | None = None
+    cancel_at: float | None = None
+    ended_at: float | None = None
+    output_file_id: str | None = None
+    error_file_id: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    results: bytes = b""  # Anthropic: the results JSONL once ended
+
+    def wire(self, results_origin: str) -> dict[str, Any]:
+        """The batch object of its protocol (``results_origin``: the Anthropic
+        ``results_url`` origin)."""
+        if self.protocol == "openai":
+            return self._openai_wire()
+        return self._anthropic_wire(results_origin)
+
+    def _openai_wire(self) -> dict[str, Any]:
+        created = int(self.created_at)
+        ended = None if self.ended_at is None else int(self.ended_at)
+        if self.state == "cancelling":
+            status = "cancelling"
+        elif self.state == "ended":
+            status = str(self.outcome)
+        else:
+            status = "validating" if self.polls == 0 else "in_progress"
+        validated = status not in ("validating", "failed")
+        counts = self.counts or {"total": len(self.requests), "completed": 0, "failed": 0}
+        model = None
+        if self.requests and isinstance(self.requests[0][1], dict):
+            first = self.requests[0][1].get("model")
+            model = first if isinstance(first, str) else None
+        return {
+            "id": self.id,
+            "object": "batch",
+            "endpoint": _BATCH_ENDPOINT,
+            "model": model,
+            "errors": {"object": "list", "data": self.errors} if self.errors else None,
+            "input_file_id": self.input_file_id,
+            "completion_window": "24h",
+            "status": status,
+            "output_file_id": self.output_file_id,
+            "error_file_id": self.error_file_id,
+            "created_at": created,
+            "in_progress_at": created if validated else None,
+            "expires_at": created + _BATCH_WINDOW_S,
+            "finalizing_at": ended if status == "completed" else None,
+            "completed_at": ended if status == "completed" else None,
+            "failed_at": ended if status == "failed" else None,
+            "expired_at": ended if status == "expired" else None,
+            "cancelling_at": None if self.cancel_at is None else int(self.cancel_at),
+            "cancelled_at": ended if status == "cancelled" else None,
+            "request_counts": counts,
+            "metadata": self.metadata,
+        }
+
+    def _anthropic_wire(self, results_origin: str) -> dict[str, Any]:
+        ended = self.state == "ended"
+        if ended:
+            counts = self.counts
+        else:
+            counts = {"processing": len(self.requests), "succeeded": 0, "errored": 0}
+            counts |= {"canceled": 0, "expired": 0}
+        return {
+            "id": self.id,
+            "type": "message_batch",
+            "processing_status": {"pending": "in_progress", "cancelling": "canceling"}.get(
+                self.state, "ended"
+            ),
+            "request_counts": counts,
+            "created_at": _rfc3339(self.created_at),
+            "ended_at": None if self.ended_at is None else _rfc3339(self.ended_at),
+            "expires_at": _rfc3339(self.created_at + _BATCH_WINDOW_S),
+            "archived_at": None,
+            "cancel_initiated_at": None if self.cancel_at is None else _rfc3339(self.cancel_at),
+            "results_url": (
+                f"{results_origin}/v1/messages/batches/{self.id}/results" if ended else None
+            ),
+        }
+
+
+def _rfc3339(timestamp: float) -> str:
+    """``timestamp`` as the Anthropic API writes times: RFC 3339 in UTC, ``Z``-suffixed."""
+    moment = datetime.datetime.fromtimestamp(timestamp, datetime.timezone.utc)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _batch_error(code: str, message: str, line: int | None, param: str | None) -> dict[str, Any]:
+    return {"code": code, "message": message, "param": param, "line": line}
+
+
+def _openai_batch_errors(content: bytes) -> tuple[list[tuple[str, Any]], list[dict[str, Any]]]:
+    """The requests of an OpenAI batch input file, and why it fails validation (empty
+    when it does not).
+
+    Each non-blank line must be a JSON object with a ``custom_id`` (a non-empty string,
+    unique in the file), ``method`` ``"POST"``, ``url`` ``"/v1/chat/completions"`` and a
+    ``body`` object with a ``model`` string, the same model on every line; at most 50,000
+    lines. Error codes: ``empty_file``, ``too_many_tasks``, ``invalid_json_line``,
+    ``duplicate_custom_id``, ``url_mismatch``, ``model_mismatch`` (as the Batch API
+    reports them), and ``invalid_request`` with the field as ``param`` for a missing or
+    mistyped field (the simulator's own code, where the API documents none). Lines are
+    numbered from 1, blank ones included.
+    """
+    requests: list[tuple[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    model: str | None = None
+    try:
+        text = content.decode()
+    except UnicodeDecodeError:
+        return [], [_batch_error("invalid_json_line", "The file is not UTF-8 text.", None, None)]
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            line = None
+        if not isinstance(line, dict):
+            message = "This line is not parseable as a valid JSON object."
+            errors.append(_batch_error("invalid_json_line", message, number, None))
+            continue
+        custom_id, body = line.get("custom_id"), line.get("body")
+        if not isinstance(custom_id, str) or not custom_id:
+            message = "custom_id must be a non-empty string."
+            errors.append(_batch_error("invalid_request", message, number, "custom_id"))
+        elif custom_id in seen:
+            message = (
+                "The custom_id for this request is a duplicate of another request. "
+                "The custom_id parameter must be unique for each request in a batch."
+            )
+            errors.append(_batch_error("duplicate_custom_id", message, number, "custom_id"))
+        else:
+            seen.add(custom_id)
+        if line.get("method") != "POST":
+            message = "method must be 'POST'."
+            errors.append(_batch_error("invalid_request", message, number, "method"))
+        if line.get("url") != _BATCH_ENDPOINT:
+            message = f"The url does not match the batch endpoint {_BATCH_ENDPOINT}."
+            errors.append(_batch_error("url_mismatch", message, number, "url"))
+        line_model = body.get("model") if isinstance(body, dict) else None
+        if not isinstance(body, dict):
+            message = "body must be a JSON object (a chat-completions request)."
+            errors.append(_batch_error("invalid_request", message, number, "body"))
+        elif not isinstance(line_model, str) or not line_model:
+            message = "body.model must be a non-empty string."
+            errors.append(_batch_error("invalid_request", message, number, "body.model"))
+        elif model is None:
+            model = line_model
+        elif line_model != model:
+            message = (
+                f"The model {line_model!r} does not match the model {model!r} of the other "
+                "requests in the file: a batch input file holds one model."
+            )
+            errors.append(_batch_error("model_mismatch", message, number, "body.model"))
+        requests.append((custom_id if isinstance(custom_id, str) else "", body))
+    if not requests and not errors:
+        errors.append(_batch_error("empty_file", "The input file has no requests.", None, None))
+    if len(requests) > _OPENAI_MAX_BATCH_REQUESTS:
+        message = f"The input file has more than {_OPENAI_MAX_BATCH_REQUESTS} requests."
+        errors.append(_batch_error("too_many_tasks", message, None, None))
+    return requests, errors
+
+
+def _anthropic_batch_refusal(body: Any) -> str | None:
+    """Why ``POST /v1/messages/batches`` refuses ``body`` with a 400, else ``None``.
+
+    ``requests`` must be a list of 1 to 100,000 objects, each with a ``custom_id``
+    matching ``^[a-zA-Z0-9_-]{1,64}$``, unique in the batch, and a ``params`` object.
+    The params themselves are checked as the batch runs (an invalid one is an
+    ``errored`` result), as the API does.
+    """
+    if not isinstance(body, dict):
+        return "The request body is not a JSON object."
+    requests = body.get("requests")
+    if not isinstance(requests, list):
+        return "requests: Field required (a list of requests)"
+    if not 1 <= len(requests) <= _ANTHROPIC_MAX_BATCH_REQUESTS:
+        return f"requests: List should have 1 to {_ANTHROPIC_MAX_BATCH_REQUESTS} items"
+    seen: set[str] = set()
+    for index, entry in enumerate(requests):
+        if not isinstance(entry, dict):
+            return f"requests.{index}: Input should be an object"
+        custom_id = entry.get("custom_id")
+        if not isinstance(custom_id, str) or _CUSTOM_ID.fullmatch(custom_id) is None:
+            return (
+                f"requests.{index}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
+            )
+        if custom_id in seen:
+            return f"requests.{index}.custom_id: Duplicate custom_id {custom_id!r} in the batch"
+        seen.add(custom_id)
+        if not isinstance(entry.get("params"), dict):
+            return f"requests.{index}.params: Input should be an object"
+    return None
+
+
 # -- the decision of a persona, without HTTP -------------------------------------------------
 
 _NORMAL = NormalDist()
@@ -866,12 +1204,48 @@ def pairwise_rates(persona: Persona, *, tie_share: float = 0.0) -> PairwiseRates
     )
 
 
+class _BatchRoute(NamedTuple):
+    """A provider-batch endpoint: its protocol, the resource, the id and the action."""
+
+    protocol: _BatchProtocol
+    resource: Literal["files", "batches"]
+    id: str | None
+    action: str | None
+
+
+def _batch_route(path: str) -> _BatchRoute | None:
+    """The batch or file endpoint ``path`` names (with or without ``/v1``), else ``None``.
+
+    ``/files``, ``/files/{id}``, ``/files/{id}/content``, ``/batches``, ``/batches/{id}``,
+    ``/batches/{id}/cancel`` (OpenAI); ``/messages/batches``, ``/messages/batches/{id}``,
+    ``/messages/batches/{id}/cancel`` and ``/results`` (Anthropic).
+    """
+    rest = path.removeprefix("/v1")
+    parts = rest.split("/")[1:] if rest.startswith("/") else []
+    protocol: _BatchProtocol = "openai"
+    if parts[:2] == ["messages", "batches"]:
+        protocol, parts = "anthropic", parts[1:]
+    if not parts or parts[0] not in ("files", "batches") or len(parts) > 3 or "" in parts:
+        return None
+    if protocol == "anthropic" and parts[0] != "batches":
+        return None
+    resource: Literal["files", "batches"] = "files" if parts[0] == "files" else "batches"
+    action = parts[2] if len(parts) == 3 else None
+    allowed: tuple[str | None, ...] = (None, "content") if resource == "files" else (None, "cancel")
+    if protocol == "anthropic":
+        allowed = (None, "cancel", "results")
+    if action not in allowed:
+        return None
+    return _BatchRoute(protocol, resource, parts[1] if len(parts) > 1 else None, action)
+
+
 class VendorServer:
     """A simulated LLM vendor on a loopback address, served from a thread.
 
     Endpoints: ``POST /v1/chat/completions`` (and ``/chat/completions``), the OpenAI
     protocol; ``POST /v1/messages`` (and ``/messages``), the Anthropic Messages API;
-    ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``. With ``api_key`` set, the
+    ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``; and the provider batch
+    endpoints described below. With ``api_key`` set, the
     first three require it (else 401): chat completions and models as
     ``Authorization: Bearer <api_key>``, messages as ``x-api-key: <api_key>`` (or, as the
     Anthropic API also accepts, the bearer header). The stats endpoints never do.
@@ -944,6 +1318,46 @@ class VendorServer:
     pair's digest stands for ``sha256(item)``), so a retry of a faulted request may
     succeed and a rerun against a fresh server faults on the same attempts.
 
+    Provider batches (half-price, asynchronous): OpenAI's Files and Batch API
+    (``POST /v1/files`` with ``purpose=batch`` and a JSONL ``file``; ``POST /v1/batches``;
+    ``GET /v1/batches/{id}``; ``POST /v1/batches/{id}/cancel``; ``GET /v1/files/{id}``
+    and ``/content``) and Anthropic's Message Batches (``POST /v1/messages/batches``;
+    ``GET /v1/messages/batches/{id}``; ``POST .../{id}/cancel``; ``GET .../{id}/results``),
+    each also without ``/v1``, with the same auth as the live endpoints. Each request in a
+    batch is answered exactly as the live endpoint answers the same body (same persona
+    draw, text and usage, an error status included: an unknown model is a 404, a Messages
+    body without ``max_tokens`` a 400), except that scripted replies (:meth:`script`,
+    :meth:`always`), ``Persona.fault_rate`` faults (a vendor retries those inside a
+    batch; the fault attempt counters do not move), latency and ``capacity`` do not
+    apply. They count in :meth:`item_requests` and use up ``resample`` draws like live
+    requests.
+
+    Timing is counted in polls, never in seconds: a batch ends on its ``batch_polls``-th
+    status poll (``GET`` of the batch) after creation, at once with 0 (the create
+    response shows it ended); :meth:`complete_batches` ends all now. Answers are computed
+    when it ends. An OpenAI batch reads ``"validating"`` until its first poll, then
+    ``"in_progress"``, then ``"completed"``: answered requests in the output file
+    (``{"id", "custom_id", "response": {"status_code": 200, "request_id", "body"},
+    "error": null}``), the others in the error file (a non-200 ``response`` whose body is
+    the error, or ``"response": null`` with ``"error": {"code": "batch_expired" |
+    "batch_cancelled", "message"}``); a file id is ``null`` when it would be empty. A
+    batch whose input file is invalid (see :func:`_openai_batch_errors`: one model per
+    file, unique ``custom_id``...) is created, then ``"failed"`` on its first poll with
+    ``errors.data`` of ``{"code", "message", "param", "line"}``, as the API reports it.
+    An Anthropic batch reads ``"in_progress"`` then ``"ended"`` with a ``results_url``;
+    a create request with a bad or duplicate ``custom_id`` gets a 400.
+
+    Failures: ``batch_failure_rate`` / ``batch_expiry_rate`` fail (HTTP 500) or expire
+    each request with a draw seeded by (batch id, ``custom_id``), batch ids being
+    counters per server; :meth:`fail_batch_request` and :meth:`expire_batch_request`
+    script the next request with a ``custom_id``; :meth:`expire_batch` expires a whole
+    batch. An OpenAI batch holding an expired request ends ``"expired"`` (expiry is a
+    batch event there); an Anthropic one ends ``"ended"`` with ``expired`` results.
+    Cancelling makes it ``"cancelling"``/``"canceling"``; the next poll ends it with every
+    request cancelled. Cancelling an ended batch, or reading an Anthropic batch's results
+    before it ends, gets a 400; downloading an uploaded (``purpose=batch``) file gets a
+    400, as the API refuses it.
+
     Every mutator is thread-safe. The server is started by :meth:`start`, ``with`` or
     ``async with``, and must be stopped (the context managers do it).
     """
@@ -963,6 +1377,9 @@ class VendorServer:
         difficulty: Mapping[str, float] | None = None,
         difficulty_seed: int = 0,
         better: Mapping[str, str | None] | None = None,
+        batch_polls: int = 1,
+        batch_failure_rate: float = 0.0,
+        batch_expiry_rate: float = 0.0,
     ) -> None:
         """Configure the server; nothing listens until :meth:`start`.
 
@@ -985,6 +1402,11 @@ class VendorServer:
         ``better`` maps pairwise queries to the better candidate's text, or ``None`` for a
         tie (see the class docstring); keys and texts are stripped, and a value that is
         neither a string nor ``None`` raises ``ValueError``.
+
+        ``batch_polls`` (an int >= 0) is how many status polls a provider batch takes to
+        end; ``batch_failure_rate`` and ``batch_expiry_rate`` (probabilities summing to at
+        most 1) make requests in a batch fail or expire (see "Provider batches" in the
+        class docstring). Invalid values raise ``ValueError``.
         """
         if capacity is not None and capacity < 1:
             raise ValueError(f"capacity must be >= 1 or None, got {capacity!r}")
@@ -992,6 +1414,19 @@ class VendorServer:
             raise ValueError(
                 f"error_correlation must be a number in [0, 1), got {error_correlation!r}; "
                 "0 makes personas err independently, values near 1 make them err together"
+            )
+        if isinstance(batch_polls, bool) or not isinstance(batch_polls, int) or batch_polls < 0:
+            raise ValueError(f"batch_polls must be an int >= 0, got {batch_polls!r}")
+        for name, rate in (
+            ("batch_failure_rate", batch_failure_rate),
+            ("batch_expiry_rate", batch_expiry_rate),
+        ):
+            if not (isinstance(rate, (int, float)) and 0.0 <= rate <= 1.0):
+                raise ValueError(f"{name} must be a probability in [0, 1], got {rate!r}")
+        if batch_failure_rate + batch_expiry_rate > 1.0:
+            raise ValueError(
+                "batch_failure_rate + batch_expiry_rate must be at most 1, got "
+                f"{batch_failure_rate!r} + {batch_expiry_rate!r}"
             )
         if host == "localhost":
             host = "127.0.0.1"
@@ -1050,6 +1485,20 @@ class VendorServer:
         self._port: int | None = None
         # Completion ids: a counter (cheaper than uuid4 per request); next() is atomic.
         self._ids = itertools.count(1)
+        # Provider batches. _batch_lock serialises batch and file state and is taken
+        # before self._lock, never while holding it.
+        self._batch_lock = threading.Lock()
+        self._batch_polls = batch_polls
+        self._batch_failure_rate = float(batch_failure_rate)
+        self._batch_expiry_rate = float(batch_expiry_rate)
+        self._files: dict[str, _SimFile] = {}
+        self._batches: dict[str, _SimBatch] = {}
+        self._scripted_batch: dict[str, deque[tuple[str, int, str | None]]] = {}
+        self._batch_ids: dict[str, itertools.count[int]] = {}
+        self._files_uploaded = 0
+        self._batches_created: Counter[str] = Counter()
+        self._batch_requests: Counter[str] = Counter()
+        self._batch_status_polls = 0
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -1261,6 +1710,212 @@ class VendorServer:
             else:
                 self._always[model] = reply
 
+    # -- provider batches ------------------------------------------------------------------
+
+    def complete_batches(self) -> list[str]:
+        """End every batch that has not ended, now, as its next due poll would; returns
+        their ids in creation order.
+
+        A pending batch completes (OpenAI ``"completed"``, or ``"expired"`` when any of
+        its requests expired; ``"failed"`` when its input file is invalid; Anthropic
+        ``"ended"``), a cancelling one is cancelled.
+        """
+        with self._batch_lock:
+            open_batches = [b for b in self._batches.values() if b.state != "ended"]
+            for batch in open_batches:
+                self._end_batch_locked(batch, cancelled=batch.state == "cancelling")
+        return [b.id for b in open_batches]
+
+    def expire_batch(self, batch_id: str) -> None:
+        """End batch ``batch_id`` now with every request expired, as when its 24 h window
+        passes: OpenAI status ``"expired"`` with each request in the error file
+        (``batch_expired``), Anthropic ``"ended"`` with each result ``expired``.
+
+        Raises ``KeyError`` for an unknown id and ``ValueError`` for a batch that ended.
+        """
+        with self._batch_lock:
+            batch = self._batches[batch_id]
+            if batch.state == "ended":
+                raise ValueError(f"batch {batch_id!r} already ended ({batch.outcome})")
+            self._end_batch_locked(batch, expire_all=True)
+
+    def fail_batch_request(
+        self, custom_id: str, *, status: int = 500, message: str | None = None
+    ) -> None:
+        """Make the next batch request with ``custom_id`` (either protocol) fail with HTTP
+        ``status`` (400-599) instead of being answered; one-shot, queued FIFO with
+        :meth:`expire_batch_request`.
+
+        OpenAI: an error-file line whose ``response`` has that status and an error body;
+        Anthropic: an ``errored`` result whose error type follows the status (500
+        ``api_error``, 529 ``overloaded_error``, 400 ``invalid_request_error``, ...).
+        """
+        if not 400 <= status <= 599:
+            raise ValueError(f"status must be in 400..599, got {status!r}")
+        with self._lock:
+            self._scripted_batch.setdefault(custom_id, deque()).append(("failed", status, message))
+
+    def expire_batch_request(self, custom_id: str) -> None:
+        """Make the next batch request with ``custom_id`` expire unanswered; one-shot. An
+        OpenAI batch holding an expired request ends ``"expired"``."""
+        with self._lock:
+            self._scripted_batch.setdefault(custom_id, deque()).append(("expired", 0, None))
+
+    def _new_id(self, prefix: str) -> str:
+        """The next id with ``prefix`` (a counter per prefix, so a batch's id does not
+        depend on the sizes of earlier batches); caller holds ``self._batch_lock``."""
+        counter = self._batch_ids.setdefault(prefix, itertools.count(1))
+        return f"{prefix}sim{next(counter):012d}"
+
+    def _add_batch_locked(self, batch: _SimBatch) -> None:
+        """Store a new batch, count it, and end it at once when ``batch_polls`` is 0;
+        caller holds ``self._batch_lock``."""
+        self._batches[batch.id] = batch
+        with self._lock:
+            self._batches_created[batch.protocol] += 1
+            self._batch_requests[batch.protocol] += len(batch.requests)
+        if batch.polls_to_end == 0:
+            self._end_batch_locked(batch)
+
+    def _poll_locked(self, batch: _SimBatch) -> None:
+        """One status poll of ``batch``: it ends on its ``polls_to_end``-th (an invalid
+        OpenAI batch fails on the first), a cancelling one on the next; caller holds
+        ``self._batch_lock``."""
+        with self._lock:
+            self._batch_status_polls += 1
+        if batch.state == "ended":
+            return
+        batch.polls += 1
+        if batch.state == "cancelling":
+            self._end_batch_locked(batch, cancelled=True)
+        elif batch.polls >= batch.polls_to_end or batch.errors:
+            self._end_batch_locked(batch)
+
+    def _end_batch_locked(
+        self, batch: _SimBatch, *, cancelled: bool = False, expire_all: bool = False
+    ) -> None:
+        """Answer ``batch``'s requests and end it; caller holds ``self._batch_lock``."""
+        batch.ended_at = time.time()
+        batch.state = "ended"
+        if batch.protocol == "openai" and batch.errors and not (cancelled or expire_all):
+            batch.outcome = "failed"
+            batch.counts = {"total": 0, "completed": 0, "failed": 0}
+            return
+        results = [
+            (custom_id, self._batch_result(batch, custom_id, body, cancelled, expire_all))
+            for custom_id, body in batch.requests
+        ]
+        if batch.protocol == "anthropic":
+            self._end_anthropic(batch, results, cancelled)
+        else:
+            self._end_openai(batch, results, cancelled)
+
+    def _batch_result(
+        self, batch: _SimBatch, custom_id: str, body: Any, cancelled: bool, expire_all: bool
+    ) -> tuple[str, int, Any]:
+        """What became of one request: ``("cancelled" | "expired", 0, None)``,
+        ``("failed", status, error body)``, or ``("answered", status, body)`` (the live
+        answer, an error status included)."""
+        api: _Api = "chat" if batch.protocol == "openai" else "messages"
+        if cancelled:
+            return "cancelled", 0, None
+        if expire_all:
+            return "expired", 0, None
+        with self._lock:
+            queue = self._scripted_batch.get(custom_id)
+            scripted = queue.popleft() if queue else None
+            if queue is not None and not queue:
+                del self._scripted_batch[custom_id]
+        if scripted is None and (self._batch_failure_rate or self._batch_expiry_rate):
+            u = random.Random(f"batch|{batch.id}|{custom_id}").random()
+            if u < self._batch_expiry_rate:
+                scripted = ("expired", 0, None)
+            elif u < self._batch_expiry_rate + self._batch_failure_rate:
+                scripted = ("failed", 500, None)
+        if scripted is not None:
+            kind, status, message = scripted
+            if kind == "expired":
+                return "expired", 0, None
+            error = _error_body(status, message) if api == "chat" else None
+            return "failed", status, json.loads(error or _anthropic_error_body(status, message))
+        status, answer = self._batch_answer(body, api, batch.version)
+        return "answered", status, answer
+
+    def _batch_answer(self, body: Any, api: _Api, version: str | None) -> tuple[int, Any]:
+        """The status and JSON body the live endpoint would answer ``body`` with, as a
+        vendor runs a batch: no scripted reply, no fault, no latency."""
+        refusal = _request_refusal(body, api, version)
+        if refusal is None:
+            model = str(body["model"])
+            with self._lock:
+                persona = self._personas.get(model, self._default_persona)
+            if persona is None:
+                refusal = _unknown_model(model, api)
+            elif (refusal := _persona_refusal(body, api)) is None:
+                draw = self._persona_draw(persona, model, body, faults=False)
+                return 200, self._persona_body(model, draw, body, api)
+        return refusal.status, json.loads(refusal.body(api))
+
+    def _end_openai(
+        self, batch: _SimBatch, results: list[tuple[str, tuple[str, int, Any]]], cancelled: bool
+    ) -> None:
+        output: list[bytes] = []
+        failed: list[bytes] = []
+        expired = False
+        for custom_id, (kind, status, payload) in results:
+            line: dict[str, Any] = {"id": self._new_id("batch_req_"), "custom_id": custom_id}
+            if kind in ("expired", "cancelled"):
+                expired = expired or kind == "expired"
+                code, text = (
+                    ("batch_expired", _EXPIRED_MESSAGE)
+                    if kind == "expired"
+                    else ("batch_cancelled", _CANCELLED_MESSAGE)
+                )
+                line |= {"response": None, "error": {"code": code, "message": text}}
+            else:
+                response = {"status_code": status, "request_id": self._new_id("req_")}
+                line |= {"response": response | {"body": payload}, "error": None}
+            encoded = json.dumps(line).encode() + b"\n"
+            (output if kind == "answered" and status == 200 else failed).append(encoded)
+        now = int(time.time())
+        if output:
+            batch.output_file_id = self._store_file_locked(
+                f"{batch.id}_output.jsonl", "batch_output", b"".join(output), now
+            )
+        if failed:
+            batch.error_file_id = self._store_file_locked(
+                f"{batch.id}_error.jsonl", "batch_output", b"".join(failed), now
+            )
+        batch.counts = {"total": len(results), "completed": len(output), "failed": len(failed)}
+        batch.outcome = "cancelled" if cancelled else "expired" if expired else "completed"
+
+    def _end_anthropic(
+        self, batch: _SimBatch, results: list[tuple[str, tuple[str, int, Any]]], cancelled: bool
+    ) -> None:
+        lines: list[bytes] = []
+        counts = Counter({"succeeded": 0, "errored": 0, "canceled": 0, "expired": 0})
+        for custom_id, (kind, status, payload) in results:
+            result: dict[str, Any]
+            if kind == "cancelled":
+                result = {"type": "canceled"}
+            elif kind == "expired":
+                result = {"type": "expired"}
+            elif kind == "answered" and status == 200:
+                result = {"type": "succeeded", "message": payload}
+            else:
+                error = dict(payload) | {"request_id": self._new_id("req_")}
+                result = {"type": "errored", "error": error}
+            counts[result["type"]] += 1
+            lines.append(json.dumps({"custom_id": custom_id, "result": result}).encode() + b"\n")
+        batch.results = b"".join(lines)
+        batch.counts = {"processing": 0, **counts}
+        batch.outcome = "cancelled" if cancelled else "completed"
+
+    def _store_file_locked(self, filename: str, purpose: str, content: bytes, now: int) -> str:
+        file = _SimFile(self._new_id("file-"), filename, purpose, content, now)
+        self._files[file.id] = file
+        return file.id
+
     # -- observation -------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
@@ -1274,6 +1929,12 @@ class VendorServer:
         ``rate_limited`` the 429s sent because ``capacity`` was full, and ``max_in_flight``
         the most requests being answered at once (those refused by ``capacity`` never count
         as being answered).
+
+        Provider batches are counted apart (none of their calls is in ``requests``,
+        ``by_model`` or ``max_in_flight``): ``files_uploaded`` the files accepted by
+        ``POST /v1/files``, ``batches`` and ``batch_requests`` the batches created and the
+        requests they hold, each as ``{"openai": n, "anthropic": n}``, and
+        ``batch_polls`` the status polls (``GET`` of a batch, either protocol).
         """
         with self._lock:
             return {
@@ -1285,6 +1946,10 @@ class VendorServer:
                 "faults": self._faults,
                 "faults_by_kind": dict(self._fault_kinds),
                 "rate_limited": self._rate_limited,
+                "files_uploaded": self._files_uploaded,
+                "batches": {p: self._batches_created[p] for p in ("openai", "anthropic")},
+                "batch_requests": {p: self._batch_requests[p] for p in ("openai", "anthropic")},
+                "batch_polls": self._batch_status_polls,
             }
 
     def item_requests(self) -> dict[str, int]:
@@ -1310,6 +1975,10 @@ class VendorServer:
             self._faults = 0
             self._fault_kinds.clear()
             self._rate_limited = 0
+            self._files_uploaded = 0
+            self._batches_created.clear()
+            self._batch_requests.clear()
+            self._batch_status_polls = 0
             self._recent.clear()
             if self._item_counts is not None:
                 self._item_counts.clear()
@@ -1354,12 +2023,168 @@ class VendorServer:
                 for m in models
             ]
             return _json_response({"object": "list", "data": data})
+        batch_route = _batch_route(path)
+        if batch_route is not None:
+            return await self._batch_endpoint(request, batch_route)
         if path == "/stats" and method == "GET":
             return _json_response(self.stats())
         if path == "/stats/reset" and method == "POST":
             self.reset_stats()
             return _json_response(self.stats())
         return _error_response(404, f"Unknown endpoint: {method} {path}")
+
+    # -- provider batch endpoints (server thread) ----------------------------------------
+
+    async def _batch_endpoint(self, request: web.BaseRequest, route: _BatchRoute) -> web.Response:
+        api: _Api = "chat" if route.protocol == "openai" else "messages"
+        expected = "POST" if route.id is None or route.action == "cancel" else "GET"
+        if request.method != expected:
+            return _Refusal(405, f"Use {expected} for {request.path}").response(api)
+        if not self._authorized(request, api):
+            return self._unauthorized(api)
+        if route.resource == "files":
+            if route.id is None:
+                return await self._upload_file(request)
+            return self._get_file(route.id, content=route.action == "content")
+        if route.id is None:
+            raw = await request.content.read()
+            try:
+                body: Any = json.loads(raw)
+            except ValueError:
+                body = None
+            if route.protocol == "openai":
+                return self._create_openai_batch(body)
+            return self._create_anthropic_batch(body, request)
+        origin = f"{request.scheme}://{request.host}"
+        with self._batch_lock:
+            batch = self._batches.get(route.id)
+            if batch is None or batch.protocol != route.protocol:
+                if api == "chat":
+                    return _Refusal(404, f"No batch found with id '{route.id}'.").response(api)
+                return _Refusal(404, f"message_batch_id: {route.id} not found").response(api)
+            if route.action is None:
+                self._poll_locked(batch)
+            elif route.action == "cancel":
+                if batch.state == "ended":
+                    message = f"Batch {batch.id} has ended ({batch.outcome}): nothing to cancel."
+                    return _Refusal(400, message).response(api)
+                if batch.state == "pending":
+                    batch.state, batch.cancel_at = "cancelling", time.time()
+            else:  # results
+                if batch.state != "ended":
+                    message = f"Batch {batch.id} is still processing: no results yet."
+                    return _Refusal(400, message).response(api)
+                return web.Response(
+                    body=batch.results, headers={"Content-Type": "application/binary"}
+                )
+            return _json_response(batch.wire(origin))
+
+    async def _upload_file(self, request: web.BaseRequest) -> web.Response:
+        """``POST /v1/files``: multipart with ``purpose`` ``"batch"`` and ``file``."""
+        if not request.content_type.startswith("multipart/"):
+            return _Refusal(400, "The request must be multipart/form-data.").response("chat")
+        purpose: str | None = None
+        filename, content = "", None
+        reader = await request.multipart()
+        while (part := await reader.next()) is not None:
+            if not isinstance(part, BodyPartReader):
+                continue
+            if part.name == "purpose":
+                purpose = (await part.text()).strip()
+            elif part.name == "file":
+                filename = part.filename or "upload.jsonl"
+                content = bytes(await part.read())
+            else:
+                await part.release()
+        if purpose is None:
+            return _Refusal(400, "Missing required parameter: 'purpose'.").response("chat")
+        if purpose != "batch":
+            message = f"Invalid purpose {purpose!r}: the simulated vendor accepts only 'batch'."
+            return _Refusal(400, message).response("chat")
+        if content is None:
+            return _Refusal(400, "Missing required parameter: 'file'.").response("chat")
+        if len(content) > _OPENAI_MAX_FILE_BYTES:
+            message = f"File is {len(content)} bytes; the batch limit is {_OPENAI_MAX_FILE_BYTES}."
+            return _Refusal(400, message).response("chat")
+        with self._batch_lock:
+            file_id = self._store_file_locked(filename, "batch", content, int(time.time()))
+            wire = self._files[file_id].wire()
+        with self._lock:
+            self._files_uploaded += 1
+        return _json_response(wire)
+
+    def _get_file(self, file_id: str, *, content: bool) -> web.Response:
+        with self._batch_lock:
+            file = self._files.get(file_id)
+        if file is None:
+            return _Refusal(404, f"No such File object: {file_id}").response("chat")
+        if not content:
+            return _json_response(file.wire())
+        if file.purpose == "batch":
+            message = "Not allowed to download files of purpose: batch"
+            return _Refusal(400, message).response("chat")
+        return web.Response(body=file.content, headers={"Content-Type": "application/jsonl"})
+
+    def _create_openai_batch(self, body: Any) -> web.Response:
+        """``POST /v1/batches``; the input file is validated as the batch runs (see
+        :func:`_openai_batch_errors`), so an invalid one makes a ``"failed"`` batch."""
+        if not isinstance(body, dict):
+            return _Refusal(400, "The request body is not a JSON object.").response("chat")
+        file_id, endpoint = body.get("input_file_id"), body.get("endpoint")
+        window, metadata = body.get("completion_window"), body.get("metadata")
+        if not isinstance(file_id, str):
+            return _Refusal(400, "Missing required parameter: 'input_file_id'.").response("chat")
+        if endpoint != _BATCH_ENDPOINT:
+            message = f"Invalid 'endpoint' {endpoint!r}: the simulated vendor serves only "
+            return _Refusal(400, message + f"{_BATCH_ENDPOINT!r}.").response("chat")
+        if window != "24h":
+            message = f"Invalid 'completion_window' {window!r}: only '24h' is supported."
+            return _Refusal(400, message).response("chat")
+        if metadata is not None and not (
+            isinstance(metadata, dict)
+            and len(metadata) <= _METADATA_MAX_PAIRS
+            and all(isinstance(v, str) for v in metadata.values())
+        ):
+            message = "Invalid 'metadata': at most 16 string keys with string values."
+            return _Refusal(400, message).response("chat")
+        with self._batch_lock:
+            file = self._files.get(file_id)
+            if file is None:
+                return _Refusal(404, f"No such File object: {file_id}").response("chat")
+            if file.purpose != "batch":
+                message = f"File {file_id} has purpose {file.purpose!r}, not 'batch'."
+                return _Refusal(400, message).response("chat")
+            requests, errors = _openai_batch_errors(file.content)
+            batch = _SimBatch(
+                self._new_id("batch_"),
+                "openai",
+                time.time(),
+                requests,
+                self._batch_polls,
+                input_file_id=file_id,
+                metadata=None if metadata is None else dict(metadata),
+                errors=errors,
+            )
+            self._add_batch_locked(batch)
+            return _json_response(batch.wire(""))
+
+    def _create_anthropic_batch(self, body: Any, request: web.BaseRequest) -> web.Response:
+        """``POST /v1/messages/batches`` (see :func:`_anthropic_batch_refusal`)."""
+        refusal = _anthropic_batch_refusal(body)
+        if refusal is not None:
+            return _Refusal(400, refusal).response("messages")
+        requests = [(entry["custom_id"], entry["params"]) for entry in body["requests"]]
+        with self._batch_lock:
+            batch = _SimBatch(
+                self._new_id("msgbatch_"),
+                "anthropic",
+                time.time(),
+                requests,
+                self._batch_polls,
+                version=request.headers.get("anthropic-version"),
+            )
+            self._add_batch_locked(batch)
+            return _json_response(batch.wire(f"{request.scheme}://{request.host}"))
 
     def _authorized(self, request: web.BaseRequest, api: _Api) -> bool:
         if self._api_key is None:
@@ -1433,16 +2258,10 @@ class VendorServer:
 
         if not self._authorized(request, api):
             return self._unauthorized(api)
-        if not isinstance(body, dict):
-            return _api_error_response(api, 400, "The request body is not a JSON object.")
-        if not isinstance(model, str) or not model:
-            if api == "messages":
-                return _api_error_response(api, 400, "model: Field required")
-            return _error_response(400, "You must provide a model parameter.")
-        if api == "messages":
-            invalid = _invalid_messages_request(body, request.headers.get("anthropic-version"))
-            if invalid is not None:
-                return _api_error_response(api, 400, invalid)
+        refusal = _request_refusal(body, api, request.headers.get("anthropic-version"))
+        if refusal is not None:
+            return refusal.response(api)
+        model = str(model)  # a non-empty string: _request_refusal checked
 
         with self._lock:
             reply = self._take_reply(model)
@@ -1450,20 +2269,16 @@ class VendorServer:
         if reply is not None:
             return await self._send_reply(request, reply, model, body, api)
         if persona is None:
-            if api == "messages":
-                return _api_error_response(api, 404, f"model: {model}")
-            return _error_response(
-                404, f"The model '{model}' does not exist", code="model_not_found"
-            )
-        messages = body.get("messages")
-        if not isinstance(messages, list):
-            if api == "messages":
-                return _api_error_response(api, 400, "messages: Input should be a valid list")
-            return _error_response(400, "'messages' must be a list of chat messages.")
-        system = _message_text(body.get("system")) if api == "messages" else ""
-        return await self._persona_answer(
-            persona, model, messages, api, system, temperature=body.get("temperature", 1.0)
-        )
+            return _unknown_model(model, api).response(api)
+        refusal = _persona_refusal(body, api)
+        if refusal is not None:
+            return refusal.response(api)
+        draw = self._persona_draw(persona, model, body, faults=True)
+        if draw.decision.delay:
+            await asyncio.sleep(draw.decision.delay)
+        if draw.fault is not None:
+            return _fault_response(draw.fault, api)
+        return _json_response(self._persona_body(model, draw, body, api))
 
     def _take_reply(self, model: str) -> Reply | None:
         """Pop a scripted reply, else the ``always`` one; caller holds ``self._lock``."""
@@ -1567,16 +2382,14 @@ class VendorServer:
             transport.abort()
         return _DroppedResponse()
 
-    async def _persona_answer(
-        self,
-        persona: Persona,
-        model: str,
-        messages: list[Any],
-        api: _Api,
-        system: str = "",
-        *,
-        temperature: object = 1.0,
-    ) -> web.StreamResponse:
+    def _persona_draw(
+        self, persona: Persona, model: str, body: Mapping[str, Any], *, faults: bool
+    ) -> _Draw:
+        """What ``persona`` answers a request ``body`` (already validated: ``messages`` is
+        a list) with. ``faults=False`` (batch requests) neither injects ``fault_rate``
+        faults nor advances the fault attempt counters."""
+        messages = body["messages"]
+        temperature = body.get("temperature", 1.0)
         user_text = _last_user_text(messages)
         pair = _pair_texts(user_text)
         pair_truth: str | None = None
@@ -1601,7 +2414,7 @@ class VendorServer:
                 # Unused without correlation: skip the lookup and the hash.
                 difficulty = self._difficulty_locked(item, user_text) if rho else 0.5
             fault: str | None = None
-            if persona.fault_rate > 0:
+            if faults and persona.fault_rate > 0:
                 attempt = self._attempts.get((model, digest), 0)
                 self._attempts[(model, digest)] = attempt + 1
                 frng = random.Random(f"fault|{persona.seed}|{model}|{digest}|{attempt}")
@@ -1631,32 +2444,22 @@ class VendorServer:
                 error_correlation=rho,
                 distractor_key=_distractor_key(item, self._difficulty_seed) if rho else 0,
             )
-        if decision.delay:
-            await asyncio.sleep(decision.delay)
+        return _Draw(decision, labels, persona.style, fault)
 
-        if fault == "429":
-            return web.Response(
-                body=_error_body(429) if api == "chat" else _anthropic_error_body(429),
-                status=429,
-                headers={"Content-Type": "application/json", "Retry-After": "0"},
-            )
-        if fault in ("500", "503"):
-            return _api_error_response(api, int(fault))
-        if fault == "malformed":
-            truncated = (
-                b'{"id": "chatcmpl-fault", "object": "chat.completion", "choices": [{"in'
-                if api == "chat"
-                else b'{"id": "msg_fault", "type": "message", "content": [{"ty'
-            )
-            return web.Response(body=truncated, headers={"Content-Type": "application/json"})
-        text = _render(
-            persona.style, decision.kind, round(decision.confidence, 2), decision.reasoning, labels
-        )
+    def _persona_body(
+        self, model: str, draw: _Draw, body: Mapping[str, Any], api: _Api
+    ) -> dict[str, Any]:
+        """The 200 body answering ``body`` with ``draw`` (a drawn fault aside), in the
+        protocol ``api``."""
+        decision = draw.decision
+        messages = body["messages"]
+        confidence = round(decision.confidence, 2)
+        text = _render(draw.style, decision.kind, confidence, decision.reasoning, draw.labels)
         if api == "messages":
-            prompt = system + _all_text(messages)
-            return _json_response(self._message(model, text, "end_turn", prompt=prompt))
+            prompt = _message_text(body.get("system")) + _all_text(messages)
+            return self._message(model, text, "end_turn", prompt=prompt)
         message = {"role": "assistant", "content": text}
-        return _json_response(self._completion(model, message, "stop", messages))
+        return self._completion(model, message, "stop", messages)
 
     def _completion(
         self,
