@@ -734,6 +734,32 @@ class Critic:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
         return _sync.run_sync(self.judge, query, context)
 
+    def verdict_from_batch(self, outcome: Completion | CallFailure) -> Verdict:
+        """The verdict for this critic's request answered through a vendor's batch API
+        (:mod:`cross_judge.provider_batches`): a completion is parsed as a live answer is
+        (labels, confidence, calibration, refusals, empty answers) and priced at the
+        model's batch rate; a failure is an ``ERROR`` verdict of its kind. Secrets are
+        redacted as for live verdicts. One attempt; ``elapsed_s`` is 0 (the batch's wall
+        time is the job's, not the request's).
+
+        Raises:
+            ConfigError: a completion reports usage, and the model has a price but no batch
+                rate (its vendor has no batch API the price table knows).
+        """
+        config = self._endpoint()
+        try:
+            api_key: str | None = resolve_api_key(config, self.api_key)
+        except MissingAPIKeyError:
+            api_key = None
+        hide = redactor_for(*secrets_of(config.base_url, api_key))
+        price = self.price()
+        started = time.perf_counter()
+        if isinstance(outcome, CallFailure):
+            verdict = self._failed(outcome.kind, str(outcome), started, attempts=1, price=price)
+        else:
+            verdict = self._verdict_from(outcome, 1, started, price=price, batch=True)
+        return _redacted(verdict, hide).model_copy(update={"elapsed_s": 0.0})
+
     def _verdict_from(
         self,
         completion: Completion,
@@ -742,14 +768,16 @@ class Critic:
         *,
         price: Price | None,
         cached: bool = False,
+        batch: bool = False,
     ) -> Verdict:
-        """The verdict for a completed call (or a cache hit: no usage, cost 0)."""
+        """The verdict for a completed call (or a cache hit: no usage, cost 0; or a batch
+        request: the batch rate)."""
         common = self._common(started, attempts)
         if cached:
             common.update(cached=True, cost_usd=0.0)
             completion = replace(completion, usage=None)
         elif price is not None and completion.usage is not None:
-            common["cost_usd"] = price.cost(completion.usage)
+            common["cost_usd"] = price.cost(completion.usage, batch=batch)
         if completion.refusal:
             return Verdict(
                 kind="ERROR",

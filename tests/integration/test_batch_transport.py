@@ -124,3 +124,38 @@ async def test_a_wrong_key_is_an_auth_failure_without_the_key(server: VendorServ
         await submit(judge._endpoint(), "sk-wrong-key-123", built)
     assert caught.value.kind is ErrorKind.AUTH
     assert "sk-wrong-key-123" not in str(caught.value)
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_batch_verdicts_equal_live_ones_at_half_the_price(
+    server: VendorServer, protocol: str
+) -> None:
+    from cross_judge.pricing import _clear_registered, register_price
+
+    vendor = "custom" if protocol == "openai" else "anthropic"
+    register_price("sim-a", vendor=vendor, input=2.0, output=8.0, batch=0.5)
+    try:
+        judge = critic(server, protocol)
+        config = judge._endpoint()
+        built, items = requests_for(judge, protocol)
+        batch_id = await submit(config, KEY, built)
+        await poll(config, KEY, batch_id)
+        outcomes = await fetch_results(config, KEY, batch_id, list(items))
+        async with judge:
+            for custom_id, item in items.items():
+                live = await judge.judge(item)
+                batched = judge.verdict_from_batch(outcomes[custom_id])
+                fields = ("kind", "confidence", "reasoning", "raw_response", "usage", "attempts")
+                assert [getattr(batched, f) for f in fields] == [getattr(live, f) for f in fields]
+                assert live.cost_usd is not None and batched.cost_usd is not None
+                assert batched.cost_usd == pytest.approx(live.cost_usd / 2)
+    finally:
+        _clear_registered()
+
+
+def test_a_failed_batch_request_is_an_error_verdict_of_its_kind(server: VendorServer) -> None:
+    judge = critic(server, "openai")
+    verdict = judge.verdict_from_batch(CallFailure(ErrorKind.BATCH, f"expired: {KEY} echoed"))
+    assert (verdict.kind, verdict.error_kind, verdict.attempts) == ("ERROR", ErrorKind.BATCH, 1)
+    assert verdict.error is not None and "expired" in verdict.error
+    assert KEY not in verdict.model_dump_json()
