@@ -543,6 +543,7 @@ def stream(
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: bool = False,
     budget_usd: Budget | float | None = None,
+    owner: Panel | None = None,
 ) -> ResultStream:
     """Judge items and hand out each result as it finishes (``Ensemble.stream``).
 
@@ -559,7 +560,9 @@ def stream(
     An item that cannot be judged (see :func:`judge_many`) ends the stream: items in
     flight finish and are handed out, then :class:`ItemError` is raised.
 
-    ``budget_usd`` caps the whole stream, as in :func:`judge_many`.
+    ``budget_usd`` caps the whole stream, as in :func:`judge_many`. ``owner`` is the panel
+    whose ``aclose()`` stops the stream (:func:`stop_streams`), ``ensemble`` by default;
+    the stream keeps it alive.
 
     Raises:
         ConfigError: the ensemble has no critics, ``concurrency`` is not an integer
@@ -581,7 +584,7 @@ def stream(
 
             await _judge_each(ensemble, _Feed(ensemble, items), limit, handed_out, budget)
 
-    return ResultStream(run, buffer=limit, owner=ensemble)
+    return ResultStream(run, buffer=limit, owner=ensemble if owner is None else owner)
 
 
 # -- the stream object --------------------------------------------------------------------------

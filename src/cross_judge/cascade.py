@@ -277,8 +277,6 @@ class Cascade:
     escalate: Escalation | EscalateRule = field(default_factory=Escalation)
     final: FinalTier = "decide"
 
-    _everything: _AllTiers = field(init=False, repr=False)
-
     def __post_init__(self) -> None:
         if isinstance(self.tiers, Ensemble) or not isinstance(self.tiers, Sequence):
             raise ConfigError(
@@ -326,7 +324,6 @@ class Cascade:
                 "escalate must be an Escalation(...) or a callable (result, tier) -> bool, "
                 f"got {rule!r}"
             )
-        self._everything = _AllTiers(self)
 
     # -- what the batch machinery reads ---------------------------------------------------
 
@@ -509,7 +506,7 @@ class Cascade:
         (:func:`~cross_judge.cascade_calibration.calibrate_cascade`) and :meth:`replay`
         need.
         """
-        panel = self._everything if all_tiers else self
+        panel = _AllTiers(self) if all_tiers else self
         return await judge_many(
             panel, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
         )
@@ -545,9 +542,14 @@ class Cascade:
         all_tiers: bool = False,
     ) -> ResultStream:
         """Judge items and hand out results as they finish (see :meth:`Ensemble.stream`)."""
-        panel = self._everything if all_tiers else self
+        panel = _AllTiers(self) if all_tiers else self
         return stream(
-            panel, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
+            panel,
+            items,
+            concurrency=concurrency,
+            progress=progress,
+            budget_usd=budget_usd,
+            owner=self,  # aclose() stops it, all_tiers or not
         )
 
     # -- replay ---------------------------------------------------------------------------
@@ -668,7 +670,6 @@ class Cascade:
     async def aclose(self) -> None:
         """Stop this cascade's streams on this event loop, then close every tier's pools."""
         await stop_streams(self)
-        await stop_streams(self._everything)
         for tier in self.tiers:
             await tier.aclose()
 
@@ -680,7 +681,11 @@ class Cascade:
 
 
 class _AllTiers:
-    """A cascade seen by the batch machinery as a panel whose ``judge`` asks every tier."""
+    """A cascade seen by the batch machinery as a panel whose ``judge`` asks every tier.
+
+    Made per call, never kept on the cascade: a cascade holding one would be a reference
+    cycle, freed only by the cycle collector (and with it a simulator a panel file
+    started for it)."""
 
     def __init__(self, cascade: Cascade) -> None:
         self.cascade = cascade

@@ -1285,3 +1285,19 @@ def test_critic_stats_measure_each_critic_against_its_own_tiers_consensus() -> N
     stats = batch.critic_stats()
     assert batch.verdicts[0].consensus == "REJECT"
     assert [stats[name].agreement for name in "abcs"] == [1.0, 1.0, 0.0, 1.0]
+
+
+def test_a_cascade_is_freed_as_soon_as_it_is_dropped(sim: VendorServer) -> None:
+    # No reference cycle: a simulator a panel file starts for a cascade stops with it.
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        cascade = two_tiers(sim)
+        cascade.judge_many_sync([FELINES], all_tiers=True)
+        dropped = weakref.ref(cascade)
+        del cascade
+        assert dropped() is None
+    finally:
+        gc.enable()
