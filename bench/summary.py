@@ -27,6 +27,8 @@ ORDER = (
     "cascade",
     "reliability",
     "bias",
+    "batch",
+    "ray",
     "stats",
     "vs_01",
 )

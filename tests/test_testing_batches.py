@@ -147,6 +147,16 @@ def test_openai_upload_returns_a_file_object() -> None:
     assert isinstance(file["created_at"], int)
 
 
+def test_an_upload_larger_than_aiohttps_default_body_cap_is_accepted() -> None:
+    lines = [openai_line(f"r{n}", chat_body("m", "x" * 1000)) for n in range(3000)]
+    content = jsonl(lines)
+    assert len(content) > 3 * 1024 * 1024
+    with serving() as (_, client):
+        response = upload(client, content)
+    assert response.status_code == 200, response.text
+    assert response.json()["bytes"] == len(content)
+
+
 def test_openai_upload_refuses_a_purpose_other_than_batch() -> None:
     with serving() as (_, client):
         response = upload(client, b"{}\n", purpose="fine-tune")

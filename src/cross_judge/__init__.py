@@ -4,6 +4,7 @@ Importing this package has no side effects: no files, no network, no environment
 and the heavy HTTP stacks load on the first call, not here.
 """
 
+from ._batch_job import BATCH_VENDORS, BatchOptions
 from ._version import __version__
 from .aggregation import (
     AggregationStrategy,
@@ -62,11 +63,13 @@ from .voting import (
 # first_disagreement, get_strategy and avg_confidence are the legacy aggregation's.
 __all__ = [
     "ABSTAIN",
+    "BATCH_VENDORS",
     "VENDORS",
     "VENDOR_DEFAULTS",
     "VOTING_STRATEGIES",
     "AggregationStrategy",
     "Answer",
+    "BatchOptions",
     "BatchResult",
     "Budget",
     "CacheStats",

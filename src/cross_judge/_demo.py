@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ._batch_job import BatchOptions
 from .core import Critic
 from .ensemble import Ensemble
 from .prompts import load_prompt
 from .testing import Persona, Reply, VendorServer
 from .verdict import EnsembleVerdict, Verdict
+
+if TYPE_CHECKING:
+    from .batch import Mode
 
 __all__ = ["DEMO_ITEMS", "DemoRow", "run_demo"]
 
@@ -64,13 +68,19 @@ class DemoRow:
     agreement: float
 
 
-async def run_demo(*, latency_scale: float = 1.0) -> tuple[list[DemoRow], dict[str, Any]]:
-    """Judge :data:`DEMO_ITEMS` with three simulated critics; return rows and run facts."""
+async def run_demo(
+    *, latency_scale: float = 1.0, mode: Mode = "live"
+) -> tuple[list[DemoRow], dict[str, Any]]:
+    """Judge :data:`DEMO_ITEMS` with three simulated critics; return rows and run facts.
+
+    ``mode="batch"`` sends every call through the simulator's OpenAI Batch API (files,
+    batches, results; each batch ends on its second poll) instead of live requests."""
     prompt = load_prompt("taxonomy-review@1")
     personas = [replace(p, latency=p.latency * latency_scale) for p in PERSONAS]
-    async with VendorServer(personas, gold=dict(DEMO_ITEMS)) as server:
-        # One rate-limited answer, to show a retry honouring Retry-After.
-        server.script(personas[0].model, Reply.status(429, retry_after=0.05))
+    async with VendorServer(personas, gold=dict(DEMO_ITEMS), batch_polls=2) as server:
+        if mode == "live":
+            # One rate-limited answer, to show a retry honouring Retry-After.
+            server.script(personas[0].model, Reply.status(429, retry_after=0.05))
         critics = [
             Critic(
                 name=p.model.removeprefix("sim-"),
@@ -87,7 +97,14 @@ async def run_demo(*, latency_scale: float = 1.0) -> tuple[list[DemoRow], dict[s
         )
         started = time.perf_counter()
         async with ensemble:
-            results = await _judge_all(ensemble)
+            if mode == "batch":
+                options = BatchOptions(vendors={"custom"}, poll_s=0.05, max_poll_s=0.2)
+                batch = await ensemble.judge_many(
+                    [item for item, _ in DEMO_ITEMS], mode="batch", batch=options
+                )
+                results = batch.verdicts
+            else:
+                results = await _judge_all(ensemble)
         elapsed = time.perf_counter() - started
         stats = server.stats()
     rows = [
@@ -104,6 +121,10 @@ async def run_demo(*, latency_scale: float = 1.0) -> tuple[list[DemoRow], dict[s
         "failed_calls": sum(1 for r in rows for v in r.verdicts if not v.is_valid),
         "correct": sum(1 for r in rows if r.consensus == r.gold),
         "prompt": prompt.ref,
+        "mode": mode,
+        "batches": sum(stats["batches"].values()),
+        "batch_requests": sum(stats["batch_requests"].values()),
+        "batch_polls": stats["batch_polls"],
     }
     return rows, facts
 

@@ -54,6 +54,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from ._batch_job import BatchOptions, check_batch_prices, run_job
 from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .budget import Budget
 from .errors import ConfigError, ErrorKind
@@ -90,6 +91,9 @@ DEFAULT_CONCURRENCY = 32
 """Items in flight at once unless the caller says otherwise."""
 
 Deliver = Callable[[int, EnsembleVerdict], Awaitable[None]]
+
+Mode = Literal["live", "batch"]
+"""How a batch's calls reach the vendors: live, or through their batch APIs."""
 
 
 class Panel(Protocol):
@@ -448,6 +452,8 @@ async def judge_many(
     concurrency: int = DEFAULT_CONCURRENCY,
     progress: bool = False,
     budget_usd: Budget | float | None = None,
+    mode: Mode = "live",
+    batch: BatchOptions | None = None,
 ) -> BatchResult:
     """Judge every item and return the results in input order (``Ensemble.judge_many``).
 
@@ -464,6 +470,14 @@ async def judge_many(
         budget_usd: a cap in USD for the whole batch (or a shared
             :class:`~cross_judge.budget.Budget`); calls that no longer fit are not made
             and give ``SKIPPED`` verdicts with ``error_kind="budget"``.
+        mode: ``"live"`` calls each vendor at once; ``"batch"`` sends the calls of
+            critics on vendors with a batch API through it, at about half the price,
+            results within the vendor's window (24 h), and the others live
+            (:mod:`cross_judge._batch_job`). In batch mode ``concurrency`` caps the live
+            calls per live critic; ``batch.window`` caps the items in flight.
+        batch: batch mode's options (:class:`~cross_judge.BatchOptions`: which vendors,
+            the ledger that makes a killed job resumable, polling, deadline); only with
+            ``mode="batch"``.
 
     Raises:
         ItemError: an item cannot be judged; nothing was sent.
@@ -474,7 +488,10 @@ async def judge_many(
             verdict, the others' verdicts stand.
     """
     limit = _check_concurrency(concurrency)
+    options = _check_mode(mode, batch)
     budget = _checked_budget(ensemble, budget_usd)
+    if options is not None:
+        check_batch_prices(ensemble, options)
     feed = _Feed(ensemble, items)
     checked: list[Item] = []
     try:
@@ -493,7 +510,11 @@ async def judge_many(
             results[index] = result
             bar.advance(result)
 
-        await _judge_each(ensemble, _Feed(ensemble, checked, checked=True), limit, deliver, budget)
+        again = _Feed(ensemble, checked, checked=True)
+        if options is None:
+            await _judge_each(ensemble, again, limit, deliver, budget)
+        else:
+            await run_job(ensemble, again, options, limit, deliver, budget)
     done = [r for r in results if r is not None]
     return BatchResult(
         verdicts=done,
@@ -501,6 +522,28 @@ async def judge_many(
         voting=_voting_name(ensemble.voting),
         elapsed_s=round(time.perf_counter() - started, 3),
     )
+
+
+def _check_mode(mode: object, batch: BatchOptions | None) -> BatchOptions | None:
+    """The batch options to run with, ``None`` for live mode.
+
+    Raises:
+        ConfigError: an unknown ``mode``, or ``batch`` options with ``mode="live"``.
+    """
+    if mode == "live":
+        if batch is not None:
+            raise ConfigError(
+                "batch= options apply to mode='batch' only; pass mode='batch', or drop batch="
+            )
+        return None
+    if mode == "batch":
+        if batch is not None and not isinstance(batch, BatchOptions):
+            raise ConfigError(
+                f"batch= takes a BatchOptions(...), got {type(batch).__name__}; e.g. "
+                "batch=BatchOptions(ledger='run.batches.jsonl')"
+            )
+        return batch if batch is not None else BatchOptions()
+    raise ConfigError(f"mode must be 'live' or 'batch', got {mode!r}")
 
 
 def _checked_budget(ensemble: Panel, budget_usd: Budget | float | None) -> Budget | None:
@@ -544,6 +587,8 @@ def stream(
     progress: bool = False,
     budget_usd: Budget | float | None = None,
     owner: Panel | None = None,
+    mode: Mode = "live",
+    batch: BatchOptions | None = None,
 ) -> ResultStream:
     """Judge items and hand out each result as it finishes (``Ensemble.stream``).
 
@@ -562,15 +607,21 @@ def stream(
 
     ``budget_usd`` caps the whole stream, as in :func:`judge_many`. ``owner`` is the panel
     whose ``aclose()`` stops the stream (:func:`stop_streams`), ``ensemble`` by default;
-    the stream keeps it alive.
+    the stream keeps it alive. ``mode="batch"`` (with ``batch`` options) goes through the
+    vendors' batch APIs as in :func:`judge_many`: ``batch.window`` items are in flight, and
+    results come as each round's batches end.
 
     Raises:
         ConfigError: the ensemble has no critics, ``concurrency`` is not an integer
-            >= 1, a critic's endpoint has become invalid since it was built, or a budget
-            is given and a critic's model has no known price (at once, not at iteration).
+            >= 1, a critic's endpoint has become invalid since it was built, a budget
+            is given and a critic's model has no known price, or the mode or batch options
+            are wrong (at once, not at iteration).
     """
     limit = _check_concurrency(concurrency)
+    options = _check_mode(mode, batch)
     budget = _checked_budget(ensemble, budget_usd)
+    if options is not None:
+        check_batch_prices(ensemble, options)
 
     async def run(deliver: Callable[[EnsembleVerdict], Awaitable[None]]) -> None:
         from ._progress import BatchProgress
@@ -582,7 +633,11 @@ def stream(
                 await deliver(result)
                 bar.advance(result)
 
-            await _judge_each(ensemble, _Feed(ensemble, items), limit, handed_out, budget)
+            feed = _Feed(ensemble, items)
+            if options is None:
+                await _judge_each(ensemble, feed, limit, handed_out, budget)
+            else:
+                await run_job(ensemble, feed, options, limit, handed_out, budget)
 
     return ResultStream(run, buffer=limit, owner=ensemble if owner is None else owner)
 

@@ -38,9 +38,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import anyio
 
 from . import _sync
+from ._batch_job import BatchOptions
 from .batch import (
     DEFAULT_CONCURRENCY,
     BatchResult,
+    Mode,
     ResultStream,
     judge_many,
     stop_streams,
@@ -499,6 +501,8 @@ class Cascade:
         progress: bool = False,
         budget_usd: Budget | float | None = None,
         all_tiers: bool = False,
+        mode: Mode = "live",
+        batch: BatchOptions | None = None,
     ) -> BatchResult:
         """Judge every item (see :meth:`Ensemble.judge_many`); results in input order.
 
@@ -508,7 +512,13 @@ class Cascade:
         """
         panel = _AllTiers(self) if all_tiers else self
         return await judge_many(
-            panel, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
+            panel,
+            items,
+            concurrency=concurrency,
+            progress=progress,
+            budget_usd=budget_usd,
+            mode=mode,
+            batch=batch,
         )
 
     def judge_many_sync(
@@ -519,6 +529,8 @@ class Cascade:
         progress: bool = False,
         budget_usd: Budget | float | None = None,
         all_tiers: bool = False,
+        mode: Mode = "live",
+        batch: BatchOptions | None = None,
     ) -> BatchResult:
         """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
         self.check_can_judge()
@@ -529,6 +541,8 @@ class Cascade:
             progress=progress,
             budget_usd=budget_usd,
             all_tiers=all_tiers,
+            mode=mode,
+            batch=batch,
         )
         return _sync.run_sync(call)
 
@@ -540,6 +554,8 @@ class Cascade:
         progress: bool = False,
         budget_usd: Budget | float | None = None,
         all_tiers: bool = False,
+        mode: Mode = "live",
+        batch: BatchOptions | None = None,
     ) -> ResultStream:
         """Judge items and hand out results as they finish (see :meth:`Ensemble.stream`)."""
         panel = _AllTiers(self) if all_tiers else self
@@ -550,6 +566,8 @@ class Cascade:
             progress=progress,
             budget_usd=budget_usd,
             owner=self,  # aclose() stops it, all_tiers or not
+            mode=mode,
+            batch=batch,
         )
 
     # -- replay ---------------------------------------------------------------------------

@@ -61,9 +61,10 @@ if TYPE_CHECKING:
     from anyio.abc import TaskStatus
     from rich.console import Console
 
+    from ._batch_job import BatchOptions
     from ._confidence_calibration import CalibrationMethod, ConfidenceCalibration
     from ._manifest import RunManifest
-    from .batch import BatchResult, Item, ResultsFile
+    from .batch import BatchResult, Item, Mode, ResultsFile
     from .budget import Budget
     from .cache import ResponseCache
     from .cascade import Cascade
@@ -98,6 +99,25 @@ def _dollars(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"expected a number of US dollars >= 0, got {text!r}")
+    return value
+
+
+def _names(text: str) -> frozenset[str]:
+    names = frozenset(n.strip().lower() for n in text.split(",") if n.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(
+            f"expected vendor names such as openai,custom; got {text!r}"
+        )
+    return names
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
     return value
 
 
@@ -215,6 +235,44 @@ def _build_parser() -> argparse.ArgumentParser:
         ),
     )
     review.add_argument(
+        "--mode",
+        choices=("live", "batch"),
+        default="live",
+        help=(
+            "live (default): call each vendor at once. batch: send the calls of critics on "
+            "vendors with a batch API (see --batch-vendors) through it, at about half the "
+            "price, results within the vendor's window (24 h); the others run live. The "
+            "submitted batches are recorded in OUT.batches.jsonl, so --resume after a kill "
+            "picks them up instead of paying twice"
+        ),
+    )
+    review.add_argument(
+        "--batch-vendors",
+        type=_names,
+        metavar="NAMES",
+        help=(
+            "with --mode batch: the comma-separated vendors whose batch API to use "
+            "(default: openai,anthropic); e.g. custom for an OpenAI-compatible gateway that "
+            "serves /v1/files and /v1/batches"
+        ),
+    )
+    review.add_argument(
+        "--deadline",
+        type=_seconds,
+        metavar="SECONDS",
+        help=(
+            "with --mode batch: stop waiting for batches after SECONDS; what is not back "
+            "is cancelled and asked live"
+        ),
+    )
+    review.add_argument(
+        "--poll",
+        type=_seconds,
+        metavar="SECONDS",
+        help="with --mode batch: seconds before the first poll of a batch (default 30; "
+        "later polls back off up to 10 minutes)",
+    )
+    review.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (by default it is drawn when stderr is a terminal)",
@@ -318,6 +376,12 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="X",
         help="multiply the simulated critics' latencies by X (default 1.0)",
     )
+    demo.add_argument(
+        "--mode",
+        choices=("live", "batch"),
+        default="live",
+        help="batch: send every call through the simulator's OpenAI Batch API instead",
+    )
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -325,7 +389,7 @@ def _build_parser() -> argparse.ArgumentParser:
 # -- demo ---------------------------------------------------------------------------------------
 
 
-def _run_demo(latency_scale: float) -> int:
+def _run_demo(latency_scale: float, mode: Mode = "live") -> int:
     import anyio
     from rich import box
     from rich.console import Console
@@ -335,7 +399,7 @@ def _run_demo(latency_scale: float) -> int:
 
     if latency_scale < 0:
         raise ConfigError("--latency-scale must be >= 0")
-    rows, facts = anyio.run(lambda: run_demo(latency_scale=latency_scale))
+    rows, facts = anyio.run(lambda: run_demo(latency_scale=latency_scale, mode=mode))
     console = Console()
     console.print(
         "[bold]cross-judge demo[/bold]: the critics are [bold yellow]simulated[/bold yellow] "
@@ -365,10 +429,20 @@ def _run_demo(latency_scale: float) -> int:
     console.print(table)
     if facts["retried_calls"]:
         console.print("[yellow]*[/yellow] answered after a retry (the vendor sent 429 first)")
+    if mode == "batch":
+        how = (
+            f"{facts['batch_requests']} requests in {facts['batches']} provider batches, "
+            f"{facts['batch_polls']} polls, {facts['requests']} live requests, "
+            f"{facts['failed_calls']} failed"
+        )
+    else:
+        how = (
+            f"{facts['requests']} HTTP requests, {facts['retried_calls']} retried, "
+            f"{facts['failed_calls']} failed"
+        )
     console.print(
         f"{len(rows)} items x {len(facts['critics'])} critics = {facts['calls']} verdicts "
-        f"({facts['requests']} HTTP requests, {facts['retried_calls']} retried, "
-        f"{facts['failed_calls']} failed) in {facts['elapsed_s']:.2f} s; "
+        f"({how}) in {facts['elapsed_s']:.2f} s; "
         f"consensus matched gold on {facts['correct']}/{len(rows)} items."
     )
     return EXIT_OK if facts["failed_calls"] == 0 else EXIT_FAILED
@@ -770,9 +844,10 @@ async def _judge_into(
     budget: Budget | None,
     state: _RunState,
     all_tiers: bool = False,
+    batch: BatchOptions | None = None,
 ) -> _RunState:
-    """Stream ``items`` through ``panel`` (every tier of a cascade with ``all_tiers``) and
-    append each result to ``results`` at once."""
+    """Stream ``items`` through ``panel`` (every tier of a cascade with ``all_tiers``; in
+    batch mode with ``batch``) and append each result to ``results`` at once."""
     import anyio
 
     from ._progress import BatchProgress
@@ -786,12 +861,20 @@ async def _judge_into(
         await group.start(_watch_interrupt, work, state)
         try:
             with work, BatchProgress(total, enabled=progress, console=console) as bar:
+                mode: Mode = "live" if batch is None else "batch"
                 if isinstance(panel, Cascade):
                     stream = panel.stream(
-                        items, concurrency=concurrency, budget_usd=budget, all_tiers=all_tiers
+                        items,
+                        concurrency=concurrency,
+                        budget_usd=budget,
+                        all_tiers=all_tiers,
+                        mode=mode,
+                        batch=batch,
                     )
                 else:
-                    stream = panel.stream(items, concurrency=concurrency, budget_usd=budget)
+                    stream = panel.stream(
+                        items, concurrency=concurrency, budget_usd=budget, mode=mode, batch=batch
+                    )
                 async with stream:
                     async for result in stream:
                         results.append(result)
@@ -847,6 +930,14 @@ def _resume_command(args: argparse.Namespace) -> str:
         words.append("--all-tiers")
     if args.shard is not None:
         words += ["--shard", "{}/{}".format(*args.shard)]
+    if args.mode != "live":
+        words += ["--mode", args.mode]
+    if args.batch_vendors is not None:
+        words += ["--batch-vendors", ",".join(sorted(args.batch_vendors))]
+    if args.deadline is not None:
+        words += ["--deadline", f"{args.deadline:g}"]
+    if args.poll is not None:
+        words += ["--poll", f"{args.poll:g}"]
     return shlex.join([*words, "--resume"])
 
 
@@ -878,6 +969,7 @@ def _review(args: argparse.Namespace) -> int:
     if not out_path.parent.exists():
         raise ConfigError(f"{out_path.parent} does not exist; create it or choose another path")
     concurrency = args.concurrency or spec.concurrency or DEFAULT_CONCURRENCY
+    batch = _batch_options(args, out_path)
     if args.prices is not None:
         load_prices(args.prices)
     cache = resolve_cache(args.cache) if args.cache else None
@@ -912,7 +1004,12 @@ def _review(args: argparse.Namespace) -> int:
             "retry_failed": args.retry_failed,
             "allow_panel_change": args.allow_panel_change,
             "simulated_critics": list(simulated),
+            "mode": args.mode,
         }
+        if batch is not None:
+            options["batch_vendors"] = sorted(batch.vendors)
+            options["batch_ledger"] = str(batch.ledger)
+            options["deadline_s"] = batch.deadline_s
         manifest = RunManifest.prepare(
             out_path,
             ensemble=panel,
@@ -957,6 +1054,12 @@ def _review(args: argparse.Namespace) -> int:
             total = _count_shard_items(items_path, args.shard, reader.done)
         elif progress:
             total = max(0, _count_lines(items_path) - len(results.done_ids))
+        if batch is not None:
+            _note(
+                err,
+                f"batch mode: {', '.join(sorted(batch.vendors))} through their batch APIs; "
+                f"submitted batches are recorded in {batch.ledger}",
+            )
         manifest.begin()
         state = _RunState()
         status = "failed"  # unless the run gets further
@@ -973,6 +1076,7 @@ def _review(args: argparse.Namespace) -> int:
                     budget=budget,
                     state=state,
                     all_tiers=args.all_tiers,
+                    batch=batch,
                 )
             )
             status = "interrupted" if state.interrupted else "done"
@@ -994,6 +1098,42 @@ def _review(args: argparse.Namespace) -> int:
     return _review_report(
         args, out_path, reader, state, simulated, elapsed, err, budget, results.spent_usd
     )
+
+
+def _batch_options(args: argparse.Namespace, out_path: Path) -> BatchOptions | None:
+    """Batch mode's options from the command line; ``None`` in live mode.
+
+    Raises:
+        ConfigError: a batch-only option without ``--mode batch``.
+    """
+    from ._batch_job import BATCH_VENDORS, BatchOptions
+
+    given = [
+        flag
+        for flag, value in (
+            ("--batch-vendors", args.batch_vendors),
+            ("--deadline", args.deadline),
+            ("--poll", args.poll),
+        )
+        if value is not None
+    ]
+    if args.mode != "batch":
+        if given:
+            raise ConfigError(f"{', '.join(given)} apply to --mode batch only; add --mode batch")
+        return None
+    poll = 30.0 if args.poll is None else max(args.poll, 0.001)
+    return BatchOptions(
+        vendors=args.batch_vendors or BATCH_VENDORS,
+        ledger=ledger_path(out_path),
+        poll_s=poll,
+        max_poll_s=max(600.0, poll),
+        deadline_s=args.deadline,
+    )
+
+
+def ledger_path(results: Path) -> Path:
+    """``OUT.jsonl`` -> ``OUT.jsonl.batches.jsonl``: batch mode's ledger beside the results."""
+    return results.with_name(results.name + ".batches.jsonl")
 
 
 def _note_dead_critics(batch: BatchResult, panel: str, err: Console) -> None:
@@ -1879,7 +2019,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "cache":
             return _cache(args)
         if args.command == "demo":
-            return _run_demo(args.latency_scale)
+            return _run_demo(args.latency_scale, args.mode)
         if args.command == "version":
             print(f"cross-judge {__version__}")
             return EXIT_OK

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 
 from . import _sync
+from ._batch_job import active_job
 from ._confidence_calibration import ConfidenceCalibration
 from ._limits import VendorGate
 from ._redact import Redactor, redacted_exception, redactor_for, secrets_of
@@ -66,6 +67,7 @@ from .vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
 from .verdict import Answer, Usage, Verdict, call_totals
 
 if TYPE_CHECKING:
+    from ._batch_job import _Job
     from .cache import ResponseCache
     from .prompts import PromptSpec
 
@@ -612,7 +614,23 @@ class Critic:
         spending: Budget | None,
         store: ResponseCache | None,
     ) -> Verdict:
-        """One call for ``request``: the cache, the key, the budget, the vendor."""
+        """One call for ``request``: the cache, the key, the budget, the vendor (or, in
+        batch mode, the vendor's batch API: :mod:`cross_judge._batch_job`)."""
+        job = active_job()
+        if job is None:
+            return await self._judge_one(config, request, price, spending, store, None)
+        with job.running():
+            return await self._judge_one(config, request, price, spending, store, job)
+
+    async def _judge_one(
+        self,
+        config: VendorConfig,
+        request: ChatRequest,
+        price: Price | None,
+        spending: Budget | None,
+        store: ResponseCache | None,
+        job: _Job | None,
+    ) -> Verdict:
         started = time.perf_counter()
         key = request.cache_key(config) if store is not None else ""
         if store is not None:
@@ -630,7 +648,8 @@ class Critic:
         reserved = 0.0
         if spending is not None:
             assert price is not None
-            reserved = worst_case_cost(price, request)
+            batched = job is not None and job.options.takes(config)
+            reserved = worst_case_cost(price, request, batch=batched)
             if not spending.reserve(reserved):
                 return self._over_budget(spending, reserved, started)
         spent: float | None = None
@@ -638,9 +657,17 @@ class Critic:
         try:
             # Redacted here, before the verdict is cached, returned, logged or written:
             # a vendor may echo the key (or the base URL's password) in any text it sends.
-            verdict = _redacted(
-                await self._call(config, request, api_key, price, started, hide), hide
-            )
+            if job is None:
+                answer = await self._call(config, request, api_key, price, started, hide)
+            else:
+                answer = await job.ask(
+                    self,
+                    config,
+                    request,
+                    api_key,
+                    lambda: self._call(config, request, api_key, price, started, hide),
+                )
+            verdict = _redacted(answer, hide)
             spent = verdict.cost_usd or 0.0
             if store is not None and verdict.is_valid and verdict.raw_response is not None:
                 await store.put(key, self._stored_completion(verdict))

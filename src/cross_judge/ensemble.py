@@ -41,9 +41,11 @@ import anyio
 from anyio.abc import TaskGroup
 
 from . import _sync
+from ._batch_job import BatchOptions, active_job
 from .batch import (
     DEFAULT_CONCURRENCY,
     BatchResult,
+    Mode,
     ResultStream,
     judge_many,
     stop_streams,
@@ -295,8 +297,11 @@ class Ensemble:
                 launch(calls_to_decide(self._strategy, done, n - len(done), self._kwargs), group)
 
         # No cancel scope without a deadline: one fewer per item on the batch hot path.
+        # In batch mode a call may wait hours for its batch: the job has its own deadline.
         deadline = (
-            anyio.move_on_after(self.deadline) if self.deadline is not None else nullcontext()
+            anyio.move_on_after(self.deadline)
+            if self.deadline is not None and active_job() is None
+            else nullcontext()
         )
         with deadline:
             async with anyio.create_task_group() as group:
@@ -474,14 +479,17 @@ class Ensemble:
         concurrency: int = DEFAULT_CONCURRENCY,
         progress: bool = False,
         budget_usd: Budget | float | None = None,
+        mode: Mode = "live",
+        batch: BatchOptions | None = None,
     ) -> BatchResult:
         """Judge every item, at most ``concurrency`` at once; results in input order.
 
         ``items``: strings, mappings (``id``, ``query``, ``context``, ``meta``) or
         :class:`~cross_judge.batch.Item` objects, sync or async. Every item is checked
         before the first call. ``budget_usd`` caps the whole batch: once it is spent, the
-        remaining calls are ``SKIPPED`` with ``error_kind="budget"``. See
-        :func:`cross_judge.batch.judge_many`.
+        remaining calls are ``SKIPPED`` with ``error_kind="budget"``. ``mode="batch"``
+        goes through the vendors' batch APIs at about half the price (``batch``:
+        :class:`~cross_judge.BatchOptions`). See :func:`cross_judge.batch.judge_many`.
 
         Raises:
             ItemError: an item cannot be judged (nothing was sent).
@@ -489,7 +497,13 @@ class Ensemble:
                 model has no known price.
         """
         return await judge_many(
-            self, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
+            self,
+            items,
+            concurrency=concurrency,
+            progress=progress,
+            budget_usd=budget_usd,
+            mode=mode,
+            batch=batch,
         )
 
     def judge_many_sync(
@@ -499,6 +513,8 @@ class Ensemble:
         concurrency: int = DEFAULT_CONCURRENCY,
         progress: bool = False,
         budget_usd: Budget | float | None = None,
+        mode: Mode = "live",
+        batch: BatchOptions | None = None,
     ) -> BatchResult:
         """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
         self.check_can_judge()  # here too: no bridge thread for a call that cannot run
@@ -508,6 +524,8 @@ class Ensemble:
             concurrency=concurrency,
             progress=progress,
             budget_usd=budget_usd,
+            mode=mode,
+            batch=batch,
         )
         return _sync.run_sync(call)
 
@@ -518,16 +536,25 @@ class Ensemble:
         concurrency: int = DEFAULT_CONCURRENCY,
         progress: bool = False,
         budget_usd: Budget | float | None = None,
+        mode: Mode = "live",
+        batch: BatchOptions | None = None,
     ) -> ResultStream:
         """Judge items and hand out results as they finish: ``async for r in
         ensemble.stream(items)``. Items are read lazily, so memory stays flat.
-        ``budget_usd`` caps the whole stream. See :func:`cross_judge.batch.stream`.
+        ``budget_usd`` caps the whole stream; ``mode="batch"`` goes through the vendors'
+        batch APIs. See :func:`cross_judge.batch.stream`.
 
         Raises:
             ConfigError: the ensemble has no critics (at once, before any item is read).
         """
         return stream(
-            self, items, concurrency=concurrency, progress=progress, budget_usd=budget_usd
+            self,
+            items,
+            concurrency=concurrency,
+            progress=progress,
+            budget_usd=budget_usd,
+            mode=mode,
+            batch=batch,
         )
 
     def aggregate_verdicts(

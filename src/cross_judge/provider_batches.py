@@ -66,16 +66,28 @@ _ID_PREFIX = "cj-"
 _ID_HEX = 48
 
 
-def request_id(item_id: str, critic: str, *, order: str | None = None, sample: int = 0) -> str:
+def request_id(
+    item_id: str,
+    critic: str,
+    *,
+    order: str | None = None,
+    sample: int = 0,
+    variant: str | None = None,
+) -> str:
     """The ``custom_id`` of the request asking ``critic`` about item ``item_id`` (shown in
-    ``order`` for a pair judged in both orders, ``sample`` for a sampled critic).
+    ``order`` for a pair judged in both orders, ``sample`` for a sampled critic;
+    ``variant`` tells apart any other requests of one critic about one item, e.g. the
+    request's :meth:`~cross_judge.transport.ChatRequest.cache_key`, as batch mode uses).
 
     ``cj-`` and 48 hex digits of sha256 over the four values: the same on every machine and
     run (so a resumed job recognises its results), distinct for any two requests in
     practice (192 bits), and within Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` whatever the item
     id holds (spaces, slashes, any script, any length).
     """
-    key = json.dumps([item_id, critic, order, sample], ensure_ascii=False)
+    parts: list[object] = [item_id, critic, order, sample]
+    if variant is not None:  # absent: ids made without one are unchanged
+        parts.append(variant)
+    key = json.dumps(parts, ensure_ascii=False)
     return _ID_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:_ID_HEX]
 
 

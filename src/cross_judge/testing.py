@@ -484,6 +484,10 @@ class _DroppedResponse(web.StreamResponse):
         raise ConnectionResetError("connection dropped on purpose by cross_judge.testing")
 
 
+_MAX_BODY_BYTES = 300 * 1024 * 1024
+"""The largest request body the simulator reads: above both vendors' batch limits."""
+
+
 class _CountingServer(web.Server):
     """aiohttp's low-level server, counting the TCP connections it accepts."""
 
@@ -494,6 +498,20 @@ class _CountingServer(web.Server):
     def connection_made(self, handler: web.RequestHandler, transport: asyncio.Transport) -> None:
         self._on_connection()
         super().connection_made(handler, transport)
+
+    def _make_request(
+        self,
+        message: Any,
+        payload: Any,
+        protocol: Any,
+        writer: Any,
+        task: asyncio.Task[None],
+    ) -> web.BaseRequest:
+        # aiohttp caps a body at 1 MiB; a batch upload may be 200 MB (OpenAI) or 256 MB
+        # (Anthropic), and the vendors' own limits are checked by the handlers.
+        return web.BaseRequest(
+            message, payload, protocol, writer, task, self._loop, client_max_size=_MAX_BODY_BYTES
+        )
 
 
 class _Run:

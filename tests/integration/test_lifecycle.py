@@ -100,6 +100,14 @@ def test_demo_runs_offline_and_says_the_critics_are_simulated(
     assert "12 items x 3 critics = 36 verdicts" in out and "1 retried, 0 failed" in out
 
 
+def test_demo_in_batch_mode_goes_through_the_simulated_batch_api(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["demo", "--mode", "batch", "--latency-scale", "0"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "36 requests in 3 provider batches" in out and "0 live requests, 0 failed" in out
+
+
 def test_cli_without_a_command_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "demo" in capsys.readouterr().out

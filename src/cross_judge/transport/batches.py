@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from ..provider_batches import BatchRequest, Outcome
     from ..vendors import VendorConfig
 
-__all__ = ["BatchState", "fetch_results", "poll", "submit"]
+__all__ = ["BatchState", "cancel", "fetch_results", "poll", "submit"]
 
 _OPENAI_ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 
@@ -89,6 +89,21 @@ async def poll(config: VendorConfig, api_key: str | None, batch_id: str) -> Batc
         counts = batch.request_counts.model_dump() if batch.request_counts else {}
         status = str(batch.status)
         return BatchState(batch_id, status, status in _OPENAI_ENDED, _ints(counts))
+
+
+async def cancel(config: VendorConfig, api_key: str | None, batch_id: str) -> None:
+    """Ask the vendor to cancel batch ``batch_id``; requests it has already finished are
+    kept (and billed) by the vendor.
+
+    Raises:
+        CallFailure: the vendor refused or could not be asked (the vendor's message kept).
+    """
+    if config.protocol == "anthropic":
+        async with _anthropic(config, api_key) as client:
+            await client.messages.batches.cancel(batch_id)
+        return
+    async with _openai(config, api_key) as client:
+        await client.batches.cancel(batch_id)
 
 
 async def fetch_results(
