@@ -29,6 +29,7 @@ from .errors import (
     ItemTooLongError,
     MissingAPIKeyError,
     PromptError,
+    SharedLimitError,
     UnknownVendorError,
 )
 from .panel import JudgePanel
@@ -93,6 +94,7 @@ __all__ = [
     "PromptError",
     "ResponseCache",
     "Reviewer",
+    "SharedLimitError",
     "UnknownVendorError",
     "Usage",
     "VendorConfig",

@@ -82,6 +82,15 @@ Fast path: with no ``max_concurrency``, no ``rpm`` and no 429 seen, a gate finds
 limiter and creates none: no lock, no queue, no state. The first 429 creates the limiter
 that holds the adaptive state (the model's, or the endpoint's).
 
+Across processes: a vendor's ``shared`` limit (a
+:class:`~cross_judge.shared_limit.SharedLimit`, set with
+:func:`~cross_judge.vendors.set_vendor_limits`) is one more gate, passed last: an attempt
+admitted by its loop-local limiters then waits for a permit leased from a broker that
+other processes or Ray actors share, within what is left of the same ``within``, and gives
+it back in ``leave`` with its outcome (which the broker's own AIMD learns from: successes,
+429s with their ``Retry-After``). Its rules are in :mod:`cross_judge.shared_limit`. The
+fast path only checks that no shared limit is set.
+
 Limiters are loop-bound (their queue uses anyio events), so they are kept per running
 event loop (asyncio) or per run (trio, keyed by its root task), like the connection pools
 of :mod:`cross_judge.transport._pool`, and within it per vendor name, endpoint origin and
@@ -90,8 +99,9 @@ no lock; the registry of limiters has one. Nothing is created at import time. Li
 scopes changed with :func:`~cross_judge.vendors.set_vendor_limits` apply from the next
 attempt on (a scope change leaves the state kept under the old scope behind).
 
-What it does not do: retry (that is :mod:`cross_judge._retry`'s job), share limits across
-processes or event loops, tell two API keys on one endpoint apart, or read
+What it does not do: retry (that is :mod:`cross_judge._retry`'s job), share the limits
+above across processes or event loops (a ``shared`` limit does that for concurrency; ``rpm``
+pacing stays per loop), tell two API keys on one endpoint apart, or read
 ``x-ratelimit-*`` headers.
 """
 
@@ -112,6 +122,7 @@ from .transport import CallFailure
 from .transport._pool import _loop_token, endpoint_key
 
 if TYPE_CHECKING:
+    from .shared_limit import SharedLimit
     from .vendors import VendorConfig
 
 __all__ = ["Pacer", "VendorGate", "VendorLimiter", "limiter_for", "pause_after_rate_limit"]
@@ -497,7 +508,15 @@ class VendorGate:
     exception, cancellation included). It implements :class:`cross_judge._retry.Gate`.
     """
 
-    __slots__ = ("_config", "_endpoint", "_endpoint_epoch", "_model", "_own", "_own_epoch")
+    __slots__ = (
+        "_config",
+        "_endpoint",
+        "_endpoint_epoch",
+        "_model",
+        "_own",
+        "_own_epoch",
+        "_shared",
+    )
 
     def __init__(self, config: VendorConfig, model: str | None = None) -> None:
         self._config = config
@@ -506,6 +525,7 @@ class VendorGate:
         self._endpoint_epoch = 0
         self._own: VendorLimiter | None = None
         self._own_epoch = 0
+        self._shared: SharedLimit | None = None
 
     @property
     def vendor(self) -> str:
@@ -521,13 +541,17 @@ class VendorGate:
         config = self._config
         limited = config.max_concurrency is not None or config.rpm is not None
         if not limited and not _by_loop:
+            if config.shared is not None:
+                await self._enter_shared(config.shared, within)
             return  # the fast path: no limits, no 429 seen anywhere
         endpoint_key = _endpoint_key_of(config)
         endpoint = _obtain(endpoint_key, config) if limited else _find(endpoint_key)
         model_key = _model_key_of(config, self._model)
         own = _find(model_key) if model_key is not None else None
         if endpoint is None and own is None:
-            return  # the fast path: no limits, no 429 seen for this model or endpoint
+            if config.shared is not None:
+                await self._enter_shared(config.shared, within)
+            return  # no loop-local limits: no limits, no 429 seen for this model or endpoint
         end = anyio.current_time() + within
         if own is not None:
             self._own_epoch = await own.admit(within)
@@ -544,9 +568,26 @@ class VendorGate:
                     own.withdraw()
                 raise
             self._endpoint = endpoint
+        if config.shared is not None:
+            try:
+                await self._enter_shared(config.shared, end - anyio.current_time())
+            except BaseException:
+                self._endpoint = self._own = None
+                if endpoint is not None:
+                    endpoint.withdraw()
+                if own is not None:
+                    own.withdraw()
+                raise
+
+    async def _enter_shared(self, shared: SharedLimit, within: float) -> None:
+        await shared.acquire(within)
+        self._shared = shared  # released by leave() even if the vendor's config changes
 
     def leave(self, outcome: BaseException | None) -> None:
-        """Free the attempt's slots and report how it ended."""
+        """Free the attempt's slots and permit, and report how it ended."""
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            shared.release(outcome)
         endpoint, self._endpoint = self._endpoint, None
         own, self._own = self._own, None
         if endpoint is not None:

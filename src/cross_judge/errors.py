@@ -19,6 +19,7 @@ The raised tree::
           ├── MissingAPIKeyError (RuntimeError)     no key argument and no env var
           └── PromptError                           template cannot be rendered safely
                └── ItemTooLongError                 item over a critic's max_item_chars
+     └── SharedLimitError (ConnectionError)        a shared limit's broker unreachable
 
 The extra bases keep cross-judge 0.1 code working: 0.1 raised ``KeyError`` for an unknown
 vendor and ``RuntimeError`` for a missing key, and ``except KeyError`` still catches it.
@@ -35,6 +36,7 @@ __all__ = [
     "ItemTooLongError",
     "MissingAPIKeyError",
     "PromptError",
+    "SharedLimitError",
     "UnknownVendorError",
 ]
 
@@ -69,6 +71,16 @@ class ItemTooLongError(PromptError):
 
     A :class:`PromptError`, so code that checks items by rendering them (``judge_many``,
     the CLI) reports it as it reports a missing template field.
+    """
+
+
+class SharedLimitError(CrossJudgeError, ConnectionError):
+    """A shared limit's broker (:mod:`cross_judge.shared_limit`) could not be reached, or
+    refused or garbled an exchange.
+
+    Raised by ``SharedLimit.acquire`` inside a call, so it ends up in that critic's
+    verdict (``error_kind="internal"``), never out of ``judge()``; the message says what to
+    check.
     """
 
 

@@ -67,6 +67,8 @@ from .errors import ConfigError, MissingAPIKeyError, UnknownVendorError
 if TYPE_CHECKING:
     import openai
 
+    from .shared_limit import SharedLimit
+
 __all__ = [
     "VENDORS",
     "VENDOR_DEFAULTS",
@@ -214,6 +216,11 @@ class VendorConfig:
             to the same model on this endpoint only, as vendors and gateways that limit
             each model need; ``"endpoint"`` every call to this endpoint, for vendors
             that limit per account (DeepSeek).
+        shared: a :class:`~cross_judge.shared_limit.SharedLimit`: every attempt to this
+            vendor (any endpoint, model or critic) also holds one of its permits, leased
+            from a broker shared with other processes or Ray actors, after passing the
+            loop-local limits above. ``None`` (default) = limits are per event loop.
+            Compared by identity; set it with :func:`set_vendor_limits`.
     """
 
     name: str
@@ -227,6 +234,7 @@ class VendorConfig:
     rpm: float | None = None
     max_tokens_field: str = "max_tokens"
     limit_scope: LimitScope = "model"
+    shared: SharedLimit | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name != self.name.strip():
@@ -248,6 +256,8 @@ class VendorConfig:
             _check_max_concurrency(f"vendor {self.name!r}", self.max_concurrency)
         if self.rpm is not None:
             _check_rpm(f"vendor {self.name!r}", self.rpm)
+        if self.shared is not None:
+            _check_shared(f"vendor {self.name!r}", self.shared)
 
     def __repr__(self) -> str:
         # A base URL may carry credentials (https://user:password@host/v1): never shown.
@@ -385,6 +395,7 @@ def set_vendor_limits(
     max_concurrency: int | Literal[_Keep.KEEP] | None = _KEEP,
     rpm: float | Literal[_Keep.KEEP] | None = _KEEP,
     limit_scope: LimitScope | Literal[_Keep.KEEP] = _KEEP,
+    shared: SharedLimit | Literal[_Keep.KEEP] | None = _KEEP,
 ) -> VendorConfig:
     """Replace a registered vendor's limits and return its new config.
 
@@ -395,25 +406,39 @@ def set_vendor_limits(
     (see :class:`VendorConfig`). They apply to attempts that start after the change (calls
     already queued pick them up as they are admitted); requests in flight are not cut.
     Limits are kept per event loop: two threads each running an event loop each get the
-    full allowance.
+    full allowance. ``shared`` attaches a :class:`~cross_judge.shared_limit.SharedLimit`
+    (``None`` detaches it): every attempt to the vendor then also holds one of its
+    permits, so processes (or Ray actors) sharing its broker together stay under its
+    limit. A shared limit serves one event loop; give each loop its own client of the
+    same broker (``SharedLimit.connect(address)``).
 
     Raises:
         UnknownVendorError: ``name`` is not registered.
         ConfigError: ``max_concurrency`` is not a whole number >= 1, ``rpm`` is not a
-            finite number > 0, or ``limit_scope`` is neither ``"model"`` nor
-            ``"endpoint"``; the message says what to pass instead.
+            finite number > 0, ``limit_scope`` is neither ``"model"`` nor
+            ``"endpoint"``, or ``shared`` is not a ``SharedLimit``; the message says what
+            to pass instead.
     """
     where = f"set_vendor_limits({name!r})"
     if max_concurrency is not _KEEP and max_concurrency is not None:
         _check_max_concurrency(where, max_concurrency)
     if rpm is not _KEEP and rpm is not None:
         _check_rpm(where, rpm)
+    if shared is not _KEEP and shared is not None:
+        _check_shared(where, shared)
     with _registry_lock:
         config = get_vendor(name)
         new_max = config.max_concurrency if max_concurrency is _KEEP else max_concurrency
         new_rpm = config.rpm if rpm is _KEEP else (None if rpm is None else float(rpm))
         new_scope = config.limit_scope if limit_scope is _KEEP else limit_scope
-        changed = replace(config, max_concurrency=new_max, rpm=new_rpm, limit_scope=new_scope)
+        new_shared = config.shared if shared is _KEEP else shared
+        changed = replace(
+            config,
+            max_concurrency=new_max,
+            rpm=new_rpm,
+            limit_scope=new_scope,
+            shared=new_shared,
+        )
         if changed != config:
             config = changed
             _store(config)
@@ -425,6 +450,17 @@ def _check_max_concurrency(where: str, value: object) -> None:
         raise ConfigError(
             f"{where}: max_concurrency must be a whole number >= 1 "
             f"(requests in flight at once), or None to remove the cap; got {value!r}"
+        )
+
+
+def _check_shared(where: str, value: object) -> None:
+    from .shared_limit import SharedLimit
+
+    if not isinstance(value, SharedLimit):
+        raise ConfigError(
+            f"{where}: shared must be a cross_judge.shared_limit.SharedLimit (e.g. "
+            "SharedLimit.connect('host:port')), or None to detach it; got "
+            f"{type(value).__name__}"
         )
 
 
