@@ -1,5 +1,5 @@
-"""Developer tasks: ``nox -s lint tests compat`` (what CI runs), ``nox -s bench``,
-``nox -s live`` (against a real vendor you name; never in CI).
+"""Developer tasks: ``nox -s lint tests compat`` (what CI runs), ``nox -s ray``,
+``nox -s bench``, ``nox -s live`` (against a real vendor you name; never in CI).
 
 Each session installs the package from this checkout (not editable) into its own
 virtualenv, so the tests see exactly what a wheel ships, package data included.
@@ -46,7 +46,9 @@ def ray(session: nox.Session) -> None:
     """The ``cross-judge[ray]`` extra: ``cross_judge.ray`` (judging a Ray Dataset with
     async actors, the cluster-wide shared limit) against a Ray instance started on this
     machine with 2 CPUs and a simulated vendor on 127.0.0.1, in one process (no xdist:
-    one Ray instance). Not in the default sessions: Ray is a large install."""
+    one Ray instance). About 40 s on an idle 2-core machine with its install, but Ray starts a
+    dozen processes of its own, and on a 2-core machine under load (as CI's) its actors can
+    take minutes to start: so it is not in the default sessions nor in CI."""
     session.install(".[test,ray]")
     session.run("pytest", "tests/ray", "-p", "no:cacheprovider", *session.posargs)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,17 @@ import pytest
 from cross_judge.testing import VendorServer
 
 KEY = "sk-ray-test-key-5e4d3c2b1a"
+
+RAY_TIMEOUT_S = 300
+"""A safety net per test, not a measure: Ray starts a dozen processes and its actors, which
+on a loaded 2-core machine takes minutes rather than the project's usual 60 s."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.parent == here:
+            item.add_marker(pytest.mark.timeout(RAY_TIMEOUT_S))
 
 
 @pytest.fixture(scope="session")
