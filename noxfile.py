@@ -46,9 +46,9 @@ def ray(session: nox.Session) -> None:
     """The ``cross-judge[ray]`` extra: ``cross_judge.ray`` (judging a Ray Dataset with
     async actors, the cluster-wide shared limit) against a Ray instance started on this
     machine with 2 CPUs and a simulated vendor on 127.0.0.1, in one process (no xdist:
-    one Ray instance). About 40 s on an idle 2-core machine with its install, but Ray starts a
-    dozen processes of its own, and on a 2-core machine under load (as CI's) its actors can
-    take minutes to start: so it is not in the default sessions nor in CI."""
+    one Ray instance). 42 s on an idle 2-core machine with its install, but Ray starts a
+    dozen processes of its own: beside two CPU-burning processes it took 10 min 20 s, so it
+    is not in the default sessions nor in CI."""
     session.install(".[test,ray]")
     session.run("pytest", "tests/ray", "-p", "no:cacheprovider", *session.posargs)
 
