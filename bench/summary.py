@@ -1,4 +1,4 @@
-"""Every target of the last benchmark runs, as one Markdown table (the README's).
+"""Every target of the last benchmark runs, as one Markdown table (docs/performance.md's).
 
 Reads ``bench/results/*.json``; prints the machine, then one row per check: benchmark,
 what is measured, value, target and PASS/MISS; then the ratios reported without a target.

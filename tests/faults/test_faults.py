@@ -5,7 +5,7 @@ both wire protocols (OpenAI-compatible chat completions over the pooled aiohttp/
 session, and Anthropic Messages through the official SDK), on asyncio and trio. For every
 fault the test pins the outcome (verdict kind, ``error_kind``, attempts), checks that
 ``judge()`` returned rather than raised, and that no task, socket, fd or thread was left
-behind. The README's RELIABILITY table is this file's ``FAULTS`` list.
+behind. The reliability table of docs/reliability.md is this file's ``FAULTS`` list.
 
 No outcome here depends on how fast the machine is (CI shares two cores under load): a
 timeout that must fire meets a vendor that never completes (a hang, a trickle), and every

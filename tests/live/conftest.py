@@ -68,7 +68,7 @@ ENV_MAX_TOKENS = "CROSS_JUDGE_LIVE_MAX_TOKENS"
 
 SKIP_REASON = (
     f"live tier off: set {ENV_URL} and {ENV_MODEL} (and {ENV_KEY_ENV} if the endpoint "
-    "takes a key) to run these tests against a real vendor; see the README, The live tier"
+    "takes a key) to run these tests against a real vendor; see docs/live-tier.md"
 )
 _PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 _ROUNDS_PER_TEST = 3
