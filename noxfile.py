@@ -7,6 +7,9 @@ virtualenv, so the tests see exactly what a wheel ships, package data included.
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -62,6 +65,51 @@ def docs(session: nox.Session) -> None:
     session.install(".[test,docs]")
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
     session.run("pytest", "tests/docs", "-p", "no:cacheprovider", *session.posargs)
+
+
+@nox.session
+def frames(session: nox.Session) -> None:
+    """BatchResult.to_pandas() / to_polars() with both extras installed (the default
+    session has neither, and those tests skip there)."""
+    session.install(".[test,pandas,polars]")
+    session.run(
+        "pytest",
+        "tests/unit/test_frames.py",
+        "tests/unit/test_notebook_views.py",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+    )
+
+
+@nox.session
+def browser(session: nox.Session) -> None:
+    """The HTML report (``cross-judge report``) opened in headless Chromium: no console
+    error, nothing fetched, the heatmap's kappas, the tables' counts, search and sort, a
+    screenshot (``CROSS_JUDGE_REPORT_SCREENSHOT=path``). Playwright drives Debian's
+    ``chromium`` and downloads no browser. Without one, the session installs it with
+    apt-get when it can (as root, as in CI); where it cannot, the browser tests are
+    skipped, saying why."""
+    if (
+        shutil.which("chromium") is None
+        and shutil.which("apt-get")
+        and getattr(os, "geteuid", lambda: -1)() == 0
+    ):
+        session.run("apt-get", "update", "-qq", external=True, success_codes=[0, 100])
+        session.run(
+            "apt-get", "install", "-y", "-qq", "chromium", external=True, success_codes=[0, 100]
+        )
+    session.install(
+        ".[test,report]", "playwright>=1.45", env={"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
+    )
+    session.run(
+        "pytest",
+        "tests/browser",
+        "tests/test_report.py",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
+    )
 
 
 @nox.session

@@ -349,6 +349,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
 
     _add_calibrate_parser(sub)
+    _add_report_parser(sub)
 
     prompts = sub.add_parser("prompts", help="list, show or validate judge prompts")
     prompts.set_defaults(prompts_parser=prompts)
@@ -1993,6 +1994,85 @@ def _local_time(moment: datetime | None) -> str:
     return "n/a" if moment is None else moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
 
 
+# -- report -------------------------------------------------------------------------------------
+
+
+def _add_report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    report = sub.add_parser(
+        "report",
+        help="one self-contained HTML page of a finished run (opens offline)",
+        description=(
+            "Write OUT.jsonl's results as one HTML file that opens offline (styles, data and "
+            "chart scripts inlined): the run's provenance from its manifest, a critic x critic "
+            "kappa heatmap, per-critic error, parse-fail, latency and cost, confusion against "
+            "--gold (else against the consensus), the consensus distribution, a cascade's "
+            "tiers, the position bias of pairs, and a searchable, sortable table of the "
+            "disputed items with each critic's label, confidence and reasoning. Calls no model."
+        ),
+    )
+    report.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
+    report.add_argument(
+        "-o",
+        "--out",
+        metavar="REPORT.html",
+        help="where to write the page (replaced if it exists); default OUT.html beside OUT.jsonl",
+    )
+    report.add_argument(
+        "--gold",
+        metavar="GOLD.jsonl",
+        help='labels to measure the critics and the consensus against: {"id", "label"} lines',
+    )
+    report.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="the run manifest to show (default OUT.jsonl.manifest.json when it exists)",
+    )
+    report.add_argument("--title", metavar="TEXT", help="the page's title")
+    report.add_argument(
+        "--max-items",
+        type=int,
+        default=None,
+        metavar="N",
+        help="list at most N disputed items in the table (default 5000; counts cover all)",
+    )
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report import DEFAULT_MAX_ITEMS, write_report
+
+    results = Path(args.results)
+    if not results.is_file():
+        raise ConfigError(
+            f"{results}: no such results file; pass the OUT.jsonl of cross-judge review"
+        )
+    if args.gold is not None and not Path(args.gold).is_file():
+        raise ConfigError(
+            f'--gold {args.gold}: no such file; pass a JSONL file of {{"id", "label"}}'
+        )
+    if args.manifest is not None and not Path(args.manifest).is_file():
+        raise ConfigError(f"--manifest {args.manifest}: no such file")
+    if args.max_items is not None and args.max_items < 0:
+        raise ConfigError(f"--max-items must be >= 0, got {args.max_items}")
+    out = Path(args.out) if args.out else results.with_suffix(".html")
+    if out.resolve() == results.resolve():
+        raise ConfigError(f"--out {out} is the results file; write the report to another file")
+    if _torn_tail(str(results)):
+        raise ConfigError(
+            f"{results}: the last line is torn (a run was stopped while writing it); "
+            "run the same review again with --resume, which repairs it"
+        )
+    written = write_report(
+        results,
+        out,
+        gold=args.gold,
+        manifest=args.manifest,
+        title=args.title,
+        max_items=DEFAULT_MAX_ITEMS if args.max_items is None else args.max_items,
+    )
+    _say(_stdout(), f"report: {written} ({written.stat().st_size / 1e6:.1f} MB, opens offline)")
+    return EXIT_OK
+
+
 # -- entry point --------------------------------------------------------------------------------
 
 
@@ -2014,6 +2094,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _stats(args)
         if args.command == "calibrate":
             return _calibrate(args)
+        if args.command == "report":
+            return _report(args)
         if args.command == "prompts":
             return _prompts(args)
         if args.command == "cache":

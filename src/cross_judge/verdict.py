@@ -277,6 +277,12 @@ class Verdict(BaseModel):
         """True when this verdict is a vote (``error is None``)."""
         return self.error is None
 
+    def _repr_html_(self) -> str:
+        """A one-row table for Jupyter (see :func:`cross_judge._html.verdict_html`)."""
+        from ._html import verdict_html
+
+        return verdict_html(self)
+
 
 def as_verdict(value: Any) -> Verdict:
     """``value`` as a :class:`Verdict`, for code that receives verdicts from callers.
@@ -354,3 +360,10 @@ class EnsembleVerdict(BaseModel):
         if self.pair_lengths is None:
             data.pop("pair_lengths", None)
         return data
+
+    def _repr_html_(self) -> str:
+        """The consensus and one row per critic verdict, for Jupyter (see
+        :func:`cross_judge._html.ensemble_html`)."""
+        from ._html import ensemble_html
+
+        return ensemble_html(self)

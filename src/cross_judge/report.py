@@ -1,0 +1,1075 @@
+"""A batch's results as one self-contained HTML page (``cross-judge report``).
+
+:func:`render_report` returns the page as text, :func:`write_report` writes it. The page
+holds everything it shows: the styles, the data and the scripts are inlined, so it opens
+from disk with no server and no network (a Content-Security-Policy forbids every fetch,
+and scripts run only with the page's own nonce). It shows:
+
+* provenance: the run manifest beside a results file (``OUT.jsonl.manifest.json``: each
+  run's command, dates, versions, status and totals, each critic's settings and prompt id,
+  version and sha256), or, without one, what the verdicts record (model, vendor, prompt);
+* a critic x critic heatmap of Cohen's kappa
+  (:meth:`~cross_judge.batch.BatchResult.pairwise_agreement`), with percent agreement and
+  the number of items both critics answered;
+* per critic (:meth:`~cross_judge.batch.BatchResult.critic_stats`): error and parse-fail
+  rates, agreement with the consensus, mean latency, tokens and cost;
+* confusion matrices of each critic against gold labels (with ``gold``, see
+  :func:`cross_judge.reliability.gold_report`) or else against the consensus (a cascade's
+  critic against its own tier's; items with no consensus left out);
+* the consensus distribution, a cascade's tiers, the position bias of pairs;
+* a searchable, sortable table of the disputed items: those whose deciding vote was not
+  unanimous, with a failed call (``ERROR``, ``PARSE_FAIL``, a budget skip), with no
+  consensus (the strategy's fallback), abstained by a cascade or escalated past its first
+  tier (a cheaper tier did not settle it), or with a pair whose two orders disagreed
+  (``Verdict.flipped``); each critic's label, confidence and reasoning, and a cascade's
+  deciding tier.
+
+Charts are Vega-Lite specs drawn by the Vega, Vega-Lite and Vega-Embed runtimes shipped
+in ``cross_judge/report_assets`` (BSD-3-Clause, versions in :data:`RUNTIME_VERSIONS`; their
+licenses are reproduced at the foot of every page). Every number a chart shows is in an
+HTML table too, so the page reads without scripts. Every text that comes from the results
+(ids, labels, reasoning, meta, critic names, the manifest) is escaped: items are untrusted.
+
+It calls no model and does not compute statistics of its own beyond counting: those come
+from :class:`~cross_judge.batch.BatchResult` and :mod:`cross_judge.reliability`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import secrets
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._manifest import manifest_path
+from ._version import __version__
+from .batch import (
+    BatchResult,
+    ResultsFile,
+    _votes_and_consensus,
+    call_failed,
+    is_fallback,
+    is_incomplete,
+)
+from .errors import ConfigError
+from .verdict import ABSTAIN, RESERVED_KINDS, EnsembleVerdict, Verdict
+
+if TYPE_CHECKING:
+    from ._gold import GoldReport
+
+__all__ = ["DEFAULT_MAX_ITEMS", "RUNTIME_VERSIONS", "render_report", "write_report"]
+
+DEFAULT_MAX_ITEMS = 5000
+"""Disputed items listed at most in the table (the first ones, in results order); the
+page says how many were left out. Every count and chart covers all items."""
+
+RUNTIME_VERSIONS: dict[str, str] = {"vega": "6.4.0", "vega-lite": "6.5.0", "vega-embed": "7.3.0"}
+"""The chart runtimes inlined in every report (``cross_judge/report_assets``)."""
+
+_RUNTIME_FILES = ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js")
+_LICENSE_FILES = ("LICENSE.vega", "LICENSE.vega-lite", "LICENSE.vega-embed")
+
+Results = BatchResult | str | os.PathLike[str]
+Manifest = Mapping[str, Any] | str | os.PathLike[str]
+
+
+# -- public API ----------------------------------------------------------------------------------
+
+
+def write_report(
+    results: Results,
+    out_path: str | os.PathLike[str],
+    *,
+    gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
+    manifest: Manifest | None = None,
+    title: str | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
+) -> Path:
+    """Write :func:`render_report`'s page to ``out_path`` (replacing it) and return the path.
+
+    Raises:
+        ConfigError: as :func:`render_report`; the folder of ``out_path`` does not exist.
+    """
+    target = Path(out_path)
+    if not target.parent.exists():
+        raise ConfigError(f"{target.parent} does not exist; create it or choose another path")
+    page = render_report(results, gold=gold, manifest=manifest, title=title, max_items=max_items)
+    target.write_text(page, encoding="utf-8")
+    return target
+
+
+def render_report(
+    results: Results,
+    *,
+    gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
+    manifest: Manifest | None = None,
+    title: str | None = None,
+    max_items: int = DEFAULT_MAX_ITEMS,
+) -> str:
+    """The HTML report of ``results`` as one self-contained page (see the module docstring).
+
+    ``results`` is a :class:`~cross_judge.batch.BatchResult` or a results file (read with
+    each verdict's reasoning, without its raw text). ``gold`` is ``{id: label}`` or a JSONL
+    file of ``{"id", "label"}`` (partial gold is fine): the confusion matrices are then
+    against it, with accuracy and kappa. ``manifest`` is a run manifest (its parsed JSON
+    or its path); by default the one beside a results file is read when it exists (an
+    unreadable one is skipped with a note on the page), and a ``BatchResult`` has none.
+    ``max_items`` caps the rows of the disputed-items table.
+
+    Raises:
+        ConfigError: a missing or unreadable results file, gold or manifest file; no
+            result at all; gold ids that are no item of the batch; ``max_items`` < 0.
+    """
+    if isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 0:
+        raise ConfigError(f"max_items must be a whole number >= 0, got {max_items!r}")
+    source: Path | None = None
+    if isinstance(results, BatchResult):
+        batch = results
+    else:
+        source = Path(results)
+        batch = _read(source)
+    if not batch.verdicts:
+        where = f"{source}" if source is not None else "the batch"
+        raise ConfigError(f"{where} holds no results: nothing to report")
+    runs, manifest_note = _manifest_runs(manifest, source)
+    report = None if gold is None else batch.against(gold)
+    return _Page(batch, runs, manifest_note, report, title, source, max_items).render()
+
+
+def _read(path: Path) -> BatchResult:
+    """The results in ``path`` with each verdict's reasoning but not its raw text."""
+
+    def lean(result: EnsembleVerdict) -> EnsembleVerdict:
+        result.verdicts = [v.model_copy(update={"raw_response": None}) for v in result.verdicts]
+        return result
+
+    return BatchResult.from_results(lean(r) for r in ResultsFile.read(path))
+
+
+def _manifest_runs(
+    manifest: Manifest | None, source: Path | None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The manifest's runs (oldest first) and a note for the page when one was expected
+    but could not be used.
+
+    Raises:
+        ConfigError: a manifest path given explicitly that cannot be read as JSON.
+    """
+    if isinstance(manifest, Mapping):
+        document: object = dict(manifest)
+    elif manifest is not None:
+        path = Path(manifest)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read the manifest ({exc.strerror or exc})") from None
+        except ValueError as exc:
+            raise ConfigError(f"{path}: not a run manifest (invalid JSON: {exc})") from None
+    elif source is not None and manifest_path(source).exists():
+        path = manifest_path(source)
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return [], f"the manifest {path.name} beside the results could not be read"
+    else:
+        return [], None
+    runs = document.get("runs") if isinstance(document, dict) else None
+    if not isinstance(runs, list):
+        return [], "the manifest holds no runs"
+    return [run for run in runs if isinstance(run, dict)], None
+
+
+# -- formatting ----------------------------------------------------------------------------------
+
+
+def _e(value: object) -> str:
+    """``value`` as HTML text (quotes escaped too, so it is safe in attributes)."""
+    return html.escape(str(value), quote=True)
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _usd(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def _sort_key(value: float | None) -> str:
+    """A ``data-sort`` value: the number, or empty (sorted last) when undefined."""
+    return "" if value is None or not math.isfinite(value) else repr(round(value, 6))
+
+
+def _json_for_script(value: object) -> str:
+    """JSON that cannot end the ``<script>`` element holding it, whatever its strings."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
+    return (
+        text.replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("&", "\\u0026")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+def _table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    *,
+    table_id: str | None = None,
+    numeric: Iterable[int] = (),
+) -> str:
+    """An HTML table; ``headers`` and cells are HTML already (escape text first)."""
+    right = set(numeric)
+    head = "".join(
+        f'<th{" class=num" if i in right else ""} scope="col">{h}</th>'
+        for i, h in enumerate(headers)
+    )
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td{' class=num' if i in right else ''}>{c}</td>" for i, c in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    ident = f' id="{_e(table_id)}"' if table_id else ""
+    return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _asset(name: str) -> str:
+    return (resources.files("cross_judge") / "report_assets" / name).read_text(encoding="utf-8")
+
+
+def _runtime_script(name: str) -> str:
+    """A vendored runtime, ready to inline: without its source-map comment (no map ships)."""
+    text = _asset(name)
+    lines = text.rstrip().splitlines()
+    if lines and lines[-1].startswith("//# sourceMappingURL="):
+        lines.pop()
+    # A bundle holds no "</script" today; escaping keeps the page whole if one ever does.
+    return "\n".join(lines).replace("</script", "<\\/script")
+
+
+# -- the page ------------------------------------------------------------------------------------
+
+
+def _is_disputed(result: EnsembleVerdict) -> list[str]:
+    """Why ``result`` needs a look (empty: it does not)."""
+    reasons: list[str] = []
+    if is_fallback(result):
+        reasons.append("no consensus")
+    elif result.consensus == ABSTAIN and result.tier is not None:
+        reasons.append("abstained")
+    elif result.n_valid > 0 and result.agreement_pct < 1.0:
+        reasons.append("split vote")
+    if result.tier:
+        reasons.append("escalated")
+    if is_incomplete(result) or any(v.kind == "PARSE_FAIL" for v in result.verdicts):
+        reasons.append("failed call")
+    if any(v.flipped for v in result.verdicts):
+        reasons.append("order flip")
+    return reasons
+
+
+class _Page:
+    """One report being built: each section is a method returning HTML."""
+
+    def __init__(
+        self,
+        batch: BatchResult,
+        runs: list[dict[str, Any]],
+        manifest_note: str | None,
+        gold: GoldReport | None,
+        title: str | None,
+        source: Path | None,
+        max_items: int,
+    ) -> None:
+        self.batch = batch
+        self.runs = runs
+        self.manifest_note = manifest_note
+        self.gold = gold
+        self.source = source
+        self.max_items = max_items
+        self.title = title or (
+            f"cross-judge report: {source.name}" if source else "cross-judge report"
+        )
+        self.stats = batch.critic_stats()
+        self.cascade = any(r.tiers for r in batch.verdicts)
+        self.pairs = any(v.order is not None for r in batch.verdicts for v in r.verdicts)
+        self.specs: dict[str, dict[str, Any]] = {}
+
+    def render(self) -> str:
+        nonce = secrets.token_urlsafe(18)
+        sections = [
+            self._overview(),
+            self._provenance(),
+            self._agreement(),
+            self._critics(),
+            self._confusion(),
+            self._consensus(),
+            self._tiers() if self.cascade else "",
+            self._pairs() if self.pairs else "",
+            self._disputed(),
+            self._footer(),
+        ]
+        runtimes = "".join(
+            f'<script nonce="{nonce}">{_runtime_script(name)}</script>' for name in _RUNTIME_FILES
+        )
+        csp = (
+            "default-src 'none'; "
+            f"script-src 'nonce-{nonce}'; "
+            "style-src 'unsafe-inline'; img-src data: blob:; font-src data:"
+        )
+        return (
+            "<!DOCTYPE html>\n"
+            '<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<meta name="generator" content="cross-judge {_e(__version__)}">'
+            f"<title>{_e(self.title)}</title><style>{_asset('report.css')}</style></head><body>"
+            f"<header><h1>{_e(self.title)}</h1>{self._nav()}</header><main>"
+            + "".join(sections)
+            + "</main>"
+            f'<script type="application/json" id="cj-specs">{_json_for_script(self.specs)}</script>'
+            f'{runtimes}<script nonce="{nonce}">{_asset("report.js")}</script></body></html>\n'
+        )
+
+    def _nav(self) -> str:
+        links = [
+            ("overview", "Overview"),
+            ("provenance", "Provenance"),
+            ("agreement", "Agreement"),
+            ("critics", "Critics"),
+            ("confusion", "Confusion"),
+            ("consensus", "Consensus"),
+        ]
+        if self.cascade:
+            links.append(("tiers", "Tiers"))
+        if self.pairs:
+            links.append(("pairs", "Pairs"))
+        links.append(("disputed", "Disputed items"))
+        return "<nav>" + " ".join(f'<a href="#{a}">{t}</a>' for a, t in links) + "</nav>"
+
+    def _chart(self, chart_id: str, spec: dict[str, Any], caption: str) -> str:
+        self.specs[chart_id] = {
+            "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
+            "config": {"font": "system-ui, sans-serif", "view": {"stroke": None}},
+            **spec,
+        }
+        return (
+            f'<figure><div class="chart" id="{_e(chart_id)}" data-rendered="false"></div>'
+            f"<figcaption>{caption}</figcaption></figure>"
+        )
+
+    # -- sections --------------------------------------------------------------------------------
+
+    def _overview(self) -> str:
+        batch = self.batch
+        disputed = sum(1 for r in batch.verdicts if _is_disputed(r))
+        alpha = batch.reliability_alpha()
+        cards = [
+            ("items", str(len(batch)), "items"),
+            ("critics", str(len(batch.critics)), "critics"),
+            ("voting", _e(batch.voting), "voting"),
+            ("alpha", _num(alpha), "Krippendorff's alpha (nominal)"),
+            ("fleiss", _num(batch.fleiss_kappa()), "Fleiss' kappa"),
+            ("disputed", str(disputed), "disputed items"),
+            ("failed", str(len(batch.failed_items)), "items with a failed call"),
+            ("no-consensus", str(len(batch.no_consensus_items)), "items with no consensus"),
+            ("cost", _usd(batch.cost_usd), "cost"),
+            (
+                "tokens",
+                f"{batch.usage.prompt_tokens:,} / {batch.usage.completion_tokens:,}",
+                "tokens (prompt / completion)",
+            ),
+        ]
+        body = "".join(
+            f'<div class="card" data-stat="{key}"><div class="value">{value}</div>'
+            f'<div class="what">{what}</div></div>'
+            for key, value, what in cards
+        )
+        made = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        origin = f" from <code>{_e(self.source)}</code>" if self.source else ""
+        kinds = []
+        if self.cascade:
+            kinds.append("a cascade")
+        if self.pairs:
+            kinds.append("pairs")
+        kind = f" ({' and '.join(kinds)})" if kinds else ""
+        return (
+            f'<section id="overview"><h2>Overview{kind}</h2><div class="cards">{body}</div>'
+            f'<p class="muted">Report made {made}{origin} by cross-judge {_e(__version__)}. '
+            "Calls no model: every number comes from the stored verdicts.</p></section>"
+        )
+
+    def _provenance(self) -> str:
+        parts = ['<section id="provenance"><h2>Provenance</h2>']
+        if self.manifest_note:
+            parts.append(f'<p class="note">{_e(self.manifest_note)}</p>')
+        if self.runs:
+            parts.append(self._runs_table())
+            latest = self.runs[-1]
+            parts.append(self._prompts_table(latest))
+            parts.append(self._panel_table(latest))
+        else:
+            if not self.manifest_note:
+                parts.append(
+                    '<p class="note">No run manifest: what follows is what the verdicts '
+                    "record. <code>cross-judge review</code> writes one beside its results "
+                    "(<code>OUT.jsonl.manifest.json</code>).</p>"
+                )
+            parts.append(self._recorded_critics())
+        parts.append("</section>")
+        return "".join(parts)
+
+    def _runs_table(self) -> str:
+        rows = []
+        for number, run in enumerate(self.runs, start=1):
+            command = run.get("command")
+            shown = " ".join(str(w) for w in command) if isinstance(command, list) else ""
+            totals = run.get("totals") if isinstance(run.get("totals"), dict) else {}
+            assert isinstance(totals, dict)
+            summary = ", ".join(f"{k} {v}" for k, v in totals.items() if not isinstance(v, dict))
+            shard = run.get("shard")
+            rows.append(
+                [
+                    str(number),
+                    _e(run.get("status", "?")),
+                    _e(run.get("started_at") or ""),
+                    _e(run.get("ended_at") or ""),
+                    _e(
+                        f"cross-judge {run.get('cross_judge', '?')}, "
+                        f"Python {run.get('python', '?')}"
+                    ),
+                    f"<code>{_e(shown)}</code>",
+                    _e(f"{shard['index']}/{shard['count']}")
+                    if isinstance(shard, dict) and "index" in shard
+                    else "all",
+                    _e(summary),
+                ]
+            )
+        headers = ["run", "status", "started", "ended", "versions", "command", "shard", "totals"]
+        return "<h3>Runs</h3>" + _table(headers, rows, table_id="runs")
+
+    def _prompts_table(self, run: dict[str, Any]) -> str:
+        prompts = run.get("prompts")
+        if not isinstance(prompts, dict) or not prompts:
+            return ""
+        rows = [
+            [
+                _e(name),
+                _e(record.get("id") or "(inline prompt)"),
+                _e(record.get("version") or ""),
+                f'<code title="{_e(record.get("sha256") or "")}">'
+                f"{_e(str(record.get('sha256') or '')[:12])}</code>",
+            ]
+            for name, record in prompts.items()
+            if isinstance(record, dict)
+        ]
+        return "<h3>Prompts (latest run)</h3>" + _table(
+            ["critic", "prompt id", "version", "sha256"], rows, table_id="prompts"
+        )
+
+    def _panel_table(self, run: dict[str, Any]) -> str:
+        panel = run.get("panel") if isinstance(run.get("panel"), dict) else None
+        if panel is None:
+            return ""
+        tier_of: dict[str, int] = {}
+        tiers = panel.get("tiers")
+        if isinstance(tiers, list):
+            for index, tier in enumerate(tiers):
+                if isinstance(tier, dict):
+                    for name in tier.get("critics") or ():
+                        tier_of[str(name)] = index
+        rows = []
+        for critic in panel.get("critics") or ():
+            if not isinstance(critic, dict):
+                continue
+            name = str(critic.get("name", "?"))
+            rows.append(
+                [
+                    _e(name),
+                    _e(critic.get("vendor", "")),
+                    _e(critic.get("model", "")),
+                    _e(tier_of.get(name, "")) if tier_of else "",
+                    _e(_shown(critic.get("temperature"))),
+                    _e(_shown(critic.get("weight"))),
+                    _e(_shown(critic.get("labels"))),
+                ]
+            )
+        headers = ["critic", "vendor", "model", "tier", "temperature", "weight", "labels"]
+        if not tier_of:
+            headers.pop(3)
+            rows = [r[:3] + r[4:] for r in rows]
+        voting = _e(_shown(panel.get("voting")))
+        extra = f" &middot; panel file <code>{_e(panel.get('file', ''))}</code>"
+        sha = panel.get("sha256")
+        if sha:
+            extra += f' (sha256 <code title="{_e(sha)}">{_e(str(sha)[:12])}</code>)'
+        return f"<h3>Panel (latest run)</h3><p>voting {voting}{extra}</p>" + _table(
+            headers, rows, table_id="panel"
+        )
+
+    def _recorded_critics(self) -> str:
+        first: dict[str, Verdict] = {}
+        for result in self.batch.verdicts:
+            for verdict in result.verdicts:
+                if verdict.critic_id not in first or (
+                    first[verdict.critic_id].model is None and verdict.model
+                ):
+                    first[verdict.critic_id] = verdict
+        rows = [
+            [
+                _e(name),
+                _e(v.vendor or ""),
+                _e(v.model or ""),
+                _e(v.prompt_id or ""),
+                _e(v.prompt_version or ""),
+                f"<code>{_e((v.prompt_sha256 or '')[:12])}</code>",
+            ]
+            for name in self.batch.critics
+            if (v := first.get(name)) is not None
+        ]
+        return _table(
+            ["critic", "vendor", "model", "prompt id", "version", "sha256"],
+            rows,
+            table_id="critics-recorded",
+        )
+
+    def _agreement(self) -> str:
+        critics = self.batch.critics
+        kappa = self.batch.pairwise_agreement("cohen")
+        percent = self.batch.pairwise_agreement("percent")
+        matrix = self.batch.labels_matrix()
+        values: list[dict[str, Any]] = []
+        for i, a in enumerate(critics):
+            for j, b in enumerate(critics):
+                shared = sum(
+                    1
+                    for x, y in zip(matrix[i], matrix[j], strict=True)
+                    if x is not None and y is not None
+                )
+                k = None if i == j else kappa.get((a, b))
+                values.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        "kappa": None if k is None else round(k, 4),
+                        "text": "—" if i == j else ("n/a" if k is None else f"{k:.2f}"),
+                        "percent": None if i == j else percent.get((a, b)),
+                        "items": shared,
+                    }
+                )
+        spec = {
+            "data": {"values": values},
+            "width": {"step": 56},
+            "height": {"step": 40},
+            "layer": [
+                {
+                    # invalid "show": a diagonal or undefined cell is drawn too (grey)
+                    "mark": {"type": "rect", "tooltip": True, "invalid": "show"},
+                    "encoding": {
+                        "x": {"field": "b", "type": "nominal", "sort": critics, "title": None},
+                        "y": {"field": "a", "type": "nominal", "sort": critics, "title": None},
+                        "color": {
+                            "condition": {"test": "datum.kappa === null", "value": "#eceff3"},
+                            "field": "kappa",
+                            "type": "quantitative",
+                            "title": "Cohen's κ",
+                            "scale": {"domain": [-1, 1], "scheme": "redblue"},
+                        },
+                        "tooltip": [
+                            {"field": "a", "title": "critic"},
+                            {"field": "b", "title": "with"},
+                            {"field": "kappa", "title": "Cohen's kappa", "format": ".3f"},
+                            {"field": "percent", "title": "agree", "format": ".1%"},
+                            {"field": "items", "title": "items both answered"},
+                        ],
+                    },
+                },
+                {
+                    "mark": {"type": "text", "fontSize": 12},
+                    "encoding": {
+                        "x": {"field": "b", "type": "nominal", "sort": critics},
+                        "y": {"field": "a", "type": "nominal", "sort": critics},
+                        "text": {"field": "text"},
+                    },
+                },
+            ],
+        }
+        unique: list[list[str]] = []  # each pair once, in panel order
+        seen: set[frozenset[str]] = set()
+        for v in values:
+            key = frozenset((v["a"], v["b"]))
+            if v["a"] == v["b"] or key in seen:
+                continue
+            seen.add(key)
+            unique.append(
+                [_e(v["a"]), _e(v["b"]), _num(v["kappa"]), _rate(v["percent"]), str(v["items"])]
+            )
+        chart = (
+            self._chart(
+                "chart-agreement",
+                spec,
+                "Cohen's kappa of each pair of critics over the items both answered validly "
+                "(1: always agree, 0: chance, below 0: worse than chance).",
+            )
+            if len(critics) > 1
+            else '<p class="note">One critic: no pair to compare.</p>'
+        )
+        return (
+            '<section id="agreement"><h2>Critic agreement</h2>'
+            + chart
+            + "<details><summary>as a table</summary>"
+            + _table(
+                ["critic", "with", "Cohen's kappa", "agree", "items both answered"],
+                unique,
+                table_id="agreement-table",
+                numeric=(2, 3, 4),
+            )
+            + "</details></section>"
+        )
+
+    def _critics(self) -> str:
+        rows = []
+        rates: list[dict[str, Any]] = []
+        latency: list[dict[str, Any]] = []
+        cost: list[dict[str, Any]] = []
+        for name, s in self.stats.items():
+            message = next(iter(s.error_messages.values()), "")
+            rows.append(
+                [
+                    _e(name),
+                    str(s.items),
+                    str(s.valid),
+                    str(s.errors),
+                    str(s.parse_failures),
+                    str(s.skipped),
+                    _rate(s.error_rate),
+                    _rate(s.parse_fail_rate),
+                    _rate(s.agreement),
+                    _num(s.mean_elapsed_s, 3),
+                    f"{s.usage.prompt_tokens:,} / {s.usage.completion_tokens:,}",
+                    _usd(s.cost_usd),
+                    f'<span class="msg">{_e(message)}</span>',
+                ]
+            )
+            for measure, value in (("errors", s.error_rate), ("parse failures", s.parse_fail_rate)):
+                rates.append({"critic": name, "measure": measure, "rate": value or 0.0})
+            if s.mean_elapsed_s is not None:
+                latency.append({"critic": name, "seconds": round(s.mean_elapsed_s, 4)})
+            if s.cost_usd is not None:
+                cost.append({"critic": name, "usd": s.cost_usd})
+        critics = self.batch.critics
+        charts = [
+            self._chart(
+                "chart-rates",
+                {
+                    "data": {"values": rates},
+                    "mark": {"type": "bar", "tooltip": True},
+                    "width": {"step": 28},
+                    "height": 160,
+                    "encoding": {
+                        "x": {"field": "critic", "type": "nominal", "sort": critics, "title": None},
+                        "xOffset": {"field": "measure"},
+                        "y": {
+                            "field": "rate",
+                            "type": "quantitative",
+                            "axis": {"format": ".0%"},
+                            "title": "share of calls",
+                            # all zero: still an axis to read the zeros on
+                            "scale": {"domain": [0, max(0.1, *(r["rate"] for r in rates))]},
+                        },
+                        "color": {"field": "measure", "title": None},
+                    },
+                },
+                "Failed calls (ERROR) and unparseable answers (PARSE_FAIL) per critic.",
+            ),
+            self._chart(
+                "chart-latency",
+                {
+                    "data": {"values": latency},
+                    "mark": {"type": "bar", "tooltip": True},
+                    "height": 160,
+                    "encoding": {
+                        "x": {"field": "critic", "type": "nominal", "sort": critics, "title": None},
+                        "y": {"field": "seconds", "type": "quantitative", "title": "mean s"},
+                    },
+                },
+                "Mean latency of a call per critic (retries included).",
+            ),
+        ]
+        if cost:
+            charts.append(
+                self._chart(
+                    "chart-cost",
+                    {
+                        "data": {"values": cost},
+                        "mark": {"type": "bar", "tooltip": True},
+                        "height": 160,
+                        "encoding": {
+                            "x": {
+                                "field": "critic",
+                                "type": "nominal",
+                                "sort": critics,
+                                "title": None,
+                            },
+                            "y": {"field": "usd", "type": "quantitative", "title": "USD"},
+                        },
+                    },
+                    "Cost per critic (critics whose cost is unknown are left out).",
+                )
+            )
+        headers = [
+            "critic",
+            "items",
+            "valid",
+            "errors",
+            "parse fails",
+            "skipped",
+            "error rate",
+            "parse-fail rate",
+            "agrees with consensus",
+            "mean s",
+            "tokens (prompt / completion)",
+            "cost",
+            "most common failure",
+        ]
+        return (
+            '<section id="critics"><h2>Critics</h2><div class="charts">'
+            + "".join(charts)
+            + "</div>"
+            + _table(headers, rows, table_id="critic-stats", numeric=range(1, 12))
+            + "</section>"
+        )
+
+    def _confusion(self) -> str:
+        critics = self.batch.critics
+        if self.gold is not None:
+            reference = "gold"
+            confusion = {row.name: row.confusion for row in self.gold.rows}
+            names = [*critics, "consensus"]
+            score_rows = [
+                [
+                    _e(row.name),
+                    f"{row.n_answered} / {row.n_gold}",
+                    _rate(row.coverage),
+                    _rate(row.accuracy),
+                    _num(row.kappa),
+                ]
+                for row in self.gold.rows
+            ]
+            headers = ["", "answered / labelled", "coverage", "accuracy", "Cohen's kappa"]
+            intro = (
+                f"Each critic and the consensus against {self.gold.n_gold} gold labels "
+                "(failed calls left out: read accuracy beside coverage)."
+            )
+        else:
+            reference = "consensus"
+            confusion = self._against_consensus()
+            names = list(critics)
+            score_rows = []
+            for name in critics:
+                cells = confusion.get(name, {})
+                total = sum(sum(row.values()) for row in cells.values())
+                same = sum(cells.get(label, {}).get(label, 0) for label in cells)
+                score_rows.append([_e(name), str(total), _rate(same / total if total else None)])
+            headers = ["", "votes compared", "agrees with consensus"]
+            intro = (
+                "No gold labels: each critic against the consensus (a cascade's critic "
+                "against its own tier's), items with no consensus left out. Pass "
+                "<code>--gold GOLD.jsonl</code> to measure against labels."
+            )
+        values = [
+            {"critic": name, "reference": ref, "answered": answered, "count": count}
+            for name in names
+            for ref, row in confusion.get(name, {}).items()
+            for answered, count in row.items()
+        ]
+        spec = {
+            "data": {"values": values},
+            "facet": {"field": "critic", "type": "nominal", "sort": names, "title": None},
+            "columns": 4,
+            "spec": {
+                "width": {"step": 30},
+                "height": {"step": 30},
+                "layer": [
+                    {
+                        "mark": {"type": "rect", "tooltip": True},
+                        "encoding": {
+                            "x": {"field": "answered", "type": "nominal", "title": "answered"},
+                            "y": {"field": "reference", "type": "nominal", "title": reference},
+                            "color": {
+                                "field": "count",
+                                "type": "quantitative",
+                                "scale": {"scheme": "blues"},
+                                "legend": None,
+                            },
+                        },
+                    },
+                    {
+                        "mark": {"type": "text", "fontSize": 10},
+                        "encoding": {
+                            "x": {"field": "answered", "type": "nominal"},
+                            "y": {"field": "reference", "type": "nominal"},
+                            "text": {"field": "count"},
+                        },
+                    },
+                ],
+            },
+            "resolve": {"scale": {"color": "independent"}},
+        }
+        chart = (
+            self._chart(
+                "chart-confusion",
+                {**spec, "data": {"values": [v for v in values if v["count"]]}},
+                f"Rows: the {reference} label; columns: the critic's answer.",
+            )
+            if values
+            else '<p class="note">Nothing to compare.</p>'
+        )
+        return (
+            f'<section id="confusion"><h2>Confusion against {reference}</h2><p>{intro}</p>'
+            + chart
+            + _table(headers, score_rows, table_id="confusion-table", numeric=range(1, 5))
+            + "</section>"
+        )
+
+    def _against_consensus(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Per critic, ``{consensus: {answered: count}}`` over its valid votes on items whose
+        (tier's) consensus is a voted label."""
+        counts: dict[str, Counter[tuple[str, str]]] = {
+            name: Counter() for name in self.batch.critics
+        }
+        for result in self.batch.verdicts:
+            if is_fallback(result):
+                continue
+            for verdict, consensus in _votes_and_consensus(result):
+                if verdict.error is not None or consensus in RESERVED_KINDS:
+                    continue
+                counts.setdefault(verdict.critic_id, Counter())[(consensus, verdict.kind)] += 1
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for name, pairs in counts.items():
+            labels = sorted({label for pair in pairs for label in pair})
+            out[name] = {ref: {ans: pairs.get((ref, ans), 0) for ans in labels} for ref in labels}
+        return out
+
+    def _consensus(self) -> str:
+        counts = self.batch.consensus_counts()
+        missing = len(self.batch.no_consensus_items)
+        values: list[dict[str, Any]] = [{"label": k, "items": n} for k, n in counts.items()]
+        if missing:
+            values.append({"label": "(no consensus)", "items": missing})
+        total = len(self.batch)
+        rows = [[_e(v["label"]), str(v["items"]), _rate(v["items"] / total)] for v in values]
+        spec = {
+            "data": {"values": values},
+            "mark": {"type": "bar", "tooltip": True},
+            "height": {"step": 22},
+            "width": 360,
+            "encoding": {
+                "y": {"field": "label", "type": "nominal", "sort": "-x", "title": None},
+                "x": {"field": "items", "type": "quantitative", "title": "items"},
+            },
+        }
+        return (
+            '<section id="consensus"><h2>Consensus distribution</h2>'
+            + self._chart(
+                "chart-consensus",
+                spec,
+                "Items per consensus label; (no consensus): the strategy's fallback, no vote "
+                "decided.",
+            )
+            + _table(["label", "items", "share"], rows, table_id="consensus-table", numeric=(1, 2))
+            + "</section>"
+        )
+
+    def _tiers(self) -> str:
+        rows = [
+            [
+                str(t.tier),
+                _e(", ".join(t.critics)),
+                str(t.asked),
+                str(t.decided),
+                str(t.abstained),
+                _rate(t.share_asked),
+                _rate(t.share_decided),
+                _rate(t.agreement),
+                _usd(t.cost_usd),
+            ]
+            for t in self.batch.tier_stats()
+        ]
+        headers = [
+            "tier",
+            "critics",
+            "asked",
+            "decided",
+            "abstained",
+            "share asked",
+            "share decided",
+            "agreement where decided",
+            "cost",
+        ]
+        return (
+            '<section id="tiers"><h2>Cascade tiers</h2>'
+            + _table(headers, rows, table_id="tiers-table", numeric=range(2, 9))
+            + "</section>"
+        )
+
+    def _pairs(self) -> str:
+        bias = self.batch.position_bias()
+        rows = [
+            [
+                _e(name),
+                str(s.answers),
+                str(s.decisive),
+                _rate(s.first_position),
+                str(s.pairs_both),
+                str(s.flips),
+                _rate(s.flip_rate),
+                _num(s.fairness, 2),
+            ]
+            for name, s in [*bias.critics.items(), ("panel", bias.panel)]
+        ]
+        headers = [
+            "critic",
+            "answers",
+            "decisive",
+            "picks the first shown",
+            "pairs in both orders",
+            "flips",
+            "flip rate",
+            "fairness",
+        ]
+        return (
+            '<section id="pairs"><h2>Pairs: position bias</h2><p>A flip: the two orders of a '
+            'pair disagreed once mapped back (marked <span class="flip">flip</span> in the '
+            "table below). 0.5 first-shown picks and fairness 1 mean no lean.</p>"
+            + _table(headers, rows, table_id="pairs-table", numeric=range(1, 8))
+            + "</section>"
+        )
+
+    def _disputed(self) -> str:
+        critics = self.batch.critics
+        disputed = [(r, why) for r in self.batch.verdicts if (why := _is_disputed(r))]
+        shown = disputed[: self.max_items]
+        headers = [
+            '<th scope="col" data-sort="text">item</th>',
+            '<th scope="col" data-sort="text">consensus</th>',
+            '<th scope="col" data-sort="num" class=num>agreement</th>',
+        ]
+        if self.cascade:
+            headers.append('<th scope="col" data-sort="num" class=num>tier</th>')
+        headers.append('<th scope="col" data-sort="text">why</th>')
+        headers += [f'<th scope="col" data-sort="text">{_e(name)}</th>' for name in critics]
+        body = "".join(self._disputed_row(result, why, critics) for result, why in shown)
+        left_out = len(disputed) - len(shown)
+        note = (
+            f'<p class="note">Showing the first {len(shown)} of {len(disputed)} disputed items '
+            f"({left_out} left out; raise max_items / --max-items).</p>"
+            if left_out
+            else ""
+        )
+        counts = Counter(reason for _, why in disputed for reason in why)
+        reasons = ", ".join(f"{_e(reason)} {n}" for reason, n in counts.most_common())
+        return (
+            '<section id="disputed"><h2>Disputed items</h2>'
+            f"<p>{len(disputed)} of {len(self.batch)} items need a look"
+            + (f" ({reasons})" if reasons else "")
+            + ": not unanimous, a failed call, no consensus, abstained or escalated by a "
+            "cascade, or a pair whose orders disagreed. Click a header to sort; type to "
+            "filter.</p>"
+            + note
+            + '<div class="tools"><input id="search" type="search" placeholder="filter items, '
+            'labels, reasoning…" aria-label="filter the disputed items">'
+            f' <span id="shown-count">{len(shown)}</span> of {len(shown)} rows shown</div>'
+            '<div class="scroll"><table id="disputed-table"><thead><tr>'
+            + "".join(headers)
+            + f"</tr></thead><tbody>{body}</tbody></table></div></section>"
+        )
+
+    def _disputed_row(self, result: EnsembleVerdict, why: list[str], critics: list[str]) -> str:
+        by_critic = {v.critic_id: v for v in result.verdicts}
+        meta = ""
+        if result.meta:
+            text = json.dumps(result.meta, ensure_ascii=False, default=str)
+            meta = f'<div class="meta">{_e(text[:300] + ("…" if len(text) > 300 else ""))}</div>'
+        consensus_class = "label" + (" fallback" if is_fallback(result) else "")
+        agreement = result.agreement_pct if result.n_valid else None
+        cells = [
+            f'<td data-sort="{_e(result.query_id)}">'
+            f'<span class="id">{_e(result.query_id)}</span>{meta}</td>',
+            f'<td data-sort="{_e(result.consensus)}"><span class="{consensus_class}">'
+            f"{_e(result.consensus)}</span></td>",
+            f'<td class=num data-sort="{_sort_key(agreement)}">{_rate(agreement)}</td>',
+        ]
+        if self.cascade:
+            tier = result.tier
+            shown = "" if tier is None else str(tier)
+            cells.append(f'<td class=num data-sort="{_sort_key(tier)}">{shown}</td>')
+        cells.append(f'<td data-sort="{_e(", ".join(why))}">{_e(", ".join(why))}</td>')
+        cells += [self._verdict_cell(by_critic.get(name)) for name in critics]
+        return "<tr>" + "".join(cells) + "</tr>"
+
+    def _verdict_cell(self, verdict: Verdict | None) -> str:
+        if verdict is None:
+            return '<td data-sort="" class="absent">—</td>'
+        if verdict.kind == "SKIPPED":
+            reason = verdict.error_kind.value if verdict.error_kind else "skipped"
+            return (
+                '<td data-sort="~SKIPPED"><span class="label skipped">SKIPPED</span> '
+                f'<span class="muted">{_e(reason)}</span></td>'
+            )
+        if verdict.error is not None:
+            kind = verdict.error_kind.value if verdict.error_kind else ""
+            failed = "failed" if call_failed(verdict) else "parse"
+            return (
+                f'<td data-sort="~{_e(verdict.kind)}">'
+                f'<span class="label {failed}">{_e(verdict.kind)}</span> '
+                f'<span class="muted">{_e(kind)}</span>'
+                f'<div class="reason">{_e(verdict.error)}</div></td>'
+            )
+        flip = ""
+        if verdict.flipped:
+            orders = "; ".join(
+                f"{a.order or '?'}: {a.kind} ({a.confidence:.2f})" for a in verdict.answers or ()
+            )
+            flip = f' <span class="flip" title="{_e(orders)}">flip</span>'
+        elif verdict.order is not None:
+            flip = f' <span class="muted">{_e(verdict.order)}</span>'
+        sort = f"{verdict.kind} {verdict.confidence:.4f}"
+        return (
+            f'<td data-sort="{_e(sort)}"><span class="label">{_e(verdict.kind)}</span> '
+            f'<span class="conf">{verdict.confidence:.2f}</span>{flip}'
+            f'<div class="reason">{_e(verdict.reasoning)}</div></td>'
+        )
+
+    def _footer(self) -> str:
+        versions = ", ".join(f"{name} {version}" for name, version in RUNTIME_VERSIONS.items())
+        licenses = "".join(
+            f"<h4>{_e(name.removeprefix('LICENSE.'))}</h4><pre>{_e(_asset(name))}</pre>"
+            for name in _LICENSE_FILES
+        )
+        return (
+            f'<footer><p class="muted">Charts drawn by {versions} (BSD-3-Clause), inlined: this '
+            "page needs no network.</p><details><summary>Third-party licenses</summary>"
+            f"{licenses}</details></footer>"
+        )
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, default=str)
