@@ -83,6 +83,23 @@ def frames(session: nox.Session) -> None:
 
 
 @nox.session
+def otel(session: nox.Session) -> None:
+    """The ``cross-judge[otel]`` extra: spans checked against the SDK's in-memory exporter
+    and a golden file, then the integration suite with the API installed (the no-op path)."""
+    session.install(".[test,otel]", "opentelemetry-sdk")
+    session.run(
+        "pytest",
+        "-n",
+        "auto",
+        "-p",
+        "no:cacheprovider",
+        "tests/unit/test_otel.py",
+        "tests/integration",
+        *session.posargs,
+    )
+
+
+@nox.session
 def browser(session: nox.Session) -> None:
     """The HTML report (``cross-judge report``) opened in headless Chromium: no console
     error, nothing fetched, the heatmap's kappas, the tables' counts, search and sort, a
@@ -180,4 +197,8 @@ def bench(session: nox.Session) -> None:
         "bench_vs_01.py",
     ):
         session.run("python", f"bench/{script}")
+    # Last, so that no other benchmark runs with an OpenTelemetry provider installed (the
+    # API alone comes with the anthropic SDK, and stays a no-op without one).
+    session.install(".[otel]", "opentelemetry-sdk")
+    session.run("python", "bench/bench_otel.py")
     session.run("python", "bench/summary.py")  # docs/performance.md's table; fails on a MISS

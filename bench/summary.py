@@ -29,6 +29,7 @@ ORDER = (
     "bias",
     "batch",
     "ray",
+    "otel",
     "stats",
     "vs_01",
 )

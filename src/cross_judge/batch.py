@@ -54,6 +54,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
+from . import _otel
 from ._batch_job import BatchOptions, check_batch_prices, run_job
 from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .budget import Budget
@@ -504,11 +505,15 @@ async def judge_many(
 
     from ._progress import BatchProgress
 
-    with BatchProgress(len(checked), enabled=progress) as bar:
+    with (
+        _otel.batch_span(ensemble, mode=mode, concurrency=limit, items=len(checked)) as span,
+        BatchProgress(len(checked), enabled=progress) as bar,
+    ):
 
         async def deliver(index: int, result: EnsembleVerdict) -> None:
             results[index] = result
             bar.advance(result)
+            span.add(result)
 
         again = _Feed(ensemble, checked, checked=True)
         if options is None:
@@ -622,16 +627,25 @@ def stream(
     budget = _checked_budget(ensemble, budget_usd)
     if options is not None:
         check_batch_prices(ensemble, options)
+    # The caller's tracing context: the stream's work runs in a host task that, on trio,
+    # does not inherit it.
+    parent = _otel.current_context()
 
     async def run(deliver: Callable[[EnsembleVerdict], Awaitable[None]]) -> None:
         from ._progress import BatchProgress
 
         total = len(items) if hasattr(items, "__len__") else None  # type: ignore[arg-type]
-        with BatchProgress(total, enabled=progress) as bar:
+        with (
+            _otel.batch_span(
+                ensemble, mode=mode, concurrency=limit, items=total, parent=parent
+            ) as span,
+            BatchProgress(total, enabled=progress) as bar,
+        ):
 
             async def handed_out(_index: int, result: EnsembleVerdict) -> None:
                 await deliver(result)
                 bar.advance(result)
+                span.add(result)
 
             feed = _Feed(ensemble, items)
             if options is None:

@@ -20,18 +20,19 @@ import math
 import os
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import anyio
 
-from . import _sync
+from . import _otel, _sync
 from ._batch_job import active_job
 from ._confidence_calibration import ConfidenceCalibration
 from ._limits import VendorGate
 from ._redact import Redactor, redacted_exception, redactor_for, secrets_of
-from ._retry import call_with_retries
+from ._retry import Gate, call_with_retries
 from ._template import Template
 from .budget import Budget
 from .errors import ConfigError, ErrorKind, ItemTooLongError, MissingAPIKeyError, PromptError
@@ -562,10 +563,10 @@ class Critic:
             (``cost_usd`` is ``None`` when the model's price is unknown; 0 for a cache hit).
 
         Raises:
-            PromptError: the template needs a context key that was not given.
+            PromptError: the template needs a context key that was not given; raised
+                before any request, so nothing is billed.
             ConfigError: a budget is given but the model has no known price (register one
-                with :func:`cross_judge.register_price`).
-            Both are raised before any request, so nothing is billed.
+                with :func:`cross_judge.register_price`); raised before any request.
         """
         return await self.judge_request(
             self.build_request(query, context), budget=budget, cache=cache
@@ -615,8 +616,14 @@ class Critic:
         store: ResponseCache | None,
     ) -> Verdict:
         """One call for ``request``: the cache, the key, the budget, the vendor (or, in
-        batch mode, the vendor's batch API: :mod:`cross_judge._batch_job`)."""
+        batch mode, the vendor's batch API: :mod:`cross_judge._batch_job`). With
+        OpenTelemetry installed, in a ``chat {model}`` span (:mod:`cross_judge._otel`)."""
         job = active_job()
+        if _otel.available:  # without OpenTelemetry, this branch is the whole cost
+            with _otel.chat_span(self, config, request) as span:
+                with nullcontext() if job is None else job.running():
+                    verdict = await self._judge_one(config, request, price, spending, store, job)
+                return span.ended(verdict)
         if job is None:
             return await self._judge_one(config, request, price, spending, store, None)
         with job.running():
@@ -722,15 +729,20 @@ class Critic:
                     )
 
             sending = True
+            # Limits are the vendor's, so an injected http_client passes the gate too.
+            gate: Gate = VendorGate(config, request.model)
+            if _otel.available:
+                gate = _otel.watched_gate(gate)  # times the wait for the call's span
             completion, attempts = await call_with_retries(
                 attempt,
                 max_retries=self.max_retries,
                 timeout=self.timeout,
                 deadline=self.deadline,
-                # Limits are the vendor's, so an injected http_client passes the gate too.
-                gate=VendorGate(config, request.model),
+                gate=gate,
                 self_timed=self_timed,
             )
+            if _otel.available:
+                _otel.record_completion(completion)
             return self._verdict_from(completion, attempts, started, price=price)
         except CallFailure as failure:
             message = str(failure)

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
-from . import _sync
+from . import _otel, _sync
 from ._batch_job import BatchOptions, active_job
 from .batch import (
     DEFAULT_CONCURRENCY,
@@ -253,11 +253,29 @@ class Ensemble:
                 called and give ``SKIPPED`` verdicts with ``error_kind="budget"``.
 
         Raises:
-            PromptError: a template field is missing from ``context``.
+            PromptError: a template field is missing from ``context`` (before any critic
+                is called).
             ConfigError: the ensemble has no critics, a budget is given but a critic's
-                model has no known price, or a response cache file cannot be used.
-            All before any critic is called.
+                model has no known price, or a response cache file cannot be used (before
+                any critic is called).
+
+        With OpenTelemetry installed, the judgement is a ``cross_judge.judge`` span, parent
+        of its critics' ``chat`` spans (:mod:`cross_judge._otel`).
         """
+        if _otel.available:  # without OpenTelemetry, this branch is the whole cost
+            with _otel.judge_span(self, query) as span:
+                return span.ended(await self._judge(query, query_id, context, meta, budget_usd))
+        return await self._judge(query, query_id, context, meta, budget_usd)
+
+    async def _judge(
+        self,
+        query: str,
+        query_id: str | None,
+        context: Mapping[str, Any] | None,
+        meta: Mapping[str, Any] | None,
+        budget_usd: Budget | float | None,
+    ) -> EnsembleVerdict:
+        """:meth:`judge`, untraced."""
         self.check_can_judge()
         self.check_item(query, context)
         budget = Budget.of(budget_usd)
