@@ -1,4 +1,4 @@
-"""Developer tasks: ``nox -s lint tests compat`` (what CI runs), ``nox -s ray``,
+"""Developer tasks: ``nox -s lint tests compat docs browser`` (what CI runs), ``nox -s ray``,
 ``nox -s bench``, ``nox -s live`` (against a real vendor you name; never in CI).
 
 Each session installs the package from this checkout (not editable) into its own
@@ -13,7 +13,7 @@ import shutil
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "tests", "compat"]
+nox.options.sessions = ["lint", "tests", "compat", "docs", "browser"]
 nox.options.error_on_missing_interpreters = False
 
 
@@ -62,7 +62,7 @@ def docs(session: nox.Session) -> None:
     ``mkdocs build --strict`` fails on a broken link or anchor, a page missing from the nav
     or an unreadable docstring; then every python block of docs/ and README.md runs against
     the simulated vendor (tests/docs)."""
-    session.install(".[test,docs]")
+    session.install(".[test,docs,pandas]")  # pandas: the dataframe examples run too
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
     session.run("pytest", "tests/docs", "-p", "no:cacheprovider", *session.posargs)
 

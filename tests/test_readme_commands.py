@@ -33,6 +33,13 @@ def test_the_test_command_is_what_ci_runs() -> None:
     assert two_commands()[1] == ci
 
 
+def test_the_docs_give_the_same_two_commands() -> None:
+    text = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    blocks = [b.strip() for b in re.findall(r"```bash\n(.*?)```", text, flags=re.S)]
+    assert two_commands()[0] in blocks
+    assert two_commands()[1] in blocks
+
+
 def test_the_demo_command_runs(capsys: pytest.CaptureFixture[str]) -> None:
     demo = two_commands()[0]
     words = shlex.split(demo.split("&&")[-1])

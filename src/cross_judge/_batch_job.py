@@ -726,7 +726,7 @@ async def run_job(
         ItemError: an item cannot be judged; items in flight finish first.
         ConfigError: a batched critic's model has a price but no batch rate.
     """
-    from .batch import ItemError
+    from .batch import ItemError, judge_item
 
     live_critics = sum(1 for c in panel.critics if not options.takes(c._endpoint()))
     job = _Job(options, live_calls=max(1, concurrency * max(1, live_critics)))
@@ -742,14 +742,7 @@ async def run_job(
             nonlocal outstanding
             _item.set(track)  # this task's context: its calls' tasks inherit it
             try:
-                result = await panel.judge(
-                    item.query,
-                    query_id=item.id,
-                    context=item.context or None,
-                    meta=item.meta,
-                    budget_usd=budget,
-                )
-                await deliver(index, result)
+                await deliver(index, await judge_item(panel, item, budget))
             finally:
                 job.item_finished(track)
                 slots.release()

@@ -394,6 +394,17 @@ def _checked(ensemble: Panel, value: object, position: int) -> Item:
 # -- the engine ---------------------------------------------------------------------------------
 
 
+async def judge_item(panel: Panel, item: Item, budget: Budget | None) -> EnsembleVerdict:
+    """``panel``'s verdict on ``item``: its query, with its id, context and meta."""
+    return await panel.judge(
+        item.query,
+        query_id=item.id,
+        context=item.context or None,
+        meta=item.meta,
+        budget_usd=budget,
+    )
+
+
 async def _judge_each(
     ensemble: Panel,
     feed: _Feed,
@@ -414,14 +425,7 @@ async def _judge_each(
 
     async def run(index: int, item: Item) -> None:
         try:
-            result = await ensemble.judge(
-                item.query,
-                query_id=item.id,
-                context=item.context or None,
-                meta=item.meta,
-                budget_usd=budget,
-            )
-            await deliver(index, result)
+            await deliver(index, await judge_item(ensemble, item, budget))
         finally:
             slots.release()
 

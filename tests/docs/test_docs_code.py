@@ -7,7 +7,9 @@ notebook), any other block runs as plain code (so a block may call ``asyncio.run
 custom and the local servers) is re-pointed at one :class:`~cross_judge.testing.VendorServer`
 on 127.0.0.1 whose default persona answers any model, with dummy keys in the environment;
 blocks run in a temporary working directory. A block that cannot run offline (a Ray
-cluster, an s3 bucket) is preceded in the markdown by ``<!-- docs: skip (reason) -->``;
+cluster, an s3 bucket) is preceded in the markdown by ``<!-- docs: skip (reason) -->``, and
+one that needs an optional package by ``<!-- docs: needs MODULE -->`` (run where MODULE is
+installed, skipped saying so elsewhere);
 each such block is reported as a skipped test carrying its page, line and reason. A block
 of any language preceded by ``<!-- docs: file PATH -->`` (a prompt, a price file) is
 written to PATH when the page's run reaches it, so the blocks after it can read it. A
@@ -21,6 +23,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import dataclasses
+import importlib.util
 import inspect
 import re
 import shlex
@@ -42,6 +45,7 @@ PAGES = [*sorted((ROOT / "docs").rglob("*.md")), ROOT / "README.md"]
 SKIP = re.compile(r"<!--\s*docs:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->")
 FILE = re.compile(r"<!--\s*docs:\s*file\s+(?P<path>\S+)\s*-->")
 RUN = re.compile(r"<!--\s*docs:\s*run\s*-->")
+NEEDS = re.compile(r"<!--\s*docs:\s*needs\s+(?P<module>[\w.]+)\s*-->")
 DUMMY_KEY = "sk-docs-not-a-real-key"
 KEY_VARIABLES = ("DEEPSEEK_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY")
 EXAMPLE_FILES = ("items.jsonl", "panel.yaml", "cascade.yaml")
@@ -88,6 +92,11 @@ def python_blocks(page: Path) -> list[Block]:
         elif fence == "```python":
             match = SKIP.search(before)
             reason = match["reason"].strip() if match else None
+            needs = NEEDS.search(before)
+            if needs and importlib.util.find_spec(needs["module"]) is None:
+                reason = (
+                    f"needs {needs['module']}, which is not installed here (nox -s docs has it)"
+                )
             blocks.append(Block(page, index + 2, source, reason))
         index = end + 1
     return blocks
