@@ -53,7 +53,7 @@ async def submit(
         CallFailure: the vendor refused the upload or the batch (the vendor's message kept).
     """
     if config.protocol == "anthropic":
-        async with _anthropic(config, api_key) as client:
+        async with _client(config, api_key) as client:
             created = await client.messages.batches.create(
                 requests=[request.line for request in requests]
             )
@@ -62,7 +62,7 @@ async def submit(
         json.dumps(r.line, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
         for r in requests
     )
-    async with _openai(config, api_key) as client:
+    async with _client(config, api_key) as client:
         uploaded = await client.files.create(file=("cross-judge.jsonl", body), purpose="batch")
         batch = await client.batches.create(
             input_file_id=uploaded.id,
@@ -79,12 +79,12 @@ async def poll(config: VendorConfig, api_key: str | None, batch_id: str) -> Batc
         CallFailure: the vendor could not be asked (the vendor's message kept).
     """
     if config.protocol == "anthropic":
-        async with _anthropic(config, api_key) as client:
+        async with _client(config, api_key) as client:
             batch = await client.messages.batches.retrieve(batch_id)
             status = str(batch.processing_status)
             counts = batch.request_counts.model_dump() if batch.request_counts else {}
             return BatchState(batch_id, status, status == "ended", _ints(counts))
-    async with _openai(config, api_key) as client:
+    async with _client(config, api_key) as client:
         batch = await client.batches.retrieve(batch_id)
         counts = batch.request_counts.model_dump() if batch.request_counts else {}
         status = str(batch.status)
@@ -99,10 +99,10 @@ async def cancel(config: VendorConfig, api_key: str | None, batch_id: str) -> No
         CallFailure: the vendor refused or could not be asked (the vendor's message kept).
     """
     if config.protocol == "anthropic":
-        async with _anthropic(config, api_key) as client:
+        async with _client(config, api_key) as client:
             await client.messages.batches.cancel(batch_id)
         return
-    async with _openai(config, api_key) as client:
+    async with _client(config, api_key) as client:
         await client.batches.cancel(batch_id)
 
 
@@ -121,7 +121,7 @@ async def fetch_results(
 
     outcomes: dict[str, Outcome]
     if config.protocol == "anthropic":
-        async with _anthropic(config, api_key) as client:
+        async with _client(config, api_key) as client:
             batch = await client.messages.batches.retrieve(batch_id)
             status = str(batch.processing_status)
             lines = []
@@ -130,7 +130,7 @@ async def fetch_results(
                     lines.append(entry.model_dump_json().encode())
         outcomes = parse_anthropic_results(b"\n".join(lines))
     else:
-        async with _openai(config, api_key) as client:
+        async with _client(config, api_key) as client:
             batch = await client.batches.retrieve(batch_id)
             status = str(batch.status)
             files = [f for f in (batch.output_file_id, batch.error_file_id) if f]
@@ -145,38 +145,30 @@ def _ints(counts: dict[str, Any]) -> dict[str, int]:
 
 
 @asynccontextmanager
-async def _openai(config: VendorConfig, api_key: str | None) -> AsyncIterator[Any]:
-    import openai
+async def _client(config: VendorConfig, api_key: str | None) -> AsyncIterator[Any]:
+    """The official SDK's async client for ``config``'s protocol, closed on the way out;
+    the SDK's status and connection errors raised inside come out as
+    :class:`CallFailure` (both SDKs share those exception shapes)."""
+    sdk: Any
+    if config.protocol == "anthropic":
+        import anthropic as sdk
 
-    client = openai.AsyncOpenAI(base_url=config.base_url, api_key=api_key or "unused")
+        from .anthropic import sdk_base_url
+
+        client = sdk.AsyncAnthropic(
+            base_url=sdk_base_url(config.base_url), api_key=api_key or "unused"
+        )
+    else:
+        import openai as sdk
+
+        client = sdk.AsyncOpenAI(base_url=config.base_url, api_key=api_key or "unused")
     try:
         yield client
-    except openai.APIStatusError as exc:
+    except sdk.APIStatusError as exc:
         raise failure_for_status(
             exc.status_code, dict(exc.response.headers), _detail(exc)
         ) from None
-    except openai.APIConnectionError as exc:
-        raise CallFailure(ErrorKind.CONNECTION, f"batch endpoint: {type(exc).__name__}") from None
-    finally:
-        await client.close()
-
-
-@asynccontextmanager
-async def _anthropic(config: VendorConfig, api_key: str | None) -> AsyncIterator[Any]:
-    import anthropic
-
-    from .anthropic import sdk_base_url
-
-    client = anthropic.AsyncAnthropic(
-        base_url=sdk_base_url(config.base_url), api_key=api_key or "unused"
-    )
-    try:
-        yield client
-    except anthropic.APIStatusError as exc:
-        raise failure_for_status(
-            exc.status_code, dict(exc.response.headers), _detail(exc)
-        ) from None
-    except anthropic.APIConnectionError as exc:
+    except sdk.APIConnectionError as exc:
         raise CallFailure(ErrorKind.CONNECTION, f"batch endpoint: {type(exc).__name__}") from None
     finally:
         await client.close()
