@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
+from ._summary import _cost, _number, _rate
 from .agreement import fleiss_kappa, reliability_alpha
 from .batch import is_incomplete
 from .verdict import ABSTAIN
@@ -63,18 +64,6 @@ def _clip(text: str, limit: int) -> str:
     """``text`` with whitespace folded, cut to ``limit`` characters with an ellipsis."""
     folded = " ".join(text.split())
     return folded if len(folded) <= limit else folded[: limit - 1] + "\u2026"
-
-
-def _rate(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def _number(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _cost(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:.4f}"
 
 
 def _seconds(value: float | None) -> str:

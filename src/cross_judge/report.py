@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._manifest import manifest_path
+from ._summary import _rate
 from ._version import __version__
 from .batch import (
     BatchResult,
@@ -192,10 +193,6 @@ def _manifest_runs(
 def _e(value: object) -> str:
     """``value`` as HTML text (quotes escaped too, so it is safe in attributes)."""
     return html.escape(str(value), quote=True)
-
-
-def _rate(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
 
 
 def _num(value: float | None, digits: int = 3) -> str:
