@@ -351,21 +351,16 @@ class _Job:
         self._changes = 0  # of any item's counts: tells a quiet spell from a busy one
         self._feeding = True
         self._wake = anyio.Event()
-        self._started = anyio.current_time()
         self.deadline = (
-            math.inf if options.deadline_s is None else self._started + options.deadline_s
+            math.inf if options.deadline_s is None else anyio.current_time() + options.deadline_s
         )
         self.past_deadline = False
-        self._ended: set[str] = set()
         self._group: anyio.abc.TaskGroup | None = None
-        self.rounds = 0
-        self.batches_submitted = 0
-        self.batches_resumed = 0
 
     # -- accounting ----------------------------------------------------------------------
 
-    def item_started(self, track: _ItemTrack) -> None:
-        self._unsettled += 1
+    def item_started(self) -> None:
+        self._unsettled += 1  # a new item is unsettled until its calls wait here
 
     def item_finished(self, track: _ItemTrack) -> None:
         track.done = True
@@ -493,7 +488,6 @@ class _Job:
                 assert self.ledger is not None
                 ids = self.ledger.custom_ids(batch_id)
                 watched = self._watched[batch_id] = _Watched(batch_id, parked.config, ids)
-                self.batches_resumed += 1
                 assert self._group is not None
                 self._group.start_soon(self._follow, watched, parked.api_key, True)
             watched.add(parked)
@@ -525,7 +519,6 @@ class _Job:
             if not await self._quiet():
                 continue
             pending, self._pending = self._pending, {}
-            self.rounds += 1
             for key, requests in pending.items():
                 live = [p for p in requests.values() if p.outcome is None]
                 if live:
@@ -594,7 +587,6 @@ class _Job:
         ids = [p.custom_id for p in requests]
         if self.ledger is not None:
             self.ledger.submitted(batch_id, config, ids)
-        self.batches_submitted += 1
         watched = self._watched[batch_id] = _Watched(batch_id, config, frozenset(ids))
         for parked in requests:
             watched.add(parked)
@@ -636,9 +628,8 @@ class _Job:
             watched.finish_all(_as_failure(exc, f"fetching batch {watched.batch_id}"))
             return
         failed = sorted(i for i, o in outcomes.items() if isinstance(o, CallFailure))
-        if self.ledger is not None and watched.batch_id not in self._ended:
+        if self.ledger is not None:
             self.ledger.ended(watched.batch_id, state.status, failed)
-            self._ended.add(watched.batch_id)
         watched.finish(outcomes, keep=resumed)
         if not resumed:  # no request of this run attaches to it later: let it go
             self._watched.pop(watched.batch_id, None)
@@ -718,13 +709,13 @@ async def run_job(
     concurrency: int,
     deliver: Callable[[int, EnsembleVerdict], Awaitable[None]],
     budget: Budget | None,
-) -> _Job:
-    """Judge the feed's items in batch mode and ``deliver`` each result as it finishes;
-    the finished job (its counts) is returned. The feed is closed however this ends.
+) -> None:
+    """Judge the feed's items in batch mode and ``deliver`` each result as it finishes.
+    The feed is closed however this ends.
 
     Raises:
         ItemError: an item cannot be judged; items in flight finish first.
-        ConfigError: a batched critic's model has a price but no batch rate.
+        ConfigError: the ledger file cannot be read or is not a ledger.
     """
     from .batch import ItemError, judge_item
 
@@ -769,7 +760,7 @@ async def run_job(
                     break
                 outstanding += 1
                 track = _ItemTrack(item.id)
-                job.item_started(track)
+                job.item_started()
                 group.start_soon(judge, index, item, track)
                 index += 1
             feed_over = True
@@ -783,7 +774,6 @@ async def run_job(
         await feed.aclose()
     if problem is not None:
         raise problem
-    return job
 
 
 def check_batch_prices(panel: Panel, options: BatchOptions) -> None:
