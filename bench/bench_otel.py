@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
 from cross_judge import Critic, Ensemble, _otel
-from cross_judge._batch_job import active_job
+from cross_judge.batch.provider_jobs import active_job
 from cross_judge.transport import Completion, openai_compat
 from cross_judge.verdict import EnsembleVerdict, Usage, Verdict
 

@@ -46,8 +46,7 @@ from unittest import mock
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
-from cross_judge import BatchResult, Critic, Ensemble, _dawid_skene
-from cross_judge._confidence_calibration import expected_calibration_error
+from cross_judge import BatchResult, Critic, Ensemble
 from cross_judge.reliability import (
     apply_calibration,
     calibrate_confidence,
@@ -55,6 +54,8 @@ from cross_judge.reliability import (
     effective_votes,
     learn_weights,
 )
+from cross_judge.stats import dawid_skene as _dawid_skene
+from cross_judge.stats.confidence_calibration import expected_calibration_error
 from cross_judge.testing import Persona, VendorServer
 
 LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")
@@ -226,7 +227,7 @@ def main() -> int:
         ]
         for truth in (gen.choice(LABELS) for _ in range(args.ds_items))
     ]
-    from cross_judge._dawid_skene import dawid_skene as fit
+    from cross_judge.stats.dawid_skene import dawid_skene as fit
 
     started = time.perf_counter()
     fit(synthetic, classes=list(LABELS))

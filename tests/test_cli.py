@@ -686,7 +686,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def fill_cache(path: Path, entries: int) -> None:
     import anyio
 
-    from cross_judge.cache import ResponseCache
+    from cross_judge.critic.cache import ResponseCache
     from cross_judge.transport import Completion
 
     async def fill() -> None:
@@ -698,7 +698,7 @@ def fill_cache(path: Path, entries: int) -> None:
 
 
 def entries_in(path: Path) -> int:
-    from cross_judge.cache import ResponseCache
+    from cross_judge.critic.cache import ResponseCache
 
     with ResponseCache(path) as cache:
         return cache.stats().entries
@@ -1090,7 +1090,7 @@ def test_review_skips_a_query_holding_a_lone_surrogate_naming_its_line(
 def test_review_refuses_an_out_another_review_holds_naming_it(
     tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
 ) -> None:
-    from cross_judge._lock import ResultsLock
+    from cross_judge.batch.lock import ResultsLock
 
     items = write_items(tmp_path, [{"id": "a", "query": f"{tag} a"}])
     out = tmp_path / "out.jsonl"

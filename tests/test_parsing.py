@@ -1,4 +1,4 @@
-"""Specification of :mod:`cross_judge.parsing`: raw model text -> verdict fields."""
+"""Specification of :mod:`cross_judge.critic.parsing`: raw model text -> verdict fields."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cross_judge import parsing
-from cross_judge.parsing import (
+from cross_judge.critic import parsing
+from cross_judge.critic.parsing import (
     LABEL_KEYS,
     REASONING_KEYS,
     ExampleAnswer,

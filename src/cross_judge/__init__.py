@@ -4,7 +4,6 @@ Importing this package has no side effects: no files, no network, no environment
 and the heavy HTTP stacks load on the first call, not here.
 """
 
-from ._batch_job import BATCH_VENDORS, BatchOptions
 from ._version import __version__
 from .aggregation import (
     AggregationStrategy,
@@ -14,13 +13,13 @@ from .aggregation import (
     majority,
     weighted,
 )
-from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
-from .batch import BatchResult, Item, ItemError
+from .batch.provider_jobs import BATCH_VENDORS, BatchOptions
+from .batch.runner import BatchResult, Item, ItemError
 from .budget import Budget
-from .cache import CacheStats, ResponseCache
 from .cascade import Cascade, Escalation
 from .cascade_calibration import CascadeFit, calibrate_cascade
-from .core import Critic
+from .critic.cache import CacheStats, ResponseCache
+from .critic.critic import Critic
 from .ensemble import Ensemble, revote
 from .errors import (
     ConfigError,
@@ -37,6 +36,7 @@ from .pricing import Price, load_prices, price_for, register_price
 from .reviewer import Reviewer
 from .schema import EnsembleResult
 from .schema import Verdict as LegacyVerdict
+from .stats.agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
 from .vendors import (
     VENDOR_DEFAULTS,
     VENDORS,

@@ -62,10 +62,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from ._retry import Gate
-    from .batch import Panel
-    from .core import Critic
+    from .batch.runner import Panel
+    from .critic.critic import Critic
     from .transport import ChatRequest, Completion
+    from .transport.retry import Gate
     from .vendors import VendorConfig
     from .verdict import EnsembleVerdict, Verdict
 

@@ -38,8 +38,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import anyio
 
 from . import _sync
-from ._batch_job import BatchOptions
-from .batch import (
+from .batch.provider_jobs import BatchOptions
+from .batch.runner import (
     DEFAULT_CONCURRENCY,
     BatchResult,
     Mode,
@@ -54,7 +54,7 @@ from .errors import ConfigError, ErrorKind
 from .verdict import ABSTAIN, EnsembleVerdict, Usage
 
 if TYPE_CHECKING:
-    from .core import Critic
+    from .critic.critic import Critic
 
 __all__ = [
     "CalibrationItemsWarning",

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .batch import BatchResult, as_batch
+from .batch.runner import BatchResult, as_batch
 from .cascade import Escalation, FinalTier, Score, score_of
 from .errors import ConfigError
 from .verdict import ABSTAIN, EnsembleVerdict
@@ -322,7 +322,7 @@ class CascadeFit:
         return self.summary()
 
     def __str__(self) -> str:
-        from ._summary import plain_text
+        from .report.summary import plain_text
 
         return plain_text(self.summary())
 

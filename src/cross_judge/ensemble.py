@@ -41,8 +41,8 @@ import anyio
 from anyio.abc import TaskGroup
 
 from . import _otel, _sync
-from ._batch_job import BatchOptions, active_job
-from .batch import (
+from .batch.provider_jobs import BatchOptions, active_job
+from .batch.runner import (
     DEFAULT_CONCURRENCY,
     BatchResult,
     Mode,
@@ -52,7 +52,7 @@ from .batch import (
     stream,
 )
 from .budget import Budget
-from .core import Critic
+from .critic.critic import Critic
 from .errors import ConfigError, ErrorKind
 from .pairwise import (
     OnFlip,
@@ -81,7 +81,7 @@ from .voting import (
 )
 
 if TYPE_CHECKING:
-    from .cache import ResponseCache
+    from .critic.cache import ResponseCache
     from .schema import Verdict as LegacyVerdict
 
 __all__ = ["EarlyStop", "Ensemble", "VotingName", "default_query_id", "revote"]
@@ -211,7 +211,7 @@ class Ensemble:
             self.voting, self.voting_kwargs, self.weights, self.min_valid
         )
         if self.cache is not None and self.cache is not False:
-            from .cache import resolve_cache
+            from .critic.cache import resolve_cache
 
             self._cache = resolve_cache(self.cache)
         if self.early_stop not in (False, True, "staged", "cancel"):

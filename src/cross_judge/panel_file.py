@@ -129,17 +129,17 @@ from pydantic import (
     model_validator,
 )
 
-from ._redact import redact
 from ._yaml import YAMLSyntaxError
 from ._yaml import load as load_yaml
 from .errors import ConfigError, PromptError
+from .transport.redaction import redact
 
 if TYPE_CHECKING:
-    from .cache import ResponseCache
     from .cascade import Cascade, Escalation
-    from .core import Critic
+    from .critic.cache import ResponseCache
+    from .critic.critic import Critic
+    from .critic.prompts import PromptSpec
     from .ensemble import Ensemble
-    from .prompts import PromptSpec
     from .testing import Persona, VendorServer
 
 __all__ = [
@@ -404,7 +404,7 @@ class CriticSpec(BaseModel):
         Raises:
             ConfigError: as :class:`~cross_judge.core.Critic` does.
         """
-        from .core import Critic
+        from .critic.critic import Critic
 
         kwargs: dict[str, Any] = {}
         if self._prompt is not None:
@@ -467,7 +467,7 @@ def _check_calibration(data: dict[str, Any]) -> None:
     names when it names one."""
     import dataclasses
 
-    from ._confidence_calibration import ConfidenceCalibration
+    from .stats.confidence_calibration import ConfidenceCalibration
 
     known = [f.name for f in dataclasses.fields(ConfidenceCalibration)]
     unknown = []
@@ -1114,7 +1114,7 @@ def _walk(
 
 def _load_prompt(ref: str, base_dir: Path) -> PromptSpec:
     """A critic's prompt: a path (relative to the panel's folder) or a packaged ref."""
-    from .prompts import list_prompts, load_prompt
+    from .critic.prompts import list_prompts, load_prompt
 
     head, sep, pin = ref.rpartition("@")
     target = head if sep and _is_path(head, base_dir) else ref
@@ -1142,7 +1142,7 @@ def _load_prompt(ref: str, base_dir: Path) -> PromptSpec:
 def _is_path(ref: str, base_dir: Path) -> bool:
     if ref.lower().endswith((".yaml", ".yml")) or "/" in ref or os.sep in ref:
         return True
-    from .prompts import is_file
+    from .critic.prompts import is_file
 
     return is_file(base_dir / ref)
 

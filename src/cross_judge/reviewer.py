@@ -36,11 +36,11 @@ from typing import Any
 import anyio.to_thread
 
 from . import _sync
-from ._redact import Redactor, redact, redactor_for, secrets_of
-from .core import DEFAULT_SYSTEM_PROMPT, Critic
+from .critic.critic import DEFAULT_SYSTEM_PROMPT, Critic
+from .critic.parsing import extract_json, parse_answer
 from .errors import ErrorKind
-from .parsing import extract_json, parse_answer
 from .schema import Verdict
+from .transport.redaction import Redactor, redact, redactor_for, secrets_of
 from .vendors import make_client
 
 __all__ = ["LEGACY_LABEL_KEYS", "LEGACY_REASONING_KEYS", "Reviewer"]

@@ -67,7 +67,7 @@ from .errors import ConfigError, MissingAPIKeyError, UnknownVendorError
 if TYPE_CHECKING:
     import openai
 
-    from .shared_limit import SharedLimit
+    from .limits.shared_limit import SharedLimit
 
 __all__ = [
     "VENDORS",
@@ -454,7 +454,7 @@ def _check_max_concurrency(where: str, value: object) -> None:
 
 
 def _check_shared(where: str, value: object) -> None:
-    from .shared_limit import SharedLimit
+    from .limits.shared_limit import SharedLimit
 
     if not isinstance(value, SharedLimit):
         raise ConfigError(

@@ -279,7 +279,7 @@ class Verdict(BaseModel):
 
     def _repr_html_(self) -> str:
         """A one-row table for Jupyter (see :func:`cross_judge._html.verdict_html`)."""
-        from ._html import verdict_html
+        from .report.notebook import verdict_html
 
         return verdict_html(self)
 
@@ -364,6 +364,6 @@ class EnsembleVerdict(BaseModel):
     def _repr_html_(self) -> str:
         """The consensus and one row per critic verdict, for Jupyter (see
         :func:`cross_judge._html.ensemble_html`)."""
-        from ._html import ensemble_html
+        from .report.notebook import ensemble_html
 
         return ensemble_html(self)

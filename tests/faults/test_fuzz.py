@@ -45,13 +45,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from cross_judge._template import Template
 from cross_judge.batch import Item, ItemError
-from cross_judge.cli import _ItemReader
-from cross_judge.core import Critic
-from cross_judge.errors import ConfigError, PromptError
-from cross_judge.panel_file import PanelError, parse_panel
-from cross_judge.parsing import (
+from cross_judge.cli.main import _ItemReader
+from cross_judge.critic.critic import Critic
+from cross_judge.critic.parsing import (
     ParsedAnswer,
     coerce_confidence,
     extract_json,
@@ -59,7 +56,15 @@ from cross_judge.parsing import (
     parse_answer,
     strip_reasoning_blocks,
 )
-from cross_judge.prompts import DEFAULT_USER_PROMPT_TEMPLATE, PromptSpec, load_prompt, parse_prompt
+from cross_judge.critic.prompts import (
+    DEFAULT_USER_PROMPT_TEMPLATE,
+    PromptSpec,
+    load_prompt,
+    parse_prompt,
+)
+from cross_judge.critic.template import Template
+from cross_judge.errors import ConfigError, PromptError
+from cross_judge.panel_file import PanelError, parse_panel
 from cross_judge.vendors import VENDORS
 from cross_judge.verdict import RESERVED_KINDS
 

@@ -60,11 +60,12 @@ import anyio
 import pytest
 
 import cross_judge
-from cross_judge import Critic, Ensemble, _retry, _sync
-from cross_judge._limits import VendorLimiter, limiter_for
+from cross_judge import Critic, Ensemble, _sync
 from cross_judge.budget import Budget
+from cross_judge.limits.gate import VendorLimiter, limiter_for
 from cross_judge.pricing import register_price
 from cross_judge.testing import Reply, VendorServer
+from cross_judge.transport import retry as _retry
 from cross_judge.vendors import VENDORS, get_vendor, register_vendor, set_vendor_limits
 
 from .conftest import KEY, Snapshot, close_pools_and_check_tasks, wait_until
@@ -805,7 +806,7 @@ SLOW_STEP_REVIEW = """
 import sys, time
 from pathlib import Path
 
-import cross_judge._manifest
+import cross_judge.report.manifest
 import cross_judge.ensemble
 from cross_judge.cli import main
 
@@ -829,13 +830,13 @@ if step == "closing connections":
 
     cross_judge.ensemble.Ensemble.aclose = aclose
 else:  # "writing the manifest"
-    real_finish = cross_judge._manifest.RunManifest.finish
+    real_finish = cross_judge.report.manifest.RunManifest.finish
 
     def finish(self, status, totals):
         held_until_the_second_ctrl_c()
         real_finish(self, status, totals)
 
-    cross_judge._manifest.RunManifest.finish = finish
+    cross_judge.report.manifest.RunManifest.finish = finish
 sys.exit(main(sys.argv[3:]))
 """
 TWICE_MODELS = ("cli-twice-a", "cli-twice-b")

@@ -41,17 +41,17 @@ import openai
 import pytest
 
 from cross_judge import Critic, Ensemble
-from cross_judge._redact import MARKER
 from cross_judge._sync import shutdown as shutdown_sync_bridge
 from cross_judge.batch import BatchResult
-from cross_judge.cache import ResponseCache
 from cross_judge.cli import main
+from cross_judge.critic.cache import ResponseCache
 from cross_judge.errors import ConfigError, ErrorKind, MissingAPIKeyError
 from cross_judge.panel import JudgePanel
 from cross_judge.panel_file import PanelError, load_panel
 from cross_judge.reviewer import Reviewer
 from cross_judge.testing import Persona, Reply, VendorServer
 from cross_judge.transport import aclose_sessions
+from cross_judge.transport.redaction import MARKER
 from cross_judge.vendors import (
     VendorConfig,
     all_vendors,
@@ -232,7 +232,7 @@ def logs(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> L
 
 @pytest.fixture
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("cross_judge._retry._backoff", lambda state: 0.0)
+    monkeypatch.setattr("cross_judge.transport.retry._backoff", lambda state: 0.0)
 
 
 @pytest.fixture

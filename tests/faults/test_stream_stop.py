@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from cross_judge import Critic, Ensemble
-from cross_judge.batch import DEFAULT_CONCURRENCY, ResultStream
+from cross_judge.batch.runner import DEFAULT_CONCURRENCY, ResultStream
 from cross_judge.testing import Reply, VendorServer
 
 from .conftest import KEY, Snapshot, close_pools_and_check_tasks, wait_until

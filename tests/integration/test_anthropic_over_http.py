@@ -525,7 +525,7 @@ async def test_the_sdk_loads_before_the_first_attempt_which_gets_the_whole_deadl
     slow_import: SlowSdkImport,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from cross_judge import core
+    from cross_judge.critic import critic as core
 
     entered: list[tuple[float, float | None]] = []
     real = core.call_with_retries

@@ -16,9 +16,9 @@ import pytest
 from cross_judge import BatchOptions, Critic, Ensemble, register_price
 from cross_judge.batch import BatchResult
 from cross_judge.errors import ConfigError, ErrorKind
-from cross_judge.provider_batches import request_id
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.transport import CallFailure
+from cross_judge.transport.batch_codecs import request_id
 from cross_judge.transport.batches import poll
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]

@@ -11,13 +11,13 @@ import pytest
 
 from cross_judge import Critic
 from cross_judge.errors import ErrorKind
-from cross_judge.provider_batches import (
+from cross_judge.testing import Persona, VendorServer
+from cross_judge.transport import CallFailure, Completion
+from cross_judge.transport.batch_codecs import (
     anthropic_request,
     openai_request,
     request_id,
 )
-from cross_judge.testing import Persona, VendorServer
-from cross_judge.transport import CallFailure, Completion
 from cross_judge.transport.batches import fetch_results, poll, submit
 
 pytestmark = pytest.mark.anyio

@@ -18,7 +18,7 @@ import pytest
 
 import cross_judge
 from cross_judge.batch import BatchResult
-from cross_judge.cli import ledger_path, main
+from cross_judge.cli.main import ledger_path, main
 from cross_judge.testing import Persona, VendorServer
 
 pytestmark = [

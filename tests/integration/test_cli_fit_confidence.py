@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from cross_judge import BatchResult, Ensemble, Verdict
-from cross_judge.cli import _calibration_snippet, main
+from cross_judge.cli.main import _calibration_snippet, main
 from cross_judge.panel_file import load_panel
-from cross_judge.reliability import ConfidenceCalibration, calibrate_confidence
+from cross_judge.stats.reliability import ConfidenceCalibration, calibrate_confidence
 from cross_judge.testing import Reply, VendorServer
 
 pytestmark = pytest.mark.integration

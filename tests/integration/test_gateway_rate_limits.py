@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from cross_judge import Critic, ErrorKind, Verdict
-from cross_judge._limits import limiter_for
+from cross_judge.limits.gate import limiter_for
 from cross_judge.testing import Reply, VendorServer
 from cross_judge.vendors import register_vendor
 
@@ -87,7 +87,7 @@ async def test_a_run_of_429s_on_one_model_leaves_no_pause_on_another_model(
 ) -> None:
     # No Retry-After: each consecutive 429 doubles the pause (8 s at most), for that model
     # only. Pauses are scaled down so that the four calls in a row stay quick.
-    monkeypatch.setattr("cross_judge._limits.PAUSE_BASE_S", 0.01)
+    monkeypatch.setattr("cross_judge.limits.gate.PAUSE_BASE_S", 0.01)
     limited, healthy = f"{model}-limited", f"{model}-healthy"
     server.always(limited, Reply.status(429))
     server.script(healthy, Reply.content(ANSWER))

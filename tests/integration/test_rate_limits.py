@@ -6,7 +6,7 @@ import anyio
 import pytest
 from tenacity import wait_random_exponential
 
-import cross_judge.core
+import cross_judge.critic.critic
 from cross_judge import Critic, Verdict
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.vendors import register_vendor
@@ -57,9 +57,9 @@ async def test_adaptive_limit_keeps_deepseek_style_429s_down(
     # policy acts, then with it. Retry backoff and pause are scaled down for both runs so
     # the test stays short; only counts are compared, never durations.
     monkeypatch.setattr(
-        "cross_judge._retry._backoff", wait_random_exponential(multiplier=0.005, max=0.02)
+        "cross_judge.transport.retry._backoff", wait_random_exponential(multiplier=0.005, max=0.02)
     )
-    monkeypatch.setattr("cross_judge._limits.PAUSE_BASE_S", 0.05)
+    monkeypatch.setattr("cross_judge.limits.gate.PAUSE_BASE_S", 0.05)
 
     async def run(*, adaptive: bool) -> tuple[list[Verdict], int]:
         with VendorServer([Persona(model, latency=0.2)], capacity=4) as srv:
@@ -73,7 +73,9 @@ async def test_adaptive_limit_keeps_deepseek_style_429s_down(
             )
             with monkeypatch.context() as patch:
                 if not adaptive:
-                    patch.setattr(cross_judge.core, "VendorGate", lambda config, model=None: None)
+                    patch.setattr(
+                        cross_judge.critic.critic, "VendorGate", lambda config, model=None: None
+                    )
                 verdicts = await judge_all([critic], 16)
             await critic.aclose()
             return verdicts, srv.stats()["rate_limited"]

@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from cross_judge import Critic, Verdict
-from cross_judge.shared_limit import LimitServer, SharedLimit, main
+from cross_judge.limits.shared_limit import LimitServer, SharedLimit, main
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.vendors import register_vendor
 
@@ -277,7 +277,15 @@ def test_the_command_line_refuses_a_limit_below_1(capsys: pytest.CaptureFixture[
 
 
 def test_the_command_line_serves_until_interrupted() -> None:
-    command = [sys.executable, "-m", "cross_judge.shared_limit", "--limit", "2", "--port", "0"]
+    command = [
+        sys.executable,
+        "-m",
+        "cross_judge.limits.shared_limit",
+        "--limit",
+        "2",
+        "--port",
+        "0",
+    ]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
         try:
             run_until_interrupted(process)

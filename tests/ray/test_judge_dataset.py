@@ -1,4 +1,4 @@
-"""cross_judge.ray.judge_dataset: a Ray Dataset judged by a pool of async actors, on a Ray
+"""cross_judge.integrations.ray.judge_dataset: a Ray Dataset judged by a pool of async actors, on a Ray
 instance on this machine and a simulated vendor on 127.0.0.1."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from cross_judge import Cascade, ConfigError, Critic, Ensemble, register_price
 from cross_judge.batch import judge_many
-from cross_judge.ray import judge_dataset, label_column
+from cross_judge.integrations.ray import judge_dataset, label_column
 from cross_judge.testing import Persona, VendorServer
 
 from .conftest import KEY

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cross_judge.agreement import (
+from cross_judge.stats.agreement import (
     Level,
     cohen_kappa,
     fleiss_kappa,

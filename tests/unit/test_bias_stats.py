@@ -1,4 +1,4 @@
-"""Bias statistics of a batch (``cross_judge.bias``): position bias per critic and for the
+"""Bias statistics of a batch (``cross_judge.stats.bias``): position bias per critic and for the
 panel, length bias per critic and for the consensus, and self-consistency; their tables in
 the summary and in ``cross-judge stats``.
 
@@ -18,14 +18,14 @@ from typing import Any
 import pytest
 
 from cross_judge import BatchResult, ConfigError, Critic, Ensemble
-from cross_judge.bias import (
+from cross_judge.errors import ErrorKind
+from cross_judge.stats.bias import (
     LENGTH_BINS,
     PositionStats,
     length_bias,
     position_bias,
     self_consistency,
 )
-from cross_judge.errors import ErrorKind
 from cross_judge.testing import Persona, VendorServer, pairwise_rates
 from cross_judge.verdict import Answer, EnsembleVerdict, Verdict
 

@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cross_judge._confidence_calibration import (
+from cross_judge.errors import ConfigError
+from cross_judge.stats.confidence_calibration import (
     TEMPERATURE_BOUNDS,
     ConfidenceCalibration,
     expected_calibration_error,
     fit_confidence_calibration,
 )
-from cross_judge.errors import ConfigError
 
 Method = Literal["temperature", "isotonic"]
 

@@ -1,4 +1,4 @@
-"""Gold metrics, bootstrap intervals and effective votes (cross_judge._gold).
+"""Gold metrics, bootstrap intervals and effective votes (cross_judge.stats.gold).
 
 Every expected number is worked by hand in the comments next to it; numpy's percentile is
 the oracle for the bootstrap's quantiles.
@@ -18,7 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cross_judge._gold import (
+from cross_judge.errors import ConfigError
+from cross_judge.stats.agreement import cohen_kappa
+from cross_judge.stats.gold import (
     CONSENSUS,
     GoldReport,
     _accuracy_kappa,
@@ -29,8 +31,6 @@ from cross_judge._gold import (
     gold_metrics,
     unknown_ids,
 )
-from cross_judge.agreement import cohen_kappa
-from cross_judge.errors import ConfigError
 
 # Six items, two critics; item 5 is unlabelled.
 GOLD: list[str | None] = ["yes", "yes", "yes", "no", "no", None]

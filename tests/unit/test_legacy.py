@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cross_judge import aggregation, parsing, reviewer
+from cross_judge import aggregation, reviewer
 from cross_judge.aggregation import (
     STRATEGIES,
     _any_disagreement,
@@ -26,6 +26,7 @@ from cross_judge.aggregation import (
     unanimous,
     weighted,
 )
+from cross_judge.critic import parsing
 from cross_judge.errors import ConfigError, ErrorKind, MissingAPIKeyError, UnknownVendorError
 from cross_judge.panel import JudgePanel
 from cross_judge.reviewer import Reviewer

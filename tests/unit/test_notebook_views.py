@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from cross_judge import Critic, Ensemble
-from cross_judge._html import MAX_ROWS, batch_html
 from cross_judge.batch import BatchResult
 from cross_judge.errors import ErrorKind
+from cross_judge.report.notebook import MAX_ROWS, batch_html
 from cross_judge.verdict import ABSTAIN, Answer, EnsembleVerdict, Usage, Verdict
 
 CRITICS = ["a", "b", "c"]

@@ -1,6 +1,6 @@
 """The redactor: every run of 8 or more characters of a secret, and nothing else, is hidden.
 
-:class:`cross_judge._redact.Redactor` is checked against a brute-force reference (mark every
+:class:`cross_judge.transport.redaction.Redactor` is checked against a brute-force reference (mark every
 position any 8-character piece of a secret covers, replace each stretch of marks by one
 marker) on texts built to be hard: pieces of several secrets side by side, overlapping,
 from a small alphabet so that secrets share pieces. The end-to-end rule (no piece of a key
@@ -12,7 +12,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cross_judge._redact import MARKER, MIN_SECRET, WINDOW, Redactor, redact, redactor_for
+from cross_judge.transport.redaction import (
+    MARKER,
+    MIN_SECRET,
+    WINDOW,
+    Redactor,
+    redact,
+    redactor_for,
+)
 
 KEY = "sk-proj-Q7vX2mLp9RtZ4wKc8NbY3hJd6FgS1aUe"
 

@@ -1,4 +1,4 @@
-"""The lock that keeps two reviews off one results file (``cross_judge._lock``)."""
+"""The lock that keeps two reviews off one results file (``cross_judge.batch.lock``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import cross_judge
-from cross_judge._lock import ResultsLock, ResultsLocked, lock_path
+from cross_judge.batch.lock import ResultsLock, ResultsLocked, lock_path
 from cross_judge.errors import ConfigError
 
 PACKAGE_ROOT = str(Path(cross_judge.__file__).resolve().parents[1])
@@ -54,7 +54,7 @@ def test_a_released_lock_can_be_taken_again(tmp_path: Path) -> None:
 def test_a_lock_file_left_by_a_dead_process_does_not_block(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     script = (
-        "import sys, time; from pathlib import Path; from cross_judge._lock import ResultsLock; "
+        "import sys, time; from pathlib import Path; from cross_judge.batch.lock import ResultsLock; "
         "ResultsLock.acquire(Path(sys.argv[1])); print('locked', flush=True); time.sleep(600)"
     )
     child = subprocess.Popen(

@@ -13,9 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cross_judge import ConfigError, ErrorKind
-from cross_judge._limits import PAUSE_BASE_S, VendorGate, pause_after_rate_limit
-from cross_judge._retry import MAX_RETRY_AFTER_S
-from cross_judge.shared_limit import (
+from cross_judge.limits.gate import PAUSE_BASE_S, VendorGate, pause_after_rate_limit
+from cross_judge.limits.shared_limit import (
     DEAD_AFTER_TERMS,
     LeaseReply,
     LeaseRequest,
@@ -24,6 +23,7 @@ from cross_judge.shared_limit import (
     SharedLimitError,
 )
 from cross_judge.transport import CallFailure
+from cross_judge.transport.retry import MAX_RETRY_AFTER_S
 from cross_judge.vendors import VendorConfig, get_vendor, register_vendor, set_vendor_limits
 
 WAIT_S = 10.0  # a safety net: nothing here should take near this long
@@ -773,7 +773,7 @@ async def test_a_gate_with_local_limits_frees_its_slot_when_the_shared_permit_ti
     await holder.enter(WAIT_S)
     with pytest.raises(TimeoutError):
         await waiting.enter(0.2)
-    from cross_judge._limits import limiter_for
+    from cross_judge.limits.gate import limiter_for
 
     endpoint = limiter_for(config)
     assert endpoint is not None

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cross_judge import PromptError
-from cross_judge._template import Template
+from cross_judge.critic.template import Template
 
 
 def test_named_fields_are_filled() -> None:

@@ -24,8 +24,8 @@ from ..errors import ErrorKind
 from ._failure import CallFailure, failure_for_status
 
 if TYPE_CHECKING:
-    from ..provider_batches import BatchRequest, Outcome
     from ..vendors import VendorConfig
+    from .batch_codecs import BatchRequest, Outcome
 
 __all__ = ["BatchState", "cancel", "fetch_results", "poll", "submit"]
 
@@ -117,7 +117,7 @@ async def fetch_results(
     Raises:
         CallFailure: the results could not be downloaded (the vendor's message kept).
     """
-    from ..provider_batches import parse_anthropic_results, parse_openai_results
+    from .batch_codecs import parse_anthropic_results, parse_openai_results
 
     outcomes: dict[str, Outcome]
     if config.protocol == "anthropic":

@@ -42,12 +42,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from .._version import __version__
 
 if TYPE_CHECKING:
-    from .cascade import Cascade, EscalateRule, Escalation
-    from .core import Critic
-    from .ensemble import Ensemble
+    from ..cascade import Cascade, EscalateRule, Escalation
+    from ..critic.critic import Critic
+    from ..ensemble import Ensemble
 
 __all__ = ["RunManifest", "manifest_path"]
 
@@ -343,7 +343,7 @@ def _kind(tiers: object) -> str:
 
 def _panel_record(panel: Ensemble | Cascade, all_tiers: bool) -> dict[str, Any]:
     """How ``panel`` votes, and its critics' settings; a cascade's tiers and rules too."""
-    from .cascade import Cascade
+    from ..cascade import Cascade
 
     if not isinstance(panel, Cascade):
         return {
@@ -381,7 +381,7 @@ def _vote_record(ensemble: Ensemble) -> dict[str, Any]:
 def _escalate_record(rule: Escalation | EscalateRule) -> dict[str, Any]:
     """An escalation's settings (thresholds as numbers, lists, ``"inf"`` or ``None``), or
     a custom rule's name."""
-    from .cascade import Escalation
+    from ..cascade import Escalation
 
     if not isinstance(rule, Escalation):
         return {"rule": getattr(rule, "__qualname__", type(rule).__qualname__)}
@@ -429,7 +429,7 @@ def _critic_record(critic: Critic) -> dict[str, Any]:
     """The critic's settings (:meth:`~cross_judge.core.Critic.model_dump`), with ``sent``:
     the settings its requests carry, and ``not_sent``: the names of those its protocol
     drops."""
-    from .transport import ChatRequest
+    from ..transport import ChatRequest
 
     config = critic._endpoint()
     settings = ChatRequest(

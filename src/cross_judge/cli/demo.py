@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ._batch_job import BatchOptions
-from .core import Critic
-from .ensemble import Ensemble
-from .prompts import load_prompt
-from .testing import Persona, Reply, VendorServer
-from .verdict import EnsembleVerdict, Verdict
+from ..batch.provider_jobs import BatchOptions
+from ..critic.critic import Critic
+from ..critic.prompts import load_prompt
+from ..ensemble import Ensemble
+from ..testing import Persona, Reply, VendorServer
+from ..verdict import EnsembleVerdict, Verdict
 
 if TYPE_CHECKING:
-    from .batch import Mode
+    from ..batch.runner import Mode
 
 __all__ = ["DEMO_ITEMS", "DemoRow", "run_demo"]
 

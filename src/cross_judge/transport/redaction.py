@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import urlsplit
 
-from .transport._http import basic_auth, split_credentials
+from ._http import basic_auth, split_credentials
 
 __all__ = [
     "MARKER",

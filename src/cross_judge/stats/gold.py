@@ -31,8 +31,8 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ..errors import ConfigError
 from .agreement import cohen_kappa
-from .errors import ConfigError
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -210,7 +210,7 @@ class GoldReport:
         return self.summary()
 
     def __str__(self) -> str:
-        from ._summary import plain_text
+        from ..report.summary import plain_text
 
         return plain_text(self.summary())
 
@@ -538,7 +538,7 @@ def _calibration(
 ) -> tuple[float | None, float | None, tuple[ReliabilityBin, ...] | None]:
     """Brier score, ECE and the reliability table of (confidence, correct) votes; all
     three ``None`` without any vote."""
-    from ._confidence_calibration import expected_calibration_error
+    from .confidence_calibration import expected_calibration_error
 
     if not scored:
         return None, None, None

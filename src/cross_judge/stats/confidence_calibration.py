@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 __all__ = [
     "CONFIDENCE_CLAMP",

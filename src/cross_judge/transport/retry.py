@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import anyio
 
-from .errors import ErrorKind
-from .transport import CallFailure
+from ..errors import ErrorKind
+from . import CallFailure
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState

@@ -69,19 +69,19 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
-from ._redact import redactor_for, secrets_of
-from .errors import ConfigError, ErrorKind
-from .transport import CallFailure
+from ..errors import ConfigError, ErrorKind
+from ..transport import CallFailure
+from ..transport.redaction import redactor_for, secrets_of
 
 if TYPE_CHECKING:
-    from .batch import Item, Panel, _Feed
-    from .budget import Budget
-    from .core import Critic
-    from .pricing import Price
-    from .provider_batches import Outcome
-    from .transport._wire import ChatRequest
-    from .vendors import VendorConfig
-    from .verdict import EnsembleVerdict, Verdict
+    from ..budget import Budget
+    from ..critic.critic import Critic
+    from ..pricing import Price
+    from ..transport._wire import ChatRequest
+    from ..transport.batch_codecs import Outcome
+    from ..vendors import VendorConfig
+    from ..verdict import EnsembleVerdict, Verdict
+    from .runner import Item, Panel, _Feed
 
 __all__ = ["BATCH_VENDORS", "BatchLedger", "BatchOptions", "active_job"]
 
@@ -260,7 +260,7 @@ class BatchLedger:
         (:meth:`batch_of`) answer for the batches of earlier runs, read when the ledger
         was opened: this run's own are followed by the job itself, and not indexing them
         keeps memory flat over a long job."""
-        from .vendors import _without_userinfo
+        from ..vendors import _without_userinfo
 
         record = {
             "event": "submitted",
@@ -444,7 +444,7 @@ class _Job:
         track = _item.get()
         if track is None or self.past_deadline or not self.options.takes(config):
             return await self._live_call(live)
-        from .provider_batches import request_id
+        from ..transport.batch_codecs import request_id
 
         custom_id = request_id(track.item_id, critic.name, variant=request.cache_key(config))
         parked = self._parked.get(custom_id)
@@ -535,7 +535,7 @@ class _Job:
             watched.deadline_passed.set()
 
     async def _submit_group(self, key: _Group, requests: list[_Parked]) -> None:
-        from .provider_batches import (
+        from ..transport.batch_codecs import (
             ANTHROPIC_LIMITS,
             OPENAI_LIMITS,
             anthropic_request,
@@ -571,7 +571,7 @@ class _Job:
     async def _submit_batch(
         self, config: VendorConfig, api_key: str | None, requests: list[_Parked], built: list[Any]
     ) -> None:
-        from .transport.batches import submit
+        from ..transport.batches import submit
 
         for parked in requests:
             parked.submitted = True
@@ -595,7 +595,7 @@ class _Job:
     async def _follow(self, watched: _Watched, api_key: str | None, resumed: bool) -> None:
         """Poll ``watched`` with backoff until it ends, then hand each request its answer;
         at the deadline, cancel it and send its requests live."""
-        from .transport.batches import cancel, fetch_results, poll
+        from ..transport.batches import cancel, fetch_results, poll
 
         config = watched.config
         wait = 0.0 if resumed else self.options.poll_s
@@ -717,7 +717,7 @@ async def run_job(
         ItemError: an item cannot be judged; items in flight finish first.
         ConfigError: the ledger file cannot be read or is not a ledger.
     """
-    from .batch import ItemError, judge_item
+    from .runner import ItemError, judge_item
 
     live_critics = sum(1 for c in panel.critics if not options.takes(c._endpoint()))
     job = _Job(options, live_calls=max(1, concurrency * max(1, live_critics)))

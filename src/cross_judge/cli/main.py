@@ -53,26 +53,26 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
-from .errors import ConfigError, ErrorKind
+from .._version import __version__
+from ..errors import ConfigError, ErrorKind
 
 if TYPE_CHECKING:
     from anyio import CancelScope
     from anyio.abc import TaskStatus
     from rich.console import Console
 
-    from ._batch_job import BatchOptions
-    from ._confidence_calibration import CalibrationMethod, ConfidenceCalibration
-    from ._manifest import RunManifest
-    from .batch import BatchResult, Item, Mode, ResultsFile
-    from .budget import Budget
-    from .cache import ResponseCache
-    from .cascade import Cascade
-    from .cascade_calibration import CascadeFit
-    from .core import Critic
-    from .ensemble import Ensemble
-    from .prompts import PromptSpec
-    from .verdict import EnsembleVerdict
+    from ..batch.provider_jobs import BatchOptions
+    from ..batch.runner import BatchResult, Item, Mode, ResultsFile
+    from ..budget import Budget
+    from ..cascade import Cascade
+    from ..cascade_calibration import CascadeFit
+    from ..critic.cache import ResponseCache
+    from ..critic.critic import Critic
+    from ..critic.prompts import PromptSpec
+    from ..ensemble import Ensemble
+    from ..report.manifest import RunManifest
+    from ..stats.confidence_calibration import CalibrationMethod, ConfidenceCalibration
+    from ..verdict import EnsembleVerdict
 
 __all__ = ["main"]
 
@@ -396,7 +396,7 @@ def _run_demo(latency_scale: float, mode: Mode = "live") -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ._demo import run_demo
+    from .demo import run_demo
 
     if latency_scale < 0:
         raise ConfigError("--latency-scale must be >= 0")
@@ -512,7 +512,7 @@ def _shown(ids: Sequence[str]) -> str:
 
 
 def _read_results(path: str, *, slim: bool) -> BatchResult:
-    from .batch import BatchResult
+    from ..batch.runner import BatchResult
 
     if _torn_tail(path):
         raise ConfigError(
@@ -571,8 +571,8 @@ class _ItemReader:
         self.other_shards = 0
 
     def __iter__(self) -> Iterator[Item]:
-        from .batch import Item, ItemError, shard_of
-        from .errors import PromptError
+        from ..batch.runner import Item, ItemError, shard_of
+        from ..errors import PromptError
 
         seen: dict[str, int] = {}
         with open(self.path, "rb") as handle:
@@ -747,7 +747,7 @@ def _count_lines(path: Path) -> int:
 def _count_shard_items(path: Path, shard: tuple[int, int], done: set[str]) -> int:
     """The items of ``shard`` not in ``done``, for the progress bar's total: one pass over
     the file before the run (only when the bar is drawn). Bad lines are not counted."""
-    from .batch import Item, ItemError, shard_of
+    from ..batch.runner import Item, ItemError, shard_of
 
     index, count = shard
     total = 0
@@ -851,8 +851,8 @@ async def _judge_into(
     batch mode with ``batch``) and append each result to ``results`` at once."""
     import anyio
 
-    from ._progress import BatchProgress
-    from .cascade import Cascade
+    from ..batch.progress import BatchProgress
+    from ..cascade import Cascade
 
     failure: Exception | None = None
     async with anyio.create_task_group() as group:
@@ -945,12 +945,12 @@ def _resume_command(args: argparse.Namespace) -> str:
 def _review(args: argparse.Namespace) -> int:
     import anyio
 
-    from ._lock import ResultsLock
-    from ._manifest import RunManifest
-    from .batch import DEFAULT_CONCURRENCY, ResultsFile
-    from .cache import resolve_cache
-    from .panel_file import load_panel
-    from .pricing import load_prices
+    from ..batch.lock import ResultsLock
+    from ..batch.runner import DEFAULT_CONCURRENCY, ResultsFile
+    from ..critic.cache import resolve_cache
+    from ..panel_file import load_panel
+    from ..pricing import load_prices
+    from ..report.manifest import RunManifest
 
     items_path, out_path = Path(args.items), Path(args.out)
     if not items_path.exists():
@@ -1107,7 +1107,7 @@ def _batch_options(args: argparse.Namespace, out_path: Path) -> BatchOptions | N
     Raises:
         ConfigError: a batch-only option without ``--mode batch``.
     """
-    from ._batch_job import BATCH_VENDORS, BatchOptions
+    from ..batch.provider_jobs import BATCH_VENDORS, BatchOptions
 
     given = [
         flag
@@ -1140,7 +1140,7 @@ def ledger_path(results: Path) -> Path:
 def _note_dead_critics(batch: BatchResult, panel: str, err: Console) -> None:
     """Say why, for each critic whose every call failed: its error kinds and the vendor's
     own message (the summary's table has every critic's; this is the one to act on)."""
-    from ._summary import failure_message
+    from ..report.summary import failure_message
 
     for stats in batch.critic_stats().values():
         asked = stats.items - stats.skipped
@@ -1223,7 +1223,7 @@ def _file_budget(
 ) -> Budget | None:
     """The budget of ``--budget-usd``: a cap on the results file as a whole, so it starts
     from what the results already in it cost (a resumed run)."""
-    from .budget import Budget
+    from ..budget import Budget
 
     if args.budget_usd is None:
         return None
@@ -1376,7 +1376,7 @@ def _revote(args: argparse.Namespace) -> int:
 def _write_new(path: Path, batch: BatchResult) -> None:
     """Write ``batch`` to a file that must not exist yet (``x`` mode: never a clobber, not
     even one racing another process); a failed write removes the partial file."""
-    from .batch import dump_result
+    from ..batch.runner import dump_result
 
     try:
         handle = open(path, "x", encoding="utf-8")  # noqa: SIM115 - closed below
@@ -1395,7 +1395,7 @@ def _write_new(path: Path, batch: BatchResult) -> None:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    from ._summary import render_summary
+    from ..report.summary import render_summary
 
     batch = _read_results(args.results, slim=True)
     order = [label.strip() for label in args.order.split(",")] if args.order else None
@@ -1440,8 +1440,8 @@ def _fit_confidence(
     from rich import box
     from rich.table import Table
 
-    from .cascade_calibration import load_gold
-    from .reliability import calibrate_confidence
+    from ..cascade_calibration import load_gold
+    from ..stats.reliability import calibrate_confidence
 
     gold = load_gold(gold_path)
     out, err = _stdout(), _stderr()
@@ -1564,7 +1564,7 @@ def _score_names() -> tuple[str, ...]:
     """The scores a threshold can apply to (``agreement``, ``confidence``, ...)."""
     from typing import get_args
 
-    from .cascade import Score
+    from ..cascade import Score
 
     return tuple(str(name) for name in get_args(Score))
 
@@ -1668,7 +1668,7 @@ def _add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from .cascade_calibration import calibrate_cascade, load_gold
+    from ..cascade_calibration import calibrate_cascade, load_gold
 
     gold_path = Path(args.gold)
     if not gold_path.is_file():
@@ -1728,7 +1728,7 @@ def _calibration_notes(labelled: Sequence[EnsembleVerdict], fit: CascadeFit, err
     """Say what weakens a fit: labelled items with a failed call in some tier (that tier
     cannot stand there, and a last tier that decides is likely wrong), and a threshold on
     the agreement of a one-critic tier (always 1.0, so it never escalates)."""
-    from .batch import call_failed
+    from ..batch.runner import call_failed
 
     failed = [r.query_id for r in labelled if any(call_failed(v) for v in r.verdicts)]
     if failed:
@@ -1797,7 +1797,7 @@ def _threshold_yaml(value: object) -> str | None:
 
 
 def _prompts(args: argparse.Namespace) -> int:
-    from .prompts import list_prompts, load_prompt
+    from ..critic.prompts import list_prompts, load_prompt
 
     if args.prompts_command == "list":
         from rich import box
@@ -1898,7 +1898,7 @@ def _add_cache_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from .cache import ResponseCache
+    from ..critic.cache import ResponseCache
 
     if args.cache_command is None:
         args.cache_parser.print_help(sys.stderr)
@@ -1936,7 +1936,7 @@ def _cache_stats(cache: ResponseCache) -> int:
 
 
 def _cache_clear(cache: ResponseCache, *, ask: bool) -> int:
-    from .cache import _database_files, _UnusableCache
+    from ..critic.cache import _database_files, _UnusableCache
 
     out = _stdout()
     path = cache.path
@@ -2038,7 +2038,7 @@ def _add_report_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def _report(args: argparse.Namespace) -> int:
-    from .report import DEFAULT_MAX_ITEMS, write_report
+    from ..report.page import DEFAULT_MAX_ITEMS, write_report
 
     results = Path(args.results)
     if not results.is_file():

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from .batch import BatchResult
+    from ..batch.runner import BatchResult
 
 __all__ = ["failure_message", "plain_text", "render_summary"]
 
@@ -115,8 +115,8 @@ def render_summary(
     from rich.table import Table
     from rich.text import Text
 
-    from .batch import is_fallback
-    from .verdict import ABSTAIN
+    from ..batch.runner import is_fallback
+    from ..verdict import ABSTAIN
 
     n = len(batch.verdicts)
     usage = batch.usage
@@ -249,7 +249,7 @@ def _bias_parts(batch: BatchResult) -> list[RenderableType]:
     from rich import box
     from rich.table import Table
 
-    from .bias import length_bias, position_bias, self_consistency
+    from ..stats.bias import length_bias, position_bias, self_consistency
 
     parts: list[RenderableType] = []
     position = position_bias(batch)
@@ -320,7 +320,7 @@ def _gold_parts(
     """The gold table and the log-odds weights the labels earn."""
     from rich.text import Text
 
-    from .reliability import gold_report, learn_weights
+    from ..stats.reliability import gold_report, learn_weights
 
     parts: list[RenderableType] = [gold_report(batch, gold, ci=ci).summary()]
     weights = learn_weights(batch, gold).weights
@@ -342,7 +342,7 @@ def _effective_votes_parts(
     pair of critics has a defined error correlation."""
     from rich.text import Text
 
-    from .reliability import effective_votes
+    from ..stats.reliability import effective_votes
 
     if len(batch.critics) < 2 or (gold is None and len(batch.verdicts) < _MODEL_MIN_ITEMS):
         return []

@@ -20,14 +20,14 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ._summary import _cost, _number, _rate
-from .agreement import fleiss_kappa, reliability_alpha
-from .batch import is_incomplete
-from .verdict import ABSTAIN
+from ..batch.runner import is_incomplete
+from ..stats.agreement import fleiss_kappa, reliability_alpha
+from ..verdict import ABSTAIN
+from .summary import _cost, _number, _rate
 
 if TYPE_CHECKING:
-    from .batch import BatchResult, CriticStats, TierStats
-    from .verdict import Answer, EnsembleVerdict, Verdict
+    from ..batch.runner import BatchResult, CriticStats, TierStats
+    from ..verdict import Answer, EnsembleVerdict, Verdict
 
 __all__ = ["MAX_ROWS", "batch_html", "ensemble_html", "verdict_html"]
 

@@ -48,10 +48,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._manifest import manifest_path
-from ._summary import _rate
-from ._version import __version__
-from .batch import (
+from .._version import __version__
+from ..batch.runner import (
     BatchResult,
     ResultsFile,
     _votes_and_consensus,
@@ -59,11 +57,13 @@ from .batch import (
     is_fallback,
     is_incomplete,
 )
-from .errors import ConfigError
-from .verdict import ABSTAIN, RESERVED_KINDS, EnsembleVerdict, Verdict
+from ..errors import ConfigError
+from ..verdict import ABSTAIN, RESERVED_KINDS, EnsembleVerdict, Verdict
+from .manifest import manifest_path
+from .summary import _rate
 
 if TYPE_CHECKING:
-    from ._gold import GoldReport
+    from ..stats.gold import GoldReport
 
 __all__ = ["DEFAULT_MAX_ITEMS", "RUNTIME_VERSIONS", "render_report", "write_report"]
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from .verdict import EnsembleVerdict
+    from ..verdict import EnsembleVerdict
 
 __all__ = ["BatchProgress"]
 
@@ -55,7 +55,7 @@ class BatchProgress:
 
     def advance(self, result: EnsembleVerdict) -> None:
         """Count one finished item (``failed``: see :func:`cross_judge.batch.is_incomplete`)."""
-        from .batch import is_incomplete
+        from .runner import is_incomplete
 
         self.done += 1
         if is_incomplete(result):

@@ -116,14 +116,14 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 
 import anyio
 
-from ._retry import MAX_RETRY_AFTER_S
-from .errors import ErrorKind
-from .transport import CallFailure
-from .transport._pool import _loop_token, endpoint_key
+from ..errors import ErrorKind
+from ..transport import CallFailure
+from ..transport._pool import _loop_token, endpoint_key
+from ..transport.retry import MAX_RETRY_AFTER_S
 
 if TYPE_CHECKING:
+    from ..vendors import VendorConfig
     from .shared_limit import SharedLimit
-    from .vendors import VendorConfig
 
 __all__ = ["Pacer", "VendorGate", "VendorLimiter", "limiter_for", "pause_after_rate_limit"]
 

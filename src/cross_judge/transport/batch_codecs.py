@@ -18,15 +18,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import ConfigError, ErrorKind
-from .transport._failure import CallFailure, failure_for_status
-from .transport._http import RawResponse
-from .transport._wire import ChatRequest, Completion
-from .transport.anthropic import parse_message_response
-from .transport.openai_compat import build_payload, parse_chat_response
+from ..errors import ConfigError, ErrorKind
+from ._failure import CallFailure, failure_for_status
+from ._http import RawResponse
+from ._wire import ChatRequest, Completion
+from .anthropic import parse_message_response
+from .openai_compat import build_payload, parse_chat_response
 
 if TYPE_CHECKING:
-    from .vendors import VendorConfig
+    from ..vendors import VendorConfig
 
 __all__ = [
     "ANTHROPIC_LIMITS",

@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from ._dawid_skene_correlated import Correlation
+    from .dawid_skene_correlated import Correlation
 
 __all__ = ["Backend", "DawidSkeneFit", "Errors", "dawid_skene"]
 
@@ -196,7 +196,7 @@ def dawid_skene(
         estimate = _em_python(patterns, n_classes, one_coin, first_rounds, tol, smoothing)
     correlation: Correlation | None = None
     if correlated and patterns.codes and n_classes > 1:
-        from ._dawid_skene_correlated import fit_correlated
+        from .dawid_skene_correlated import fit_correlated
 
         estimate, correlation = fit_correlated(
             patterns,

@@ -13,10 +13,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from .batch import BatchResult
+    from ..batch.runner import BatchResult
 
 __all__ = ["COLUMNS", "columns_of", "to_pandas", "to_polars"]
 

@@ -54,21 +54,21 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError
 
-from . import _otel
-from ._batch_job import BatchOptions, check_batch_prices, run_job
-from .agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
-from .budget import Budget
-from .errors import ConfigError, ErrorKind
-from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict
+from .. import _otel
+from ..budget import Budget
+from ..errors import ConfigError, ErrorKind
+from ..stats.agreement import Level, fleiss_kappa, pairwise_agreement, reliability_alpha
+from ..verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict
+from .provider_jobs import BatchOptions, check_batch_prices, run_job
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream
     from rich.console import RenderableType
 
-    from ._gold import GoldReport
-    from .bias import LengthBias, PositionBias, SelfStats
-    from .core import Critic
-    from .voting import VotingStrategy
+    from ..critic.critic import Critic
+    from ..stats.bias import LengthBias, PositionBias, SelfStats
+    from ..stats.gold import GoldReport
+    from ..voting import VotingStrategy
 
 __all__ = [
     "BatchResult",
@@ -189,7 +189,7 @@ class Item(BaseModel):
 
     @classmethod
     def _build(cls, data: Mapping[Any, Any], position: int | None) -> Item:
-        from .ensemble import default_query_id
+        from ..ensemble import default_query_id
 
         query = data.get("query")
         if not isinstance(query, str):
@@ -379,7 +379,7 @@ def _check_concurrency(concurrency: object) -> int:
 
 def _checked(ensemble: Panel, value: object, position: int) -> Item:
     """``value`` as an Item whose prompts render for every critic (nothing is billed yet)."""
-    from .errors import PromptError
+    from ..errors import PromptError
 
     item = Item.from_value(value, position=position)
     try:
@@ -507,7 +507,7 @@ async def judge_many(
     results: list[EnsembleVerdict | None] = [None] * len(checked)
     started = time.perf_counter()
 
-    from ._progress import BatchProgress
+    from .progress import BatchProgress
 
     with (
         _otel.batch_span(ensemble, mode=mode, concurrency=limit, items=len(checked)) as span,
@@ -583,7 +583,7 @@ def _check_endpoints(ensemble: Panel) -> None:
 
 
 def _voting_name(voting: str | VotingStrategy) -> str:
-    from .voting import strategy_name
+    from ..voting import strategy_name
 
     return strategy_name(voting)
 
@@ -636,7 +636,7 @@ def stream(
     parent = _otel.current_context()
 
     async def run(deliver: Callable[[EnsembleVerdict], Awaitable[None]]) -> None:
-        from ._progress import BatchProgress
+        from .progress import BatchProgress
 
         total = len(items) if hasattr(items, "__len__") else None  # type: ignore[arg-type]
         with (
@@ -1092,7 +1092,7 @@ class BatchResult(BaseModel):
         """Per critic and for the whole panel, the share of decisive answers on pairs that
         picked the candidate shown first, the flip rate of pairs judged in both orders and
         a fairness score. See :func:`cross_judge.bias.position_bias`."""
-        from .bias import position_bias
+        from ..stats.bias import position_bias
 
         return position_bias(self)
 
@@ -1104,7 +1104,7 @@ class BatchResult(BaseModel):
         Raises:
             ConfigError: ``bins`` are not strictly rising numbers in (0, 1).
         """
-        from .bias import LENGTH_BINS, length_bias
+        from ..stats.bias import LENGTH_BINS, length_bias
 
         return length_bias(self, LENGTH_BINS if bins is None else bins)
 
@@ -1112,7 +1112,7 @@ class BatchResult(BaseModel):
         """Per critic, the mean agreement with itself of its sampled verdicts
         (``Critic(samples=n)``), apart from agreement between critics. See
         :func:`cross_judge.bias.self_consistency`."""
-        from .bias import self_consistency
+        from ..stats.bias import self_consistency
 
         return self_consistency(self)
 
@@ -1130,7 +1130,7 @@ class BatchResult(BaseModel):
             ConfigError: gold ids that are no item of the batch, or a gold label outside
                 what the critics answer.
         """
-        from .reliability import gold_report
+        from ..stats.reliability import gold_report
 
         return gold_report(self, gold, ci=ci)
 
@@ -1154,10 +1154,10 @@ class BatchResult(BaseModel):
                 results of a cascade, whose tiers vote apart (replay the cascade with
                 another escalation instead, or re-vote a tier's results).
         """
-        from .ensemble import revote
+        from ..ensemble import revote
 
         if voting == "dawid_skene":
-            from .reliability import revote_dawid_skene
+            from ..stats.reliability import revote_dawid_skene
 
             unknown = sorted(set(voting_kwargs) - {"one_coin", "errors"})
             if weights is not None or min_valid is not None or unknown:
@@ -1272,7 +1272,7 @@ class BatchResult(BaseModel):
         ``rich.print(batch.summary())`` in a terminal or notebook; ``print(batch)`` gives
         the same as plain text.
         """
-        from ._summary import render_summary
+        from ..report.summary import render_summary
 
         return render_summary(self, gold=gold, ci=ci)
 
@@ -1280,7 +1280,7 @@ class BatchResult(BaseModel):
         return self.summary()
 
     def __str__(self) -> str:
-        from ._summary import plain_text
+        from ..report.summary import plain_text
 
         return plain_text(self.summary())
 
@@ -1290,7 +1290,7 @@ class BatchResult(BaseModel):
         """The batch at a glance for Jupyter: headline statistics, per-critic and consensus
         tables, then up to 50 items, the disputed ones first (see
         :func:`cross_judge._html.batch_html`)."""
-        from ._html import batch_html
+        from ..report.notebook import batch_html
 
         return batch_html(self)
 
@@ -1324,7 +1324,7 @@ class BatchResult(BaseModel):
         Raises:
             ConfigError: pandas is not installed (``pip install 'cross-judge[pandas]'``).
         """
-        from ._frames import to_pandas
+        from ..integrations.frames import to_pandas
 
         return to_pandas(self)
 
@@ -1337,7 +1337,7 @@ class BatchResult(BaseModel):
         Raises:
             ConfigError: polars is not installed (``pip install 'cross-judge[polars]'``).
         """
-        from ._frames import to_polars
+        from ..integrations.frames import to_polars
 
         return to_polars(self)
 

@@ -83,7 +83,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .verdict import RESERVED_KINDS
+from ..verdict import RESERVED_KINDS
 
 __all__ = [
     "LABEL_KEYS",

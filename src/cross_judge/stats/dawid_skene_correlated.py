@@ -52,7 +52,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ._dawid_skene import _Estimate, _iterate, _Patterns
+from .dawid_skene import _Estimate, _iterate, _Patterns
 
 if TYPE_CHECKING:
     import numpy as np

@@ -18,7 +18,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .errors import PromptError
+from ..errors import PromptError
 
 __all__ = ["Template"]
 

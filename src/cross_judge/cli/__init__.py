@@ -1,0 +1,9 @@
+"""The ``cross-judge`` command."""
+
+from .main import (
+    main,
+)
+
+__all__ = [
+    "main",
+]

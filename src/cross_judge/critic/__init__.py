@@ -1,0 +1,1 @@
+"""One critic: request building, the call path, parsing, prompts and the response cache."""

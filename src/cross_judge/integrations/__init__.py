@@ -1,0 +1,1 @@
+"""Optional integrations, each behind its extra: Ray, dataframes."""

@@ -1,0 +1,1 @@
+"""Admission and pacing of calls per vendor, and the limit shared across processes."""
