@@ -14,6 +14,30 @@ from .stats.bias import (
     position_bias,
     self_consistency,
 )
+from .stats.bias import (
+    BatchResult as BatchResult,
+)
+from .stats.bias import (
+    ConfigError as ConfigError,
+)
+from .stats.bias import (
+    EnsembleVerdict as EnsembleVerdict,
+)
+from .stats.bias import (
+    Results as Results,
+)
+from .stats.bias import (
+    Verdict as Verdict,
+)
+from .stats.bias import (
+    as_batch as as_batch,
+)
+from .stats.bias import (
+    is_fallback as is_fallback,
+)
+from .stats.bias import (
+    map_back as map_back,
+)
 
 __all__ = [
     "LENGTH_BINS",

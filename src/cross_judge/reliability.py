@@ -4,6 +4,9 @@ This is the documented path; the implementation lives in :mod:`cross_judge.stats
 """
 
 from .stats.reliability import (
+    BatchResult as BatchResult,
+)
+from .stats.reliability import (
     ConfidenceCalibration,
     DawidSkeneResult,
     WeightsFit,
@@ -13,6 +16,24 @@ from .stats.reliability import (
     effective_votes,
     gold_report,
     learn_weights,
+)
+from .stats.reliability import (
+    ConfigError as ConfigError,
+)
+from .stats.reliability import (
+    EnsembleVerdict as EnsembleVerdict,
+)
+from .stats.reliability import (
+    Verdict as Verdict,
+)
+from .stats.reliability import (
+    apply_calibration as apply_calibration,
+)
+from .stats.reliability import (
+    as_batch as as_batch,
+)
+from .stats.reliability import (
+    revote_dawid_skene as revote_dawid_skene,
 )
 
 __all__ = [

@@ -4,6 +4,9 @@ This is the documented path; the implementation lives in :mod:`cross_judge.limit
 """
 
 from .limits.shared_limit import (
+    CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S,
+)
+from .limits.shared_limit import (
     DEAD_AFTER_TERMS,
     LINGER_S,
     LeaseReply,
@@ -13,6 +16,42 @@ from .limits.shared_limit import (
     SharedLimit,
     SharedLimitError,
     main,
+)
+from .limits.shared_limit import (
+    DEFAULT_PORT as DEFAULT_PORT,
+)
+from .limits.shared_limit import (
+    EXCHANGE_TIMEOUT_S as EXCHANGE_TIMEOUT_S,
+)
+from .limits.shared_limit import (
+    GIVE_BACK_TIMEOUT_S as GIVE_BACK_TIMEOUT_S,
+)
+from .limits.shared_limit import (
+    MAX_LINE_BYTES as MAX_LINE_BYTES,
+)
+from .limits.shared_limit import (
+    POLL_MAX_S as POLL_MAX_S,
+)
+from .limits.shared_limit import (
+    POLL_MIN_S as POLL_MIN_S,
+)
+from .limits.shared_limit import (
+    RENEW_FRACTION as RENEW_FRACTION,
+)
+from .limits.shared_limit import (
+    RETRY_AFTER_FAILURE_S as RETRY_AFTER_FAILURE_S,
+)
+from .limits.shared_limit import (
+    ConfigError as ConfigError,
+)
+from .limits.shared_limit import (
+    Exchange as Exchange,
+)
+from .limits.shared_limit import (
+    logger as logger,
+)
+from .limits.shared_limit import (
+    pause_after_rate_limit as pause_after_rate_limit,
 )
 
 __all__ = [
