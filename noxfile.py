@@ -35,11 +35,11 @@ def stats(session: nox.Session) -> None:
         "pytest",
         "-p",
         "no:cacheprovider",
-        "tests/unit/test_dawid_skene.py",
-        "tests/unit/test_dawid_skene_correlated.py",
-        "tests/unit/test_gold_metrics.py",
-        "tests/unit/test_confidence_calibration.py",
-        "tests/unit/test_reliability.py",
+        "tests/unit/stats/test_dawid_skene.py",
+        "tests/unit/stats/test_dawid_skene_correlated.py",
+        "tests/unit/stats/test_gold_metrics.py",
+        "tests/unit/stats/test_confidence_calibration.py",
+        "tests/unit/stats/test_reliability.py",
         *session.posargs,
     )
 
@@ -74,8 +74,8 @@ def frames(session: nox.Session) -> None:
     session.install(".[test,pandas,polars]")
     session.run(
         "pytest",
-        "tests/unit/test_frames.py",
-        "tests/unit/test_notebook_views.py",
+        "tests/unit/integrations/test_frames.py",
+        "tests/unit/report/test_notebook_views.py",
         "-p",
         "no:cacheprovider",
         *session.posargs,
@@ -122,7 +122,7 @@ def browser(session: nox.Session) -> None:
     session.run(
         "pytest",
         "tests/browser",
-        "tests/test_report.py",
+        "tests/unit/report/test_report_page.py",
         "-p",
         "no:cacheprovider",
         *session.posargs,

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
 from cross_judge import Critic, Ensemble, _otel
-from cross_judge.batch.provider_jobs import active_job
+from cross_judge.critic.parking import active_job
 from cross_judge.transport import Completion, openai_compat
 from cross_judge.verdict import EnsembleVerdict, Usage, Verdict
 
@@ -77,7 +77,7 @@ def hook_costs(n: int, critics: int) -> dict[str, float]:
     verdict = Verdict(kind="KEEP", critic_id="c")
     result = EnsembleVerdict(query_id="q", verdicts=[verdict], consensus="KEEP", voting="majority")
     critic = Critic(name="c", model="m", vendor="custom", base_url="http://127.0.0.1:9/v1")
-    config, request = critic._endpoint(), critic.build_request("item")
+    config, request = critic.endpoint(), critic.build_request("item")
 
     async def done_one(*args: Any) -> Verdict:
         return verdict

@@ -247,7 +247,7 @@ def main() -> int:
         f"levels {', '.join(f'{w:.2f}' for w in learned.difficulty)} of items"
     )
     on_gold, modelled = effective_votes(batch, gold), effective_votes(batch)
-    with mock.patch.object(_dawid_skene, "_numpy_available", return_value=False):
+    with mock.patch.object(_dawid_skene, "numpy_available", return_value=False):
         on_consensus = effective_votes(batch)  # the fallback without numpy
     assert on_gold.effective is not None
     assert modelled.effective is not None

@@ -2,6 +2,13 @@
 
 Importing this package has no side effects: no files, no network, no environment reads,
 and the heavy HTTP stacks load on the first call, not here.
+
+A few imports below (marked ``noqa: F401``) are for what the module does when imported,
+not for a name: the modules implementing result-model methods (``BatchResult.summary()``,
+``.to_pandas()``, ``.position_bias()``, ``Verdict._repr_html_()``...) register them in
+:mod:`cross_judge._extensions`. Python runs this file before any ``cross_judge.*`` module,
+so every method is in place before any model exists. None of them imports an optional
+dependency.
 """
 
 from ._version import __version__
@@ -13,13 +20,13 @@ from .aggregation import (
     majority,
     weighted,
 )
-from .batch.provider_jobs import BATCH_VENDORS, BatchOptions
-from .batch.runner import BatchResult, Item, ItemError
+from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
+from .batch import BATCH_VENDORS, BatchOptions, BatchResult, Item, ItemError
 from .budget import Budget
+from .cache import CacheStats, ResponseCache
 from .cascade import Cascade, Escalation
 from .cascade_calibration import CascadeFit, calibrate_cascade
-from .critic.cache import CacheStats, ResponseCache
-from .critic.critic import Critic
+from .core import Critic
 from .ensemble import Ensemble, revote
 from .errors import (
     ConfigError,
@@ -27,16 +34,27 @@ from .errors import (
     ErrorKind,
     ItemTooLongError,
     MissingAPIKeyError,
+    PanelError,
     PromptError,
+    ResultsLocked,
     SharedLimitError,
+    UnknownStrategyError,
     UnknownVendorError,
+    UnusableCacheError,
 )
+from .integrations import frames as _frames  # noqa: F401 - registers to_pandas/to_polars
 from .panel import JudgePanel
 from .pricing import Price, load_prices, price_for, register_price
+from .report import (
+    notebook as _notebook,  # noqa: F401 - registers the _repr_html_ views
+    summary as _summary,  # noqa: F401 - registers BatchResult.summary
+)
 from .reviewer import Reviewer
-from .schema import EnsembleResult
-from .schema import Verdict as LegacyVerdict
-from .stats.agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
+from .schema import EnsembleResult, Verdict as LegacyVerdict
+from .stats import (
+    bias as _bias,  # noqa: F401 - registers the bias statistics
+    reliability as _reliability,  # noqa: F401 - registers against/dawid_skene
+)
 from .vendors import (
     VENDOR_DEFAULTS,
     VENDORS,
@@ -90,12 +108,16 @@ __all__ = [
     "JudgePanel",
     "LegacyVerdict",
     "MissingAPIKeyError",
+    "PanelError",
     "Price",
     "PromptError",
     "ResponseCache",
+    "ResultsLocked",
     "Reviewer",
     "SharedLimitError",
+    "UnknownStrategyError",
     "UnknownVendorError",
+    "UnusableCacheError",
     "Usage",
     "VendorConfig",
     "Verdict",

@@ -62,7 +62,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from .batch.runner import Panel
+    from .batch.panel_protocol import Panel
     from .critic.critic import Critic
     from .transport import ChatRequest, Completion
     from .transport.retry import Gate
@@ -320,7 +320,7 @@ def chat_span(critic: Critic, config: VendorConfig, request: ChatRequest) -> _Ch
 def _chat_attributes(
     critic: Critic, config: VendorConfig, request: ChatRequest, content: bool
 ) -> dict[str, Any]:
-    prompt_id, prompt_version = critic._prompt_provenance()
+    prompt_id, prompt_version = critic.prompt_provenance()
     address, port = _server(config.base_url)
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
@@ -417,7 +417,7 @@ class _JudgeSpan(_Span):
 
     def ended(self, result: EnsembleVerdict) -> EnsembleVerdict:
         """Record the judgement and one evaluation event per critic; returns ``result``."""
-        from .ensemble import default_query_id
+        from .verdict import default_query_id
 
         attributes: dict[str, Any] = {
             "cross_judge.consensus": result.consensus,
@@ -484,7 +484,7 @@ def _voting(ensemble: Panel) -> str:
 
 
 def _prompt_ref(critic: Critic) -> str:
-    prompt_id, version = critic._prompt_provenance()
+    prompt_id, version = critic.prompt_provenance()
     if prompt_id is None:
         return f"sha256:{critic.prompt_sha256[:12]}"
     return f"{prompt_id}@{version}"

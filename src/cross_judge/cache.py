@@ -5,39 +5,25 @@ This is the documented path; the implementation lives in :mod:`cross_judge.criti
 
 from .critic.cache import (
     APPLICATION_ID as APPLICATION_ID,
-)
-from .critic.cache import (
     CACHE_DIR_ENV as CACHE_DIR_ENV,
-)
-from .critic.cache import (
     CACHE_FILE_NAME as CACHE_FILE_NAME,
-)
-from .critic.cache import (
     DEFAULT_BUSY_TIMEOUT as DEFAULT_BUSY_TIMEOUT,
-)
-from .critic.cache import (
     SCHEMA_VERSION as SCHEMA_VERSION,
-)
-from .critic.cache import (
     CacheStats,
     ResponseCache,
+    T as T,
     default_cache_path,
+    logger as logger,
     resolve_cache,
 )
-from .critic.cache import (
-    Completion as Completion,
-)
-from .critic.cache import (
+from .errors import (
     ConfigError as ConfigError,
 )
-from .critic.cache import (
-    T as T,
+from .transport._wire import (
+    Completion as Completion,
 )
-from .critic.cache import (
+from .verdict import (
     Usage as Usage,
-)
-from .critic.cache import (
-    logger as logger,
 )
 
 __all__ = [

@@ -27,30 +27,22 @@ abstention with ``final="abstain"``); an empty one is a :class:`ConfigError`.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 import warnings
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import anyio
 
-from . import _sync
-from .batch.provider_jobs import BatchOptions
-from .batch.runner import (
-    DEFAULT_CONCURRENCY,
-    BatchResult,
-    Mode,
-    ResultStream,
-    judge_many,
-    stop_streams,
-    stream,
-)
+from .batch.panel_methods import PanelMethods
+from .batch.panel_protocol import Panel
+from .batch.runner import stop_streams
 from .budget import Budget
 from .ensemble import Ensemble
 from .errors import ConfigError, ErrorKind
+from .results import BatchResult
 from .verdict import ABSTAIN, EnsembleVerdict, Usage
 
 if TYPE_CHECKING:
@@ -256,7 +248,7 @@ class Escalation:
 
 
 @dataclass(eq=False)
-class Cascade:
+class Cascade(PanelMethods):
     """Tiers of ensembles asked in turn; each item stops at the first tier whose result
     stands.
 
@@ -470,105 +462,16 @@ class Cascade:
                 return index
         return None
 
-    def judge_sync(
-        self,
-        query: str,
-        *,
-        query_id: str | None = None,
-        context: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        budget_usd: Budget | float | None = None,
-        all_tiers: bool = False,
-    ) -> EnsembleVerdict:
-        """:meth:`judge` for synchronous code; also works inside a running event loop."""
-        self.check_can_judge()
-        call = functools.partial(
-            self.judge,
-            query,
-            query_id=query_id,
-            context=context,
-            meta=meta,
-            budget_usd=budget_usd,
-            all_tiers=all_tiers,
-        )
-        return _sync.run_sync(call)
+    def panel_for_batch(self, *, all_tiers: bool = False, **panel_options: Any) -> Panel:
+        """What a batch of this cascade runs: the cascade, or with ``all_tiers=True`` every
+        tier on every item (the stored results calibration and :meth:`replay` need).
 
-    async def judge_many(
-        self,
-        items: Iterable[object] | AsyncIterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        all_tiers: bool = False,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-    ) -> BatchResult:
-        """Judge every item (see :meth:`Ensemble.judge_many`); results in input order.
-
-        ``all_tiers=True`` asks every tier on every item: the stored results calibration
-        (:func:`~cross_judge.cascade_calibration.calibrate_cascade`) and :meth:`replay`
-        need.
+        Raises:
+            TypeError: another option.
         """
-        panel = _AllTiers(self) if all_tiers else self
-        return await judge_many(
-            panel,
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            mode=mode,
-            batch=batch,
-        )
-
-    def judge_many_sync(
-        self,
-        items: Iterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        all_tiers: bool = False,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-    ) -> BatchResult:
-        """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
-        self.check_can_judge()
-        call = functools.partial(
-            self.judge_many,
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            all_tiers=all_tiers,
-            mode=mode,
-            batch=batch,
-        )
-        return _sync.run_sync(call)
-
-    def stream(
-        self,
-        items: Iterable[object] | AsyncIterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        all_tiers: bool = False,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-    ) -> ResultStream:
-        """Judge items and hand out results as they finish (see :meth:`Ensemble.stream`)."""
-        panel = _AllTiers(self) if all_tiers else self
-        return stream(
-            panel,
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            owner=self,  # aclose() stops it, all_tiers or not
-            mode=mode,
-            batch=batch,
-        )
+        if panel_options:
+            return super().panel_for_batch(**panel_options)
+        return _AllTiers(self) if all_tiers else self
 
     # -- replay ---------------------------------------------------------------------------
 

@@ -45,18 +45,17 @@ with the gold labels, which are only as good as the people who wrote them.
 from __future__ import annotations
 
 import bisect
-import json
 import math
 import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .batch.runner import BatchResult, as_batch
 from .cascade import Escalation, FinalTier, Score, score_of
 from .errors import ConfigError
+from .results import BatchResult, as_batch, plain_text
+from .stats.gold import load_gold
 from .verdict import ABSTAIN, EnsembleVerdict
 
 if TYPE_CHECKING:
@@ -139,47 +138,6 @@ def agreement_lower_bound(agreed: int, n: int, delta: float) -> float | None:
 
 
 # -- gold labels ---------------------------------------------------------------------------------
-
-
-def load_gold(gold: Mapping[str, str] | str | os.PathLike[str]) -> dict[str, str]:
-    """Gold labels as ``{id: label}``: a mapping, or a JSONL file of ``{"id", "label"}``
-    lines (blank lines skipped).
-
-    Raises:
-        ConfigError: a missing or unreadable file, a line that is not such an object (with
-            its number), an id given two different labels.
-    """
-    if isinstance(gold, Mapping):
-        return {str(k): str(v) for k, v in gold.items()}
-    path = Path(gold)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the gold labels ({exc.strerror or exc})") from None
-    labels: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        if not (
-            isinstance(record, dict)
-            and isinstance(record.get("id"), str)
-            and isinstance(record.get("label"), str)
-        ):
-            raise ConfigError(
-                f'{path} line {number}: a gold line is {{"id": "...", "label": "..."}} '
-                "with string values"
-            )
-        known = labels.setdefault(record["id"], record["label"])
-        if known != record["label"]:
-            raise ConfigError(
-                f"{path} line {number}: id {record['id']!r} is labelled both {known!r} and "
-                f"{record['label']!r}; keep one"
-            )
-    return labels
 
 
 # -- the fit -------------------------------------------------------------------------------------
@@ -322,8 +280,6 @@ class CascadeFit:
         return self.summary()
 
     def __str__(self) -> str:
-        from .report.summary import plain_text
-
         return plain_text(self.summary())
 
 

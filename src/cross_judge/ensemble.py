@@ -27,12 +27,10 @@ does, and raises :class:`~cross_judge.errors.ConfigError` when asked to judge.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import math
 import os
 import time
-from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -40,17 +38,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
-from . import _otel, _sync
-from .batch.provider_jobs import BatchOptions, active_job
-from .batch.runner import (
-    DEFAULT_CONCURRENCY,
-    BatchResult,
-    Mode,
-    ResultStream,
-    judge_many,
-    stop_streams,
-    stream,
-)
+from . import _otel
+from ._extensions import provide
+from .batch.panel_methods import PanelMethods
+from .batch.provider_jobs import active_job
+from .batch.runner import stop_streams
 from .budget import Budget
 from .critic.critic import Critic
 from .errors import ConfigError, ErrorKind
@@ -67,7 +59,7 @@ from .pairwise import (
     swapped,
 )
 from .transport import ChatRequest, aclose_sessions
-from .verdict import EnsembleVerdict, Usage, Verdict, as_verdict
+from .verdict import EnsembleVerdict, Usage, Verdict, as_verdict, default_query_id
 from .voting import (
     VotingStrategy,
     accepts_kwarg,
@@ -104,21 +96,9 @@ VotingName = Literal[
 ]
 """The built-in strategy names (cross-judge 0.1 had ``majority`` and ``unanimous``)."""
 
-_QUERY_ID_CHARS = 80
-
-
-def default_query_id(query: str) -> str:
-    """An id for ``query``: the query itself up to 80 characters (as in 0.1), else its
-    first 64 characters, ``#`` and 12 hex digits of its sha256, so long queries sharing a
-    prefix never collide (0.1 truncated them to 80 characters)."""
-    if len(query) <= _QUERY_ID_CHARS:
-        return query
-    digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"{query[:64]}#{digest}"
-
 
 @dataclass(eq=False)
-class Ensemble:
+class Ensemble(PanelMethods):
     """A panel of critics and a voting strategy.
 
     The first three parameters are cross-judge 0.1's.
@@ -443,7 +423,7 @@ class Ensemble:
         """
         for critic in self.critics:
             if critic.price() is None:
-                raise ConfigError(critic._no_price_message(critic._endpoint()))
+                raise ConfigError(critic.no_price_message(critic.endpoint()))
 
     def _unfinished(
         self, critic: Critic, stopped_early: bool, finished: int, elapsed: float, sent: bool
@@ -465,114 +445,6 @@ class Ensemble:
             ErrorKind.TIMEOUT,
             elapsed_s=elapsed,
             sent=sent,
-        )
-
-    def judge_sync(
-        self,
-        query: str,
-        *,
-        query_id: str | None = None,
-        context: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        budget_usd: Budget | float | None = None,
-    ) -> EnsembleVerdict:
-        """:meth:`judge` for synchronous code; also works inside a running event loop."""
-        self.check_can_judge()  # here too: no bridge thread for a call that cannot run
-        call = functools.partial(
-            self.judge,
-            query,
-            query_id=query_id,
-            context=context,
-            meta=meta,
-            budget_usd=budget_usd,
-        )
-        return _sync.run_sync(call)
-
-    # -- batches ------------------------------------------------------------------------
-
-    async def judge_many(
-        self,
-        items: Iterable[object] | AsyncIterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-    ) -> BatchResult:
-        """Judge every item, at most ``concurrency`` at once; results in input order.
-
-        ``items``: strings, mappings (``id``, ``query``, ``context``, ``meta``) or
-        :class:`~cross_judge.batch.Item` objects, sync or async. Every item is checked
-        before the first call. ``budget_usd`` caps the whole batch: once it is spent, the
-        remaining calls are ``SKIPPED`` with ``error_kind="budget"``. ``mode="batch"``
-        goes through the vendors' batch APIs at about half the price (``batch``:
-        :class:`~cross_judge.BatchOptions`). See :func:`cross_judge.batch.judge_many`.
-
-        Raises:
-            ItemError: an item cannot be judged (nothing was sent).
-            ConfigError: the ensemble has no critics, or a budget is given but a critic's
-                model has no known price.
-        """
-        return await judge_many(
-            self,
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            mode=mode,
-            batch=batch,
-        )
-
-    def judge_many_sync(
-        self,
-        items: Iterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-    ) -> BatchResult:
-        """:meth:`judge_many` for synchronous code; also works inside a running event loop."""
-        self.check_can_judge()  # here too: no bridge thread for a call that cannot run
-        call = functools.partial(
-            self.judge_many,
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            mode=mode,
-            batch=batch,
-        )
-        return _sync.run_sync(call)
-
-    def stream(
-        self,
-        items: Iterable[object] | AsyncIterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-    ) -> ResultStream:
-        """Judge items and hand out results as they finish: ``async for r in
-        ensemble.stream(items)``. Items are read lazily, so memory stays flat.
-        ``budget_usd`` caps the whole stream; ``mode="batch"`` goes through the vendors'
-        batch APIs. See :func:`cross_judge.batch.stream`.
-
-        Raises:
-            ConfigError: the ensemble has no critics (at once, before any item is read).
-        """
-        return stream(
-            self,
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            mode=mode,
-            batch=batch,
         )
 
     def aggregate_verdicts(
@@ -622,7 +494,7 @@ class Ensemble:
             if critic.http_client is not None:
                 continue
             try:
-                urls.add(critic._endpoint().base_url)
+                urls.add(critic.endpoint().base_url)
             except ConfigError:
                 continue
         await aclose_sessions(sorted(urls))
@@ -634,6 +506,7 @@ class Ensemble:
         await self.aclose()
 
 
+@provide("revote")
 def revote(
     result: EnsembleVerdict,
     voting: str | VotingStrategy = "majority",

@@ -11,33 +11,59 @@ Two kinds of trouble, kept apart on purpose:
   come back inside a :class:`~cross_judge.verdict.Verdict` whose ``error`` holds the message
   and whose ``error_kind`` holds an :class:`ErrorKind`.
 
-The raised tree::
+The raised tree (every exception a caller can receive; each is exported from
+``cross_judge``)::
 
     CrossJudgeError
-     └── ConfigError (ValueError)
-          ├── UnknownVendorError (KeyError)        unknown vendor name
-          ├── MissingAPIKeyError (RuntimeError)     no key argument and no env var
-          └── PromptError                           template cannot be rendered safely
-               └── ItemTooLongError                 item over a critic's max_item_chars
+     ├── ConfigError (ValueError)
+     │    ├── UnknownVendorError (KeyError)        unknown vendor name
+     │    ├── UnknownStrategyError (KeyError)      unknown voting or aggregation strategy name
+     │    ├── MissingAPIKeyError (RuntimeError)    no key argument and no env var
+     │    ├── PromptError                          template cannot be rendered safely
+     │    │    └── ItemTooLongError                item over a critic's max_item_chars
+     │    ├── ItemError                            a batch item that cannot be judged
+     │    ├── PanelError                           a panel file that cannot be used
+     │    ├── ResultsLocked                        another run holds the results file's lock
+     │    └── UnusableCacheError                   a response cache file that cannot be used
      └── SharedLimitError (ConnectionError)        a shared limit's broker unreachable
 
 The extra bases keep cross-judge 0.1 code working: 0.1 raised ``KeyError`` for an unknown
-vendor and ``RuntimeError`` for a missing key, and ``except KeyError`` still catches it.
+vendor or strategy and ``RuntimeError`` for a missing key, and ``except KeyError`` still
+catches them.
+
+Not in the tree, because no caller ever receives them: ``CallFailure`` (the transports'
+classified failure, which the critic turns into an ``ERROR`` verdict), ``RedactedError``
+(a stand-in carrying a failure's traceback in a log record, its message redacted; never
+raised) and ``YAMLSyntaxError`` (the YAML loader's, which every reader turns into a
+``PromptError``, ``PanelError`` or ``ConfigError`` naming the file). Nor are ``FieldProblem``
+and ``FieldProblems`` (:mod:`cross_judge.panel_file.problems`): a panel file's checks raise
+them inside pydantic's validation, and the loader reports each in a ``PanelError``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .panel_file import PanelProblem
 
 __all__ = [
     "ConfigError",
     "CrossJudgeError",
     "ErrorKind",
+    "ItemError",
     "ItemTooLongError",
     "MissingAPIKeyError",
+    "PanelError",
     "PromptError",
+    "ResultsLocked",
     "SharedLimitError",
+    "UnknownStrategyError",
     "UnknownVendorError",
+    "UnusableCacheError",
 ]
 
 
@@ -51,6 +77,15 @@ class ConfigError(CrossJudgeError, ValueError):
 
 class UnknownVendorError(ConfigError, KeyError):
     """The vendor name is not registered (the message lists the known ones)."""
+
+    def __str__(self) -> str:
+        # KeyError.__str__ would wrap the message in quotes.
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownStrategyError(ConfigError, KeyError):
+    """The voting strategy (or legacy aggregation strategy) name is not registered (the
+    message lists the known ones)."""
 
     def __str__(self) -> str:
         # KeyError.__str__ would wrap the message in quotes.
@@ -72,6 +107,50 @@ class ItemTooLongError(PromptError):
     A :class:`PromptError`, so code that checks items by rendering them (``judge_many``,
     the CLI) reports it as it reports a missing template field.
     """
+
+
+class ItemError(ConfigError):
+    """An item that cannot be judged: wrong shape, no query, or a template field its
+    ``context`` does not supply. ``position`` is its 0-based place in the input."""
+
+    def __init__(self, message: str, *, position: int | None = None) -> None:
+        where = f"item {position}: " if position is not None else ""
+        super().__init__(where + message)
+        self.position = position
+
+
+class PanelError(ConfigError):
+    """A panel file that cannot be used. ``problems`` lists every problem found; the
+    message has one ``<file>:<line>: <field>: <message>`` line per problem. Never holds
+    the value of a secret-looking field."""
+
+    def __init__(self, source: str, problems: Sequence[PanelProblem]) -> None:
+        # Each problem hides key-shaped text itself (PanelProblem.redacted and .format):
+        # redaction is a tool of the wire layer, which this module does not import.
+        self.source = source
+        self.problems = [problem.redacted() for problem in problems]
+        super().__init__("\n".join(problem.format(source) for problem in self.problems))
+
+
+class ResultsLocked(ConfigError):
+    """Another process holds the lock on a results file. ``holder`` is what it recorded
+    (``pid``, ``host``, ``started_at``, ``command``), empty if it had not written it yet."""
+
+    def __init__(self, message: str, holder: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class UnusableCacheError(ConfigError):
+    """The cache file cannot be used as a response cache (raised when it is opened).
+    ``path``: the file. ``removable``: the file is a cross-judge cache (by its header)
+    that is damaged or of a newer format, so removing it loses nothing but cached
+    answers; ``cross-judge cache clear`` offers to."""
+
+    def __init__(self, message: str, *, path: Path, removable: bool) -> None:
+        super().__init__(message)
+        self.path = path
+        self.removable = removable
 
 
 class SharedLimitError(CrossJudgeError, ConnectionError):

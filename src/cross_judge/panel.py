@@ -24,8 +24,7 @@ import anyio
 from . import _sync
 from .aggregation import STRATEGIES, AggregationStrategy, avg_confidence, get_strategy, weighted
 from .reviewer import Reviewer
-from .schema import EnsembleResult
-from .schema import Verdict as LegacyVerdict
+from .schema import EnsembleResult, Verdict as LegacyVerdict
 from .verdict import Verdict as NewVerdict
 from .voting import strategy_name
 

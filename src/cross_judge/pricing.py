@@ -316,8 +316,7 @@ def _batch_multiplier(where: str, value: object) -> float:
 
 
 def _parse_table(text: str, *, source: str) -> tuple[str, dict[tuple[str, str], Price]]:
-    from ._yaml import YAMLSyntaxError
-    from ._yaml import load as load_yaml
+    from ._yaml import YAMLSyntaxError, load as load_yaml
 
     try:
         _, data = load_yaml(text)

@@ -3,47 +3,37 @@
 This is the documented path; the implementation lives in :mod:`cross_judge.critic.prompts`.
 """
 
+from ._resources import (
+    prompt_files as prompt_files,
+)
+from ._yaml import (
+    YAMLSyntaxError as YAMLSyntaxError,
+    load as load_yaml,  # noqa: F401 - importable from here before, kept
+)
+from .critic.parsing import (
+    LABEL_KEYS as LABEL_KEYS,
+    ExampleAnswer as ExampleAnswer,
+    normalize_label as normalize_label,
+    parse_answer as parse_answer,
+)
 from .critic.prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_PROMPT_TEMPLATE,
     PromptSpec,
+    is_file as is_file,
     list_prompts,
     load_prompt,
     parse_prompt,
     render_user_prompt,
 )
-from .critic.prompts import (
-    LABEL_KEYS as LABEL_KEYS,
-)
-from .critic.prompts import (
-    RESERVED_KINDS as RESERVED_KINDS,
-)
-from .critic.prompts import (
-    ExampleAnswer as ExampleAnswer,
-)
-from .critic.prompts import (
-    PromptError as PromptError,
-)
-from .critic.prompts import (
+from .critic.template import (
     Template as Template,
 )
-from .critic.prompts import (
-    YAMLSyntaxError as YAMLSyntaxError,
+from .errors import (
+    PromptError as PromptError,
 )
-from .critic.prompts import (
-    is_file as is_file,
-)
-from .critic.prompts import (
-    load_yaml as load_yaml,
-)
-from .critic.prompts import (
-    normalize_label as normalize_label,
-)
-from .critic.prompts import (
-    parse_answer as parse_answer,
-)
-from .critic.prompts import (
-    prompt_files as prompt_files,
+from .verdict import (
+    RESERVED_KINDS as RESERVED_KINDS,
 )
 
 __all__ = [

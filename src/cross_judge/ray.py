@@ -4,29 +4,25 @@ limits (the optional extra ``cross-judge[ray]``).
 This is the documented path; the implementation lives in :mod:`cross_judge.integrations.ray`.
 """
 
-from .integrations.ray import (
-    DEFAULT_TERM_S as DEFAULT_TERM_S,
+from .batch.panel_protocol import (
+    Panel as Panel,
 )
-from .integrations.ray import (
-    RESULT_COLUMNS as RESULT_COLUMNS,
+from .batch.runner import (
+    judge_many as judge_many,
 )
-from .integrations.ray import (
+from .errors import (
     ConfigError as ConfigError,
 )
 from .integrations.ray import (
-    EnsembleVerdict as EnsembleVerdict,
-)
-from .integrations.ray import (
-    Panel as Panel,
-)
-from .integrations.ray import (
+    DEFAULT_TERM_S as DEFAULT_TERM_S,
+    RESULT_COLUMNS as RESULT_COLUMNS,
     judge_dataset,
     label_column,
     shared_limit,
     shared_limit_state,
 )
-from .integrations.ray import (
-    judge_many as judge_many,
+from .verdict import (
+    EnsembleVerdict as EnsembleVerdict,
 )
 
 __all__ = [

@@ -3,37 +3,31 @@
 This is the documented path; the implementation lives in :mod:`cross_judge.stats.reliability`.
 """
 
-from .stats.reliability import (
+from .errors import (
+    ConfigError as ConfigError,
+)
+from .results import (
     BatchResult as BatchResult,
+    as_batch as as_batch,
+)
+from .stats.confidence_calibration import (
+    ConfidenceCalibration,
 )
 from .stats.reliability import (
-    ConfidenceCalibration,
     DawidSkeneResult,
     WeightsFit,
     alpha_interval,
+    apply_calibration as apply_calibration,
     calibrate_confidence,
     dawid_skene,
     effective_votes,
     gold_report,
     learn_weights,
-)
-from .stats.reliability import (
-    ConfigError as ConfigError,
-)
-from .stats.reliability import (
-    EnsembleVerdict as EnsembleVerdict,
-)
-from .stats.reliability import (
-    Verdict as Verdict,
-)
-from .stats.reliability import (
-    apply_calibration as apply_calibration,
-)
-from .stats.reliability import (
-    as_batch as as_batch,
-)
-from .stats.reliability import (
     revote_dawid_skene as revote_dawid_skene,
+)
+from .verdict import (
+    EnsembleVerdict as EnsembleVerdict,
+    Verdict as Verdict,
 )
 
 __all__ = [

@@ -36,7 +36,7 @@ shown in a message or repr.
 Rate-limit scope (``limit_scope``). Vendors count their limits either per model (OpenAI,
 Anthropic, and gateways such as OpenRouter, LiteLLM or a company proxy, where every model
 has its own) or per account (DeepSeek). ``"model"`` (the default) keeps the adaptive 429
-state (pause and lowered concurrency, :mod:`cross_judge._limits`) per endpoint and model,
+state (pause and lowered concurrency, :mod:`cross_judge.limits.gate`) per endpoint and model,
 so a 429 on one model never slows another on the same base URL; ``"endpoint"`` shares it
 by every model of the endpoint. ``max_concurrency`` and ``rpm`` are per endpoint either
 way: they are the caller's caps for the whole vendor account.
@@ -67,7 +67,7 @@ from .errors import ConfigError, MissingAPIKeyError, UnknownVendorError
 if TYPE_CHECKING:
     import openai
 
-    from .limits.shared_limit import SharedLimit
+    from .limits.client import SharedLimit
 
 __all__ = [
     "VENDORS",
@@ -81,6 +81,7 @@ __all__ = [
     "register_vendor",
     "resolve_api_key",
     "set_vendor_limits",
+    "without_userinfo",
 ]
 
 WireProtocol = Literal["openai", "anthropic"]
@@ -91,7 +92,7 @@ LimitScope = Literal["model", "endpoint"]
 _LIMIT_SCOPES: tuple[str, ...] = ("model", "endpoint")
 
 
-def _without_userinfo(url: str) -> str:
+def without_userinfo(url: str) -> str:
     """``url`` with any ``user:password@`` shown as ``***@``, for messages and reprs.
 
     Errs on the side of hiding: everything between the scheme and the last ``@`` goes,
@@ -183,7 +184,7 @@ def check_base_url(url: object, *, where: str = "base_url") -> None:
         return
     if not isinstance(url, str):  # its repr could hold a password: not shown
         raise ConfigError(f"{where}: base_url {problem}")
-    raise ConfigError(f"{where}: base_url {_without_userinfo(url)!r} {problem}")
+    raise ConfigError(f"{where}: base_url {without_userinfo(url)!r} {problem}")
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,7 @@ class VendorConfig:
             and model on it (per event loop and endpoint); the others queue. ``None`` =
             no configured cap. Either way what is allowed adapts to 429s: halved on a
             rate limit, raised back by one per window of successes, per ``limit_scope``
-            (see :mod:`cross_judge._limits`).
+            (see :mod:`cross_judge.limits.gate`).
         rpm: requests per minute sent to this vendor, paced evenly (one every
             ``60 / rpm`` s, no burst), retries included, shared like ``max_concurrency``.
             ``None`` = unpaced. Queueing for either limit counts against a critic's
@@ -262,7 +263,7 @@ class VendorConfig:
     def __repr__(self) -> str:
         # A base URL may carry credentials (https://user:password@host/v1): never shown.
         shown = {f.name: getattr(self, f.name) for f in fields(self)}
-        shown["base_url"] = _without_userinfo(self.base_url)
+        shown["base_url"] = without_userinfo(self.base_url)
         return f"VendorConfig({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
 
@@ -454,7 +455,7 @@ def _check_max_concurrency(where: str, value: object) -> None:
 
 
 def _check_shared(where: str, value: object) -> None:
-    from .limits.shared_limit import SharedLimit
+    from .limits.client import SharedLimit
 
     if not isinstance(value, SharedLimit):
         raise ConfigError(

@@ -3,11 +3,12 @@
 The module name and the field names of ``Verdict`` are those of cross-judge 0.1, so stored
 0.1 JSON loads unchanged and 0.1 code reading ``v.kind`` / ``v.verdict`` keeps working. New
 fields all have defaults. These are plain data: no network, no parsing (see
-:mod:`cross_judge.parsing`), no voting (see :mod:`cross_judge.voting`).
+:mod:`cross_judge.critic.parsing`), no voting (see :mod:`cross_judge.voting`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any, Literal, cast
 
@@ -21,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from ._extensions import provider
 from .errors import ErrorKind
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "VerdictKind",
     "as_verdict",
     "call_totals",
+    "default_query_id",
 ]
 
 VerdictKind = Literal["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR", "ERROR", "PARSE_FAIL"]
@@ -53,6 +56,19 @@ rejected, and no prompt may list one as a label."""
 
 # cross-judge 0.1 (and its legacy ``schema.Verdict``) used these names.
 _LEGACY_ALIASES = {"verdict": "kind", "rationale": "reasoning", "reviewer_id": "critic_id"}
+
+
+_QUERY_ID_CHARS = 80
+
+
+def default_query_id(query: str) -> str:
+    """An id for ``query``: the query itself up to 80 characters (as in 0.1), else its
+    first 64 characters, ``#`` and 12 hex digits of its sha256, so long queries sharing a
+    prefix never collide (0.1 truncated them to 80 characters)."""
+    if len(query) <= _QUERY_ID_CHARS:
+        return query
+    digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{query[:64]}#{digest}"
 
 
 class Usage(BaseModel):
@@ -278,10 +294,9 @@ class Verdict(BaseModel):
         return self.error is None
 
     def _repr_html_(self) -> str:
-        """A one-row table for Jupyter (see :func:`cross_judge._html.verdict_html`)."""
-        from .report.notebook import verdict_html
-
-        return verdict_html(self)
+        """A one-row table for Jupyter (see :func:`cross_judge.report.notebook.verdict_html`)."""
+        html: str = provider("verdict_html")(self)
+        return html
 
 
 def as_verdict(value: Any) -> Verdict:
@@ -363,7 +378,6 @@ class EnsembleVerdict(BaseModel):
 
     def _repr_html_(self) -> str:
         """The consensus and one row per critic verdict, for Jupyter (see
-        :func:`cross_judge._html.ensemble_html`)."""
-        from .report.notebook import ensemble_html
-
-        return ensemble_html(self)
+        :func:`cross_judge.report.notebook.ensemble_html`)."""
+        html: str = provider("ensemble_html")(self)
+        return html

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from numbers import Real
 from typing import Any, Literal, TypeVar, get_args
 
-from .errors import ConfigError, ErrorKind
+from .errors import ConfigError, ErrorKind, UnknownStrategyError
 from .verdict import Verdict, as_verdict
 
 __all__ = [
@@ -870,12 +870,6 @@ def get_voting_strategy(name_or_fn: str | VotingStrategy) -> VotingStrategy:
     return _lookup_strategy(name_or_fn, VOTING_STRATEGIES, what="voting strategy")
 
 
-class _UnknownStrategyError(ConfigError, KeyError):
-    def __str__(self) -> str:
-        # KeyError.__str__ would wrap the message in quotes.
-        return str(self.args[0]) if self.args else ""
-
-
 StrategyT = TypeVar("StrategyT", bound=Callable[..., tuple[str, bool]])
 
 
@@ -893,7 +887,7 @@ def _lookup_strategy(
         return name_or_fn
     strategy = table.get(str(name_or_fn).strip().lower())
     if strategy is None:
-        raise _UnknownStrategyError(f"Unknown {what} {name_or_fn!r}. Known: {sorted(table)}.")
+        raise UnknownStrategyError(f"Unknown {what} {name_or_fn!r}. Known: {sorted(table)}.")
     return strategy
 
 

@@ -41,12 +41,11 @@ from typing import Any, TypeVar
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from rich.console import Console
 
 from cross_judge.batch import Item, ItemError
-from cross_judge.cli.main import _ItemReader
+from cross_judge.cli.items import ItemReader
 from cross_judge.critic.critic import Critic
 from cross_judge.critic.parsing import (
     ParsedAnswer,
@@ -965,7 +964,7 @@ def non_blank_lines(content: bytes) -> int:
 def check_items_file(path: Path) -> None:
     """Every non-blank line is an item, a reported bad line, or an item already done."""
     console = CountingConsole()
-    reader = _ItemReader(path, CRITICS, set(DONE), console)
+    reader = ItemReader(path, CRITICS, set(DONE), console)
     items = list(reader)
     assert len(items) + reader.bad_lines + reader.already_done == non_blank_lines(path.read_bytes())
     assert console.notes == reader.bad_lines
@@ -1029,7 +1028,7 @@ def test_item_from_value_raises_only_item_error() -> None:
 
 @pytest.mark.timeout(TIMEOUT)
 def test_item_reader_accounts_for_every_generated_line(tmp_path: Path) -> None:
-    tally = Tally("_ItemReader, generated lines", minimum=3 * 250)
+    tally = Tally("ItemReader, generated lines", minimum=3 * 250)
     path = tmp_path / "items.jsonl"
 
     @fuzz(examples=250)
@@ -1059,7 +1058,7 @@ ITEM_TOKENS = (
 
 @pytest.mark.timeout(TIMEOUT)
 def test_item_reader_accounts_for_every_mutated_line(tmp_path: Path) -> None:
-    tally = Tally("_ItemReader, mutated lines", minimum=24_000)  # some mutants are blank
+    tally = Tally("ItemReader, mutated lines", minimum=24_000)  # some mutants are blank
     lines = list(mutants("items", ITEM_CORPUS, ITEM_TOKENS, scaled(25_000)))
     for number, start in enumerate(range(0, len(lines), 2000)):
         content = "\n".join(lines[start : start + 2000]).encode("utf-8", "surrogatepass")
@@ -1145,7 +1144,7 @@ def test_item_line_nested_too_deeply_is_reported_as_a_bad_line(tmp_path: Path) -
     path = tmp_path / "items.jsonl"
     path.write_bytes(b'{"query": ' + b"[" * 100_000 + b"}\n" + b'{"query": "fine"}\n')
     console = CountingConsole()
-    reader = _ItemReader(path, CRITICS[:1], set(), console)
+    reader = ItemReader(path, CRITICS[:1], set(), console)
     assert [item.query for item in reader] == ["fine"]
     assert reader.bad_lines == 1
     assert "items.jsonl:1: skipped: not JSON (nested too deeply)" in console.file.getvalue()

@@ -30,8 +30,7 @@ from typing import Any
 
 import httpx
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from cross_judge import Critic, ErrorKind
 from cross_judge.testing import Persona, Reply, VendorServer

@@ -117,7 +117,7 @@ async def until_in_flight(server: VendorServer, count: int) -> None:
 def limiter_of(c: Critic, *, pause: bool = False) -> VendorLimiter | None:
     """The running loop's limiter of ``c``'s endpoint (its ``max_concurrency`` queue), or
     with ``pause`` the one holding its model's 429 state; None: none was needed yet."""
-    return limiter_for(c._endpoint(), c.model if pause else None)
+    return limiter_for(c.endpoint(), c.model if pause else None)
 
 
 async def seconds_until_idle(server: VendorServer, since: float) -> float:

@@ -763,7 +763,7 @@ CONFIGURED: dict[str, Callable[[], object]] = {
     ),
     "critic-endpoint-with-url-credentials": lambda: Critic(
         name="c", model="m", vendor="custom", base_url=f"http://{KEY}@127.0.0.1:1/v1"
-    )._endpoint(),
+    ).endpoint(),
     "reviewer": _reviewer,
     "reviewer-with-a-client": lambda: Reviewer(
         "r", "m", client=openai.OpenAI(api_key=KEY, base_url="http://127.0.0.1:9/v1")

@@ -360,7 +360,7 @@ def drains(server: VendorServer, seconds: float = 5.0) -> bool:
 
 def pooled(server: VendorServer) -> Any:
     """The pooled Anthropic client of the server's endpoint on the running loop, if any."""
-    token, _ = _pool._loop_token()
+    token, _ = _pool.loop_token()
     return _pool._by_loop.get(token, {}).get(
         ("anthropic", _pool.endpoint_key(server.anthropic_url))
     )
@@ -525,7 +525,7 @@ async def test_the_sdk_loads_before_the_first_attempt_which_gets_the_whole_deadl
     slow_import: SlowSdkImport,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from cross_judge.critic import critic as core
+    from cross_judge.critic import calls as core
 
     entered: list[tuple[float, float | None]] = []
     real = core.call_with_retries

@@ -70,7 +70,7 @@ def votes(result: BatchResult) -> list[tuple[str, list[str]]]:
 
 def custom_id(judge: Critic, item: dict[str, str]) -> str:
     request = judge.build_request(item["query"])
-    return request_id(item["id"], judge.name, variant=request.cache_key(judge._endpoint()))
+    return request_id(item["id"], judge.name, variant=request.cache_key(judge.endpoint()))
 
 
 def submitted(ledger: Path) -> int:
@@ -241,7 +241,7 @@ async def test_the_deadline_sends_what_is_not_back_live(tmp_path: Path) -> None:
             )
         assert all(r.n_valid == 3 for r in result.verdicts)
         assert server.stats()["requests"] == len(ITEMS) * len(MODELS)  # asked live instead
-        config = ensemble.critics[0]._endpoint()
+        config = ensemble.critics[0].endpoint()
         for line in ledger.read_text().splitlines():  # every batch submitted was cancelled
             state = await poll(config, KEY, json.loads(line)["batch_id"])
             assert state.status in ("cancelling", "cancelled")

@@ -45,7 +45,7 @@ def critic(server: VendorServer, protocol: str) -> Critic:
 
 
 def requests_for(judge: Critic, protocol: str) -> tuple[list[Any], dict[str, str]]:
-    config = judge._endpoint()
+    config = judge.endpoint()
     built, items = [], {}
     for item in ITEMS:
         custom_id = request_id(item, judge.name)
@@ -64,7 +64,7 @@ async def test_a_batch_round_trip_gives_the_live_answers(
     server: VendorServer, protocol: str
 ) -> None:
     judge = critic(server, protocol)
-    config = judge._endpoint()
+    config = judge.endpoint()
     built, items = requests_for(judge, protocol)
 
     batch_id = await submit(config, KEY, built)
@@ -85,7 +85,7 @@ async def test_a_batch_round_trip_gives_the_live_answers(
 async def test_a_batch_not_yet_ended_says_so(protocol: str) -> None:
     with VendorServer([Persona("sim-a")], api_key=KEY, batch_polls=2) as server:
         judge = critic(server, protocol)
-        config = judge._endpoint()
+        config = judge.endpoint()
         built, _ = requests_for(judge, protocol)
         batch_id = await submit(config, KEY, built)
         first = await poll(config, KEY, batch_id)
@@ -99,7 +99,7 @@ async def test_failed_and_expired_requests_come_back_as_failures_never_lost(
     server: VendorServer, protocol: str
 ) -> None:
     judge = critic(server, protocol)
-    config = judge._endpoint()
+    config = judge.endpoint()
     built, items = requests_for(judge, protocol)
     ids = list(items)
     server.fail_batch_request(ids[0], status=500, message="boom")
@@ -121,7 +121,7 @@ async def test_a_wrong_key_is_an_auth_failure_without_the_key(server: VendorServ
     judge = critic(server, "openai")
     built, _ = requests_for(judge, "openai")
     with pytest.raises(CallFailure) as caught:
-        await submit(judge._endpoint(), "sk-wrong-key-123", built)
+        await submit(judge.endpoint(), "sk-wrong-key-123", built)
     assert caught.value.kind is ErrorKind.AUTH
     assert "sk-wrong-key-123" not in str(caught.value)
 
@@ -136,7 +136,7 @@ async def test_batch_verdicts_equal_live_ones_at_half_the_price(
     register_price("sim-a", vendor=vendor, input=2.0, output=8.0, batch=0.5)
     try:
         judge = critic(server, protocol)
-        config = judge._endpoint()
+        config = judge.endpoint()
         built, items = requests_for(judge, protocol)
         batch_id = await submit(config, KEY, built)
         await poll(config, KEY, batch_id)

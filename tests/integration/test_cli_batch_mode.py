@@ -18,7 +18,8 @@ import pytest
 
 import cross_judge
 from cross_judge.batch import BatchResult
-from cross_judge.cli.main import ledger_path, main
+from cross_judge.cli import main
+from cross_judge.cli.review import ledger_path
 from cross_judge.testing import Persona, VendorServer
 
 pytestmark = [

@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from cross_judge import BatchResult, Ensemble, Verdict
-from cross_judge.cli.main import _calibration_snippet, main
+from cross_judge.cli import main
+from cross_judge.cli.fit_confidence import calibration_snippet
 from cross_judge.panel_file import load_panel
 from cross_judge.stats.reliability import ConfidenceCalibration, calibrate_confidence
 from cross_judge.testing import Reply, VendorServer
@@ -202,7 +203,7 @@ def test_the_snippet_is_yaml_keyed_by_critic_name_and_reads_back_every_number_ex
         method="temperature", temperature=19.999999999999996, n=3, ece_before=1.0, ece_after=0.0
     )
     names = {"on": tiny, "a: b": hot, "plain-name_1.x": hot}
-    read = yaml.safe_load(_calibration_snippet(names, "isotonic", "out.jsonl"))
+    read = yaml.safe_load(calibration_snippet(names, "isotonic", "out.jsonl"))
     assert list(read) == list(names)
     for name, fit in names.items():
         assert set(read[name]) == {"calibration"}

@@ -189,13 +189,13 @@ def test_an_id_on_another_shard_is_not_reported_as_a_duplicate(
 
 
 def test_the_progress_total_counts_the_shards_items_still_to_judge(tmp_path: Path) -> None:
-    from cross_judge.cli.main import _count_shard_items
+    from cross_judge.cli.items import count_shard_items
 
     lines = item_lines(50)
     items, _ = write(tmp_path, [*lines, "not json\n", "[1, 2]\n", '"a bare string"\n'])
     mine = {item_id for item_id in expected_ids(lines) if shard_of(item_id, 3) == 3}
-    assert _count_shard_items(items, (3, 3), set()) == len(mine)
-    assert _count_shard_items(items, (3, 3), set(list(mine)[:4])) == len(mine) - 4
+    assert count_shard_items(items, (3, 3), set()) == len(mine)
+    assert count_shard_items(items, (3, 3), set(list(mine)[:4])) == len(mine) - 4
 
 
 # -- the split itself (the library function) ------------------------------------------------

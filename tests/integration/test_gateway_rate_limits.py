@@ -95,7 +95,7 @@ async def test_a_run_of_429s_on_one_model_leaves_no_pause_on_another_model(
     b = critic("b", healthy, "custom", server.url)
 
     refused = [v for _ in range(4) for v in await storm(a, calls=1)]  # one after another
-    config = b._endpoint()
+    config = b.endpoint()
     a_state = limiter_for(config, limited)
     others = limiter_for(config, healthy), limiter_for(config)
     with anyio.fail_after(WAIT_S):
@@ -133,7 +133,7 @@ async def test_a_paused_model_holds_no_slot_of_the_vendors_shared_concurrency_ca
 
     assert [v.error_kind for v in refused] == [ErrorKind.RATE_LIMIT] * 2
     assert verdict.is_valid and verdict.attempts == 1, verdict.error
-    cap = limiter_for(b._endpoint())
+    cap = limiter_for(b.endpoint())
     assert cap is not None and (cap.limit, cap.in_flight, cap.waiting) == (1, 0, 0)
     assert server.stats()["by_model"][limited] == 2  # the held calls were never sent
 

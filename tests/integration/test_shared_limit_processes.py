@@ -20,7 +20,8 @@ import anyio
 import pytest
 
 from cross_judge import Critic, Verdict
-from cross_judge.limits.shared_limit import LimitServer, SharedLimit, main
+from cross_judge.limits.client import SharedLimit
+from cross_judge.limits.server import LimitServer, main
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.vendors import register_vendor
 
@@ -280,7 +281,7 @@ def test_the_command_line_serves_until_interrupted() -> None:
     command = [
         sys.executable,
         "-m",
-        "cross_judge.limits.shared_limit",
+        "cross_judge.shared_limit",
         "--limit",
         "2",
         "--port",

@@ -1,4 +1,4 @@
-"""cross_judge.integrations.ray.judge_dataset: a Ray Dataset judged by a pool of async actors, on a Ray
+"""cross_judge.ray.judge_dataset: a Ray Dataset judged by a pool of async actors, on a Ray
 instance on this machine and a simulated vendor on 127.0.0.1."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""cross_judge.integrations.ray.shared_limit: one limit for every process of a Ray job, its broker in a
+"""cross_judge.ray.shared_limit: one limit for every process of a Ray job, its broker in a
 named Ray actor; and judge_dataset's actors under it against a vendor that allows 4."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from cross_judge import ConfigError, Critic, Ensemble
+from cross_judge.errors import SharedLimitError
 from cross_judge.integrations.ray import judge_dataset, shared_limit, shared_limit_state
-from cross_judge.limits.shared_limit import SharedLimitError
 from cross_judge.testing import Persona, VendorServer
 
 ray = pytest.importorskip("ray")

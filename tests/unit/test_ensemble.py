@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from cross_judge import ConfigError, Critic, Ensemble, ErrorKind, Usage, Verdict
 from cross_judge.ensemble import default_query_id, revote

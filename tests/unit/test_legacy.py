@@ -30,11 +30,9 @@ from cross_judge.critic import parsing
 from cross_judge.errors import ConfigError, ErrorKind, MissingAPIKeyError, UnknownVendorError
 from cross_judge.panel import JudgePanel
 from cross_judge.reviewer import Reviewer
-from cross_judge.schema import EnsembleResult, VerdictLabel
-from cross_judge.schema import Verdict as LegacyVerdict
+from cross_judge.schema import EnsembleResult, Verdict as LegacyVerdict, VerdictLabel
 from cross_judge.vendors import VENDORS, VendorConfig, all_vendors, get_vendor, make_client
-from cross_judge.verdict import Usage
-from cross_judge.verdict import Verdict as NewVerdict
+from cross_judge.verdict import Usage, Verdict as NewVerdict
 
 # -- helpers --------------------------------------------------------------------------------
 

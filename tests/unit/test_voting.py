@@ -17,8 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from cross_judge.errors import ConfigError, ErrorKind
 from cross_judge.verdict import Verdict

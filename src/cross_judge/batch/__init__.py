@@ -1,39 +1,81 @@
-"""Batch review: many items through one :class:`~cross_judge.ensemble.Ensemble` (or any
-:class:`Panel`, such as a :class:`~cross_judge.cascade.Cascade`).
+"""Batch review: many items through one panel (an :class:`~cross_judge.ensemble.Ensemble`
+or a :class:`~cross_judge.cascade.Cascade`), live or through the vendors' batch APIs.
+
+* :class:`Item`: one thing to judge (``id``, ``query``, ``context``, ``meta``); a plain
+  string or a mapping is turned into one by :meth:`Item.from_value`.
+* :func:`judge_many` (``Ensemble.judge_many``): judge every item, at most ``concurrency``
+  at once, and return a :class:`BatchResult` with the results in input order.
+* :func:`stream` (``Ensemble.stream``): the same work, results handed out as they finish.
+  Items are read lazily and at most ``concurrency`` are in flight, so memory stays flat
+  however many items there are.
+* :class:`BatchResult`: the results plus batch statistics (Krippendorff's alpha over the
+  critics x items matrix, Fleiss' kappa, pairwise critic agreement, per-critic error
+  rates, consensus counts, usage and cost totals), ``revote`` without model calls,
+  ``to_jsonl``, ``to_records`` and a ``rich`` summary.
+* :class:`ResultsFile`: the append-only JSONL file a resumable run writes (one
+  ``EnsembleVerdict`` per line, flushed at once), which knows the ids already done and
+  repairs a line torn by a kill.
+* :class:`BatchOptions`: provider batch mode (``mode="batch"``): which vendors' batch APIs
+  to use, the ledger that makes a killed job resumable, polling and deadline.
+* :func:`shard_of`: the shard of an item id when a dataset is split across machines
+  (``cross-judge review --shard i/N``), the same everywhere.
+
+This package is the public path of these names; the modules inside it each hold one part
+(:mod:`~cross_judge.batch.items`, :mod:`~cross_judge.batch.runner`,
+:mod:`~cross_judge.batch.admission`, :mod:`~cross_judge.batch.provider_jobs`,
+:mod:`~cross_judge.batch.results_file`, :mod:`~cross_judge.batch.lock`,
+:mod:`~cross_judge.batch.progress`), and :class:`BatchResult` is base-layer data defined in
+:mod:`cross_judge.results`.
 """
 
-from .runner import (
+from ..results import (
     BatchResult,
     CriticStats,
-    Item,
-    ItemError,
-    Panel,
-    ResultsFile,
-    ResultStream,
     TierStats,
+    as_batch,
+    call_failed,
     dump_result,
     is_fallback,
-    judge_many,
+    is_incomplete,
     load_result,
-    shard_of,
-    stop_streams,
-    stream,
+    read_results,
 )
+from .admission import judge_item
+from .items import Item, ItemError, shard_of
+from .panel_protocol import Panel
+from .provider_jobs import BATCH_VENDORS, BatchOptions
+from .results_file import ResultsFile
+from .runner import DEFAULT_CONCURRENCY, Mode, ResultStream, judge_many, stop_streams, stream
 
 __all__ = [
+    "BATCH_VENDORS",
+    "DEFAULT_CONCURRENCY",
+    "BatchOptions",
     "BatchResult",
     "CriticStats",
     "Item",
     "ItemError",
+    "Mode",
     "Panel",
     "ResultStream",
     "ResultsFile",
     "TierStats",
+    "as_batch",
+    "call_failed",
     "dump_result",
     "is_fallback",
+    "is_incomplete",
+    "judge_item",
     "judge_many",
     "load_result",
+    "read_results",
     "shard_of",
     "stop_streams",
     "stream",
 ]
+
+# The public path of the classes defined in this package's modules: reprs, pickles and the
+# docs name cross_judge.batch, as before the package was split.
+for _public in (Item, ResultStream, ResultsFile, BatchOptions, Panel):
+    _public.__module__ = __name__
+del _public

@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ResultsLocked
 
 __all__ = ["ResultsLock", "ResultsLocked", "lock_path"]
 
@@ -41,15 +41,6 @@ _UNSUPPORTED = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
 def lock_path(results: Path) -> Path:
     """``results.jsonl`` -> ``results.jsonl.lock``."""
     return results.with_name(results.name + ".lock")
-
-
-class ResultsLocked(ConfigError):
-    """Another process holds the lock on a results file. ``holder`` is what it recorded
-    (``pid``, ``host``, ``started_at``, ``command``), empty if it had not written it yet."""
-
-    def __init__(self, message: str, holder: dict[str, Any]) -> None:
-        super().__init__(message)
-        self.holder = holder
 
 
 class ResultsLock:

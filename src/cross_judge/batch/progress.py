@@ -55,7 +55,7 @@ class BatchProgress:
 
     def advance(self, result: EnsembleVerdict) -> None:
         """Count one finished item (``failed``: see :func:`cross_judge.batch.is_incomplete`)."""
-        from .runner import is_incomplete
+        from ..results import is_incomplete
 
         self.done += 1
         if is_incomplete(result):

@@ -6,7 +6,7 @@ cache, budget, parsing, voting), with one difference at the bottom: a critic's c
 vendor with a batch API is not sent but *parked* here. When every item in flight is waiting
 on parked requests (or on live calls), the parked requests are submitted together as one
 *round*: grouped per endpoint and key, built as each vendor takes them
-(:mod:`cross_judge.provider_batches`), split within its limits (one model per OpenAI file),
+(:mod:`cross_judge.transport.batch_codecs`), split within its limits (one model per OpenAI file),
 and submitted. Each batch id is written to the ledger before anything else happens, then
 the batch is polled with backoff, its results fetched, and each parked call gets the
 verdict a live call would have given (:meth:`~cross_judge.core.Critic.verdict_from_batch`,
@@ -26,7 +26,7 @@ Critics on vendors without a batch API (``BatchOptions.vendors``) run live in th
 at most ``concurrency`` calls at once per live critic; their items count as settled while
 they wait, so they do not hold a round back.
 
-Request ids. A request's ``custom_id`` is :func:`~cross_judge.provider_batches.request_id`
+Request ids. A request's ``custom_id`` is :func:`~cross_judge.transport.batch_codecs.request_id`
 of the item id, the critic's name and the request's cache key, so it is the same in every
 run of the same panel on the same item: the ledger finds it again. Two items with the same
 id and query share one request.
@@ -69,9 +69,12 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
+from ..critic.parking import active_job, reset_active_job, set_active_job
 from ..errors import ConfigError, ErrorKind
 from ..transport import CallFailure
 from ..transport.redaction import redactor_for, secrets_of
+from .admission import admit, judge_item
+from .items import ItemError
 
 if TYPE_CHECKING:
     from ..budget import Budget
@@ -81,7 +84,8 @@ if TYPE_CHECKING:
     from ..transport.batch_codecs import Outcome
     from ..vendors import VendorConfig
     from ..verdict import EnsembleVerdict, Verdict
-    from .runner import Item, Panel, _Feed
+    from .items import Item, ItemFeed
+    from .panel_protocol import Panel
 
 __all__ = ["BATCH_VENDORS", "BatchLedger", "BatchOptions", "active_job"]
 
@@ -260,13 +264,13 @@ class BatchLedger:
         (:meth:`batch_of`) answer for the batches of earlier runs, read when the ledger
         was opened: this run's own are followed by the job itself, and not indexing them
         keeps memory flat over a long job."""
-        from ..vendors import _without_userinfo
+        from ..vendors import without_userinfo
 
         record = {
             "event": "submitted",
             "batch_id": batch_id,
             "vendor": config.name,
-            "endpoint": _without_userinfo(config.base_url),
+            "endpoint": without_userinfo(config.base_url),
             "at": time.time(),
             "custom_ids": custom_ids,
         }
@@ -693,18 +697,12 @@ class _Watched:
 
 # -- the context a job's calls run in -----------------------------------------------------------
 
-_job: ContextVar[_Job | None] = ContextVar("cross_judge_batch_job", default=None)
 _item: ContextVar[_ItemTrack | None] = ContextVar("cross_judge_batch_item", default=None)
-
-
-def active_job() -> _Job | None:
-    """The batch-mode job the current task's calls belong to, if any."""
-    return _job.get()
 
 
 async def run_job(
     panel: Panel,
-    feed: _Feed,
+    feed: ItemFeed,
     options: BatchOptions,
     concurrency: int,
     deliver: Callable[[int, EnsembleVerdict], Awaitable[None]],
@@ -717,11 +715,9 @@ async def run_job(
         ItemError: an item cannot be judged; items in flight finish first.
         ConfigError: the ledger file cannot be read or is not a ledger.
     """
-    from .runner import ItemError, judge_item
-
-    live_critics = sum(1 for c in panel.critics if not options.takes(c._endpoint()))
+    live_critics = sum(1 for c in panel.critics if not options.takes(c.endpoint()))
     job = _Job(options, live_calls=max(1, concurrency * max(1, live_critics)))
-    token = _job.set(job)
+    token = set_active_job(job)
     problem: ItemError | None = None
     outstanding = 0
     all_done = anyio.Event()
@@ -744,32 +740,21 @@ async def run_job(
         async with anyio.create_task_group() as group:
             job._group = group
             group.start_soon(job.run, group)
-            index = 0
-            while True:
-                if slots.value == 0:
-                    job.feeding(False)
-                await slots.acquire()
-                job.feeding(True)
-                try:
-                    item = await feed.next()
-                except ItemError as exc:
-                    problem = exc
-                    item = None
-                if item is None:
-                    slots.release()
-                    break
+
+            def start(index: int, item: Item) -> None:
+                nonlocal outstanding
                 outstanding += 1
-                track = _ItemTrack(item.id)
                 job.item_started()
-                group.start_soon(judge, index, item, track)
-                index += 1
+                group.start_soon(judge, index, item, _ItemTrack(item.id))
+
+            problem = await admit(feed, slots, start, feeding=job.feeding)
             feed_over = True
             job.feeding(False)
             if outstanding:
                 await all_done.wait()
             group.cancel_scope.cancel()  # the round loop and orphaned batches
     finally:
-        _job.reset(token)
+        reset_active_job(token)
         job.close()
         await feed.aclose()
     if problem is not None:
@@ -780,7 +765,7 @@ def check_batch_prices(panel: Panel, options: BatchOptions) -> None:
     """Raise before anything is sent when a batched critic's model has a price but no
     batch rate: its answers could not be priced."""
     for critic in panel.critics:
-        config = critic._endpoint()
+        config = critic.endpoint()
         if not options.takes(config):
             continue
         price: Price | None = critic.price()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..batch.provider_jobs import BatchOptions
+from ..batch import BatchOptions
 from ..critic.critic import Critic
 from ..critic.prompts import load_prompt
 from ..ensemble import Ensemble
@@ -23,7 +23,7 @@ from ..testing import Persona, Reply, VendorServer
 from ..verdict import EnsembleVerdict, Verdict
 
 if TYPE_CHECKING:
-    from ..batch.runner import Mode
+    from ..batch import Mode
 
 __all__ = ["DEMO_ITEMS", "DemoRow", "run_demo"]
 

@@ -58,11 +58,18 @@ import anyio
 from anyio.lowlevel import RunVar
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
-from ..errors import ConfigError
+from ..errors import ConfigError, UnusableCacheError
 from ..transport import Completion
 from ..verdict import Usage
 
-__all__ = ["CacheStats", "ResponseCache", "default_cache_path", "resolve_cache"]
+__all__ = [
+    "CacheStats",
+    "ResponseCache",
+    "UnusableCacheError",
+    "database_files",
+    "default_cache_path",
+    "resolve_cache",
+]
 
 logger = logging.getLogger("cross_judge")
 
@@ -109,17 +116,6 @@ _shared: weakref.WeakValueDictionary[Path, ResponseCache] = weakref.WeakValueDic
 # Connections inherited through fork(): never used or closed in the child (SQLite forbids
 # both; closing one could drop the locks of the child's own connections), just kept.
 _inherited: list[sqlite3.Connection] = []
-
-
-class _UnusableCache(ConfigError):
-    """The cache file cannot be used as a response cache. ``removable``: the file is a
-    cross-judge cache (by its header) that is damaged or of a newer format, so removing
-    it loses nothing but cached answers."""
-
-    def __init__(self, message: str, *, path: Path, removable: bool) -> None:
-        super().__init__(message)
-        self.path = path
-        self.removable = removable
 
 
 class CacheStats(BaseModel):
@@ -312,7 +308,7 @@ class ResponseCache:
             path=self.path,
             exists=exists,
             entries=entries,
-            size_bytes=sum(_file_size(p) for p in _database_files(self.path)),
+            size_bytes=sum(_file_size(p) for p in database_files(self.path)),
             oldest=oldest,
             newest=newest,
             **counters,
@@ -435,7 +431,7 @@ class ResponseCache:
         """``work(connection)`` under the lock, opening the database first if needed.
 
         Raises:
-            _UnusableCache: the file cannot be opened as a cache.
+            UnusableCacheError: the file cannot be opened as a cache.
             sqlite3.Error: the statement failed (busy, I/O, ...).
         """
         handle = self._current_handle()
@@ -503,7 +499,7 @@ class ResponseCache:
         """Open the database, creating it and its schema if new, and check it is ours."""
         path = self.path
         if path.is_dir():
-            raise _UnusableCache(
+            raise UnusableCacheError(
                 f"the response cache {path} is a folder; give the path of a cache file, "
                 f"e.g. {path / CACHE_FILE_NAME}",
                 path=path,
@@ -569,7 +565,7 @@ class ResponseCache:
         elif app_id != APPLICATION_ID:
             raise self._foreign("an SQLite database of another program")
         elif version > SCHEMA_VERSION:
-            raise _UnusableCache(
+            raise UnusableCacheError(
                 f"the response cache {self.path} was written by a newer cross-judge (cache "
                 f"format {version}; this version reads format {SCHEMA_VERSION}); upgrade "
                 "cross-judge, use another cache path, or delete it (it only holds cached "
@@ -580,26 +576,26 @@ class ResponseCache:
         elif version != SCHEMA_VERSION:
             raise self._damaged(f"unknown cache format {version}")
 
-    def _damaged(self, reason: str) -> _UnusableCache:
+    def _damaged(self, reason: str) -> UnusableCacheError:
         if not _has_our_header(self.path):
             return self._foreign(f"not an SQLite database: {reason}")
-        return _UnusableCache(
+        return UnusableCacheError(
             f"the response cache {self.path} is damaged ({reason}); it only holds cached "
             f"answers, so delete it or run: cross-judge cache clear --path {self.path}",
             path=self.path,
             removable=True,
         )
 
-    def _foreign(self, what: str) -> _UnusableCache:
-        return _UnusableCache(
+    def _foreign(self, what: str) -> UnusableCacheError:
+        return UnusableCacheError(
             f"{self.path} is not a cross-judge response cache ({what}); it was left "
             f"untouched: point the cache at another file (cache=PATH, or {CACHE_DIR_ENV})",
             path=self.path,
             removable=False,
         )
 
-    def _unopenable(self, reason: str) -> _UnusableCache:
-        return _UnusableCache(
+    def _unopenable(self, reason: str) -> UnusableCacheError:
+        return UnusableCacheError(
             f"cannot open the response cache {self.path}: {reason}; check that its folder "
             f"is writable, or point the cache at another file (cache=PATH, or "
             f"{CACHE_DIR_ENV})",
@@ -736,8 +732,10 @@ def _has_our_header(path: Path) -> bool:
     return header.startswith(_SQLITE_MAGIC) and header[68:72] == APPLICATION_ID.to_bytes(4, "big")
 
 
-def _database_files(path: Path) -> list[Path]:
-    """The database and its sidecars (``-wal``, ``-shm``, a rollback ``-journal``)."""
+def database_files(path: Path) -> list[Path]:
+    """The files of the cache database at ``path``: the database and its sidecars
+    (``-wal``, ``-shm``, a rollback ``-journal``), whether they exist or not (removing a
+    cache removes them all)."""
     return [path, *(path.with_name(path.name + suffix) for suffix in ("-wal", "-shm", "-journal"))]
 
 
@@ -750,3 +748,9 @@ def _file_size(path: Path) -> int:
 
 def _utc(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, tz=timezone.utc)
+
+
+# The public path of these classes (cross_judge.cache): reprs, pickles and the docs name it.
+for _public in (CacheStats, ResponseCache):
+    _public.__module__ = "cross_judge.cache"
+del _public

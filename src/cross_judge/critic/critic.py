@@ -9,66 +9,38 @@ missing context key), and those surface at construction or before any request is
 
 It does not vote or fan out (see :mod:`cross_judge.ensemble`), and keeps no state between
 calls other than the shared connection pool.
+
+This module holds the class itself: its fields, the checks made at construction, its
+vendor, price and prompt provenance, and its export. Its methods for the rest come from
+the classes it is made of, one module per concern: building the request
+(:mod:`.request`), the call path (:mod:`.calls`) and turning an answer into a verdict
+(:mod:`.assembly`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
 import os
-import time
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-import anyio
-
-from .. import _otel, _sync
-from ..batch.provider_jobs import active_job
-from ..budget import Budget
-from ..errors import ConfigError, ErrorKind, ItemTooLongError, MissingAPIKeyError, PromptError
-from ..limits.gate import VendorGate
-from ..pricing import (
-    Price,
-    estimate_prompt_tokens,
-    price_for,
-    registry_generation,
-    worst_case_cost,
-)
+from ..errors import ConfigError
+from ..pricing import Price, price_for, registry_generation
 from ..stats.confidence_calibration import ConfidenceCalibration
-from ..transport import (
-    CallFailure,
-    ChatRequest,
-    Completion,
-    aclose_sessions,
-    openai_compat,
-    shared_session,
-)
-from ..transport._http import (
-    HTTPSession,
-    HttpxSession,
-    SyncDuckSession,
-)
-from ..transport.redaction import Redactor, redacted_exception, redactor_for, secrets_of
-from ..transport.retry import Gate, call_with_retries
+from ..transport import HTTPSession, aclose_sessions
+from ..transport._http import HttpxSession, SyncDuckSession
 from ..vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
-from ..verdict import Answer, Usage, Verdict, call_totals
-from .parsing import (
-    LABEL_KEYS,
-    REASONING_KEYS,
-    ExampleAnswer,
-    extract_json,
-    normalize_label,
-    parse_answer,
-)
+from .assembly import VerdictAssembly
+from .calls import CallPath
+from .parsing import LABEL_KEYS, REASONING_KEYS, ExampleAnswer, normalize_label
+from .request import RequestBuilder
 from .template import Template
 
 if TYPE_CHECKING:
-    from ..batch.provider_jobs import _Job
     from .cache import ResponseCache
     from .prompts import PromptSpec
 
@@ -77,12 +49,8 @@ __all__ = [
     "DEFAULT_PROMPT_TEMPLATE",
     "DEFAULT_SYSTEM_PROMPT",
     "Critic",
-    "_extract_json",
-    "combine_samples",
-    "sample_request",
+    "JsonMode",
 ]
-
-logger = logging.getLogger("cross_judge")
 
 DEFAULT_PROMPT_TEMPLATE = (
     "Judge the following query:\n{query}\n\n"
@@ -93,8 +61,6 @@ DEFAULT_PROMPT_TEMPLATE = (
 DEFAULT_SYSTEM_PROMPT = "You are a careful judge. Output strict JSON only."
 """cross-judge 0.1's default system prompt, unchanged."""
 
-_extract_json = extract_json  # cross-judge 0.1 test suites import core._extract_json
-
 JsonMode = bool | Literal["auto"]
 
 DEFAULT_MAX_ITEM_CHARS = 1_000_000
@@ -102,7 +68,7 @@ DEFAULT_MAX_ITEM_CHARS = 1_000_000
 
 
 @dataclass(eq=False)
-class Critic:
+class Critic(RequestBuilder, CallPath, VerdictAssembly):
     """One LLM critic: a model on a vendor with a prompt.
 
     The first eleven parameters are cross-judge 0.1's, in its order and with its defaults.
@@ -153,7 +119,7 @@ class Critic:
             10 MB item pasted by mistake would otherwise be billed, or refused by the
             vendor after the upload). The default, 1,000,000, is above any context window
             at about four characters a token; ``None`` removes the check.
-        calibration: a :class:`~cross_judge._confidence_calibration.ConfidenceCalibration`
+        calibration: a :class:`~cross_judge.stats.confidence_calibration.ConfidenceCalibration`
             fitted for this critic (``calibrate_confidence(results, gold)[name]`` from
             :mod:`cross_judge.reliability`), or its ``to_dict()`` form. Every valid verdict
             whose answer states a confidence then has ``confidence`` mapped by it and the
@@ -255,7 +221,7 @@ class Critic:
             self._adopt_prompt()
         if self.labels is not None:
             self.labels = _normalise_labels(self.name, self.labels)
-        self._endpoint()  # unknown vendor / custom without base_url: fail now
+        self.endpoint()  # unknown vendor / custom without base_url: fail now
         self._template = self._compile()
         if self.json_mode is True and not self._mentions_json():
             raise ConfigError(
@@ -267,7 +233,7 @@ class Critic:
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
             raise ConfigError(f"Critic {self.name!r}: seed must be an integer or None")
-        protocol = self._endpoint().protocol
+        protocol = self.endpoint().protocol
         if protocol == "anthropic" and self.json_mode is True:
             raise ConfigError(
                 f"Critic {self.name!r}: Anthropic's Messages API has no JSON mode; ask for "
@@ -277,7 +243,7 @@ class Critic:
             if protocol != "openai":
                 raise ConfigError(
                     f"Critic {self.name!r}: http_client is for OpenAI-compatible vendors; "
-                    f"vendor {self._endpoint().name!r} speaks {self._endpoint().protocol!r}, "
+                    f"vendor {self.endpoint().name!r} speaks {self.endpoint().protocol!r}, "
                     "so leave http_client out (its SDK client is pooled per event loop)"
                 )
             self._injected = _wrap_client(self.name, self.http_client)
@@ -335,6 +301,15 @@ class Critic:
         if self.labels is None and self.prompt.labels:
             self.labels = list(self.prompt.labels)
 
+    def use_answer_keys(self, label_keys: Sequence[str], reasoning_keys: Sequence[str]) -> None:
+        """Read the label and the reasoning of an answer from these JSON keys, highest
+        precedence first, instead of :data:`~cross_judge.critic.parsing.LABEL_KEYS` and
+        :data:`~cross_judge.critic.parsing.REASONING_KEYS` (``kind`` and ``reasoning``
+        first). The legacy :class:`~cross_judge.reviewer.Reviewer` reads cross-judge 0.1's
+        ``verdict`` and ``rationale`` first."""
+        self._label_keys = tuple(label_keys)
+        self._reasoning_keys = tuple(reasoning_keys)
+
     def _check_samples(self) -> None:
         """Raise unless ``samples`` is an integer >= 1 that can sample: more than one
         sample needs a temperature > 0 where the protocol sends one.
@@ -345,7 +320,7 @@ class Critic:
         n = self.samples
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ConfigError(f"Critic {self.name!r}: samples must be an integer >= 1, got {n!r}")
-        if n > 1 and self.temperature == 0 and self._endpoint().protocol != "anthropic":
+        if n > 1 and self.temperature == 0 and self.endpoint().protocol != "anthropic":
             raise ConfigError(
                 f"Critic {self.name!r}: samples={n} needs a temperature > 0: at temperature 0 "
                 f"the {n} answers would be the same answer billed {n} times; set e.g. "
@@ -365,8 +340,12 @@ class Critic:
             return None
         return spec
 
-    def _prompt_provenance(self) -> tuple[str | None, str | None]:
-        """(id, version) of the prompt, while the critic still uses its exact text."""
+    def prompt_provenance(self) -> tuple[str | None, str | None]:
+        """``(id, version)`` of the prompt this critic judges with, as stamped on its
+        verdicts (``prompt_id``, ``prompt_version``): those of its
+        :class:`~cross_judge.prompts.PromptSpec` while it still sends that prompt's exact
+        text; ``(None, None)`` for a critic without one, or whose ``system_prompt`` or
+        ``prompt_template`` was changed since."""
         spec = self._spec_in_use()
         return (None, None) if spec is None else (spec.id, spec.version)
 
@@ -398,16 +377,16 @@ class Critic:
         self.calibration = converted
         return converted
 
-    def _compile(self) -> Template:
-        template = Template.compile(self.prompt_template, what=f"Critic {self.name!r} template")
-        if "query" not in template.fields:
-            raise PromptError(
-                f"Critic {self.name!r} template has no {{query}} placeholder, so the item would "
-                "never reach the model; add {query} where the item belongs"
-            )
-        return template
+    def endpoint(self) -> VendorConfig:
+        """The vendor configuration this critic calls: its registered ``vendor`` (as
+        registered now) with ``base_url``, when given, in place of the vendor's. Memoised,
+        and recomputed when ``vendor`` or ``base_url`` is reassigned or the vendor's
+        registration is replaced (e.g. by :func:`~cross_judge.vendors.set_vendor_limits`).
 
-    def _endpoint(self) -> VendorConfig:
+        Raises:
+            ConfigError: an unknown vendor (:class:`~cross_judge.errors.UnknownVendorError`),
+                or ``custom`` without a ``base_url``.
+        """
         memo = self._endpoint_memo
         if (
             memo is None
@@ -419,14 +398,6 @@ class Critic:
             config = with_base_url(registered, self.base_url)
             memo = self._endpoint_memo = (self.vendor, self.base_url, registered, config)
         return memo[3]
-
-    def _mentions_json(self) -> bool:
-        return "json" in (self.system_prompt + self.prompt_template).lower()
-
-    def _json_mode_on(self, config: VendorConfig) -> bool:
-        if self.json_mode == "auto":
-            return config.json_object and self._mentions_json()
-        return bool(self.json_mode)
 
     @property
     def prompt_sha256(self) -> str:
@@ -448,73 +419,14 @@ class Critic:
             MissingAPIKeyError: no key; the message names the environment variable.
             ConfigError / PromptError: as at construction, or a context key is missing.
         """
-        config = self._endpoint()
+        config = self.endpoint()
         resolve_api_key(config, self.api_key)
         if context is not None:
             self.render_prompt("", context)
 
-    def render_prompt(self, query: str, context: Mapping[str, Any] | None = None) -> str:
-        """The user message for ``query``: every field filled literally, nothing evaluated.
-
-        Raises:
-            PromptError: a field has no value, or ``context`` tries to override ``query``.
-            ItemTooLongError: the query plus the context values the template uses are
-                longer than ``max_item_chars``.
-        """
-        if self._template.source != self.prompt_template:  # the attribute was reassigned
-            self._template = self._compile()
-        limit = self.max_item_chars
-        if limit is not None:
-            self._check_item_length(query, context, limit)
-        return self._template.render_item(query, context, what=f"Critic {self.name!r} template")
-
-    def _check_item_length(self, query: str, context: Mapping[str, Any] | None, limit: int) -> None:
-        size = len(str(query))
-        if context:
-            for name in self._template.fields:
-                if name != "query" and name in context:
-                    size += len(str(context[name]))
-        if size > limit:
-            raise ItemTooLongError(
-                f"Critic {self.name!r}: the item is {size:,} characters (query plus context "
-                f"values), over max_item_chars={limit:,}; shorten or split it, or raise the "
-                "critic's max_item_chars (None removes the limit)"
-            )
-
-    def build_messages(
-        self, query: str, context: Mapping[str, Any] | None = None
-    ) -> list[dict[str, str]]:
-        """The chat messages sent for ``query`` (system message only if non-empty)."""
-        user = self.render_prompt(query, context)
-        if self.system_prompt:
-            return [
-                {"role": "system", "content": self.system_prompt},
-                {"role": "user", "content": user},
-            ]
-        return [{"role": "user", "content": user}]
-
-    # -- calling --------------------------------------------------------------------------
-
-    def build_request(self, query: str, context: Mapping[str, Any] | None = None) -> ChatRequest:
-        """The wire-neutral request sent for ``query`` (see :meth:`build_messages`).
-
-        Raises:
-            PromptError: as :meth:`render_prompt`.
-        """
-        config = self._endpoint()
-        return ChatRequest(
-            model=self.model,
-            system=self.system_prompt,
-            user=self.render_prompt(query, context),
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-            json_mode=self._json_mode_on(config),
-            seed=self.seed,
-        )
-
     def price(self) -> Price | None:
         """This critic's model price (:func:`cross_judge.pricing.price_for`), if known."""
-        vendor, generation = self._endpoint().name, registry_generation()
+        vendor, generation = self.endpoint().name, registry_generation()
         memo = self._price_memo
         if memo is None or memo[:3] != (vendor, self.model, generation):
             memo = self._price_memo = (
@@ -525,442 +437,15 @@ class Critic:
             )
         return memo[3]
 
-    async def judge(
-        self,
-        query: str,
-        context: Mapping[str, Any] | None = None,
-        *,
-        budget: Budget | float | None = None,
-        cache: ResponseCache | None = None,
-    ) -> Verdict:
-        """Judge ``query`` and return a :class:`Verdict`; vendor failures never raise.
-
-        Args:
-            query: the item to judge, inserted literally into the template.
-            context: values for the template's other fields.
-            budget: a spending cap in USD (or a :class:`~cross_judge.budget.Budget` shared
-                with other calls). The call's worst case is reserved before it is sent; if
-                it does not fit, nothing is sent and the verdict is ``SKIPPED`` with
-                ``error_kind="budget"``.
-            cache: a response cache for this call, instead of the critic's own ``cache``.
-
-        Every attempt first waits its turn under the vendor's limits (``max_concurrency``,
-        ``rpm`` and the pause after a 429, see :func:`~cross_judge.vendors.set_vendor_limits`),
-        shared with every critic on the vendor; that wait counts against ``deadline``, not
-        against the per-attempt ``timeout``.
-
-        With ``samples=n > 1`` the item is asked ``n`` times at once, and the verdict is
-        their vote (:func:`combine_samples`); each sample reserves its own worst case from
-        ``budget``, so a budget that fits fewer than ``n`` calls votes the samples it
-        could pay for.
-
-        Returns:
-            A valid verdict, or ``kind="ERROR"`` (call failed: timeout, 429/5xx after
-            retries, 4xx, auth, missing key, invalid body, empty or refused answer),
-            ``kind="PARSE_FAIL"`` (text without a usable verdict) or ``kind="SKIPPED"``
-            (over budget), each with ``error`` and ``error_kind`` set and ``attempts``
-            counting the requests made. ``usage`` and ``cost_usd`` are the call's
-            (``cost_usd`` is ``None`` when the model's price is unknown; 0 for a cache hit).
-
-        Raises:
-            PromptError: the template needs a context key that was not given; raised
-                before any request, so nothing is billed.
-            ConfigError: a budget is given but the model has no known price (register one
-                with :func:`cross_judge.register_price`); raised before any request.
-        """
-        return await self.judge_request(
-            self.build_request(query, context), budget=budget, cache=cache
-        )
-
-    async def judge_request(
-        self,
-        request: ChatRequest,
-        *,
-        budget: Budget | float | None = None,
-        cache: ResponseCache | None = None,
-    ) -> Verdict:
-        """:meth:`judge` for a request already built with :meth:`build_request` (an
-        :class:`~cross_judge.ensemble.Ensemble` builds every critic's request before it
-        calls any, so a template mistake costs nothing). With ``samples > 1``, the
-        samples' requests (:func:`sample_request`) are made concurrently, each as one call,
-        and voted by :func:`combine_samples`."""
-        config = self._endpoint()
-        if self.calibration is not None:
-            self._calibration_in_use()  # one assigned after construction: fail before sending
-        price = self.price()
-        spending = Budget.of(budget)  # once: a number is one cap for every sample
-        if spending is not None and price is None:
-            raise ConfigError(self._no_price_message(config))
-        store = cache if cache is not None else self._cache
-        if self.samples == 1:
-            return await self._judge_once(config, request, price, spending, store)
-        self._check_samples()  # samples or temperature reassigned since construction
-        results: list[Verdict | None] = [None] * self.samples
-
-        async def one(k: int) -> None:
-            sample = sample_request(request, k)
-            results[k] = await self._judge_once(config, sample, price, spending, store)
-
-        async with anyio.create_task_group() as group:
-            for k in range(1, self.samples):
-                group.start_soon(one, k)
-            await one(0)  # this task makes one of the calls itself
-        return combine_samples([v for v in results if v is not None])
-
-    async def _judge_once(
-        self,
-        config: VendorConfig,
-        request: ChatRequest,
-        price: Price | None,
-        spending: Budget | None,
-        store: ResponseCache | None,
-    ) -> Verdict:
-        """One call for ``request``: the cache, the key, the budget, the vendor (or, in
-        batch mode, the vendor's batch API: :mod:`cross_judge._batch_job`). With
-        OpenTelemetry installed, in a ``chat {model}`` span (:mod:`cross_judge._otel`)."""
-        job = active_job()
-        if _otel.available:  # without OpenTelemetry, this branch is the whole cost
-            with _otel.chat_span(self, config, request) as span:
-                with nullcontext() if job is None else job.running():
-                    verdict = await self._judge_one(config, request, price, spending, store, job)
-                return span.ended(verdict)
-        if job is None:
-            return await self._judge_one(config, request, price, spending, store, None)
-        with job.running():
-            return await self._judge_one(config, request, price, spending, store, job)
-
-    async def _judge_one(
-        self,
-        config: VendorConfig,
-        request: ChatRequest,
-        price: Price | None,
-        spending: Budget | None,
-        store: ResponseCache | None,
-        job: _Job | None,
-    ) -> Verdict:
-        started = time.perf_counter()
-        key = request.cache_key(config) if store is not None else ""
-        if store is not None:
-            stored = await store.get(key)
-            if stored is not None:
-                hit = self._verdict_from(stored, 0, started, price=None, cached=True)
-                # Only valid answers are stored, but the key does not cover the labels: an
-                # answer this critic's vocabulary rejects is a miss, and the vendor is asked.
-                if hit.is_valid:
-                    return hit
-        try:
-            api_key = resolve_api_key(config, self.api_key)
-        except MissingAPIKeyError as exc:
-            return self._failed(ErrorKind.MISSING_KEY, str(exc), started, attempts=0, price=price)
-        reserved = 0.0
-        if spending is not None:
-            assert price is not None
-            batched = job is not None and job.options.takes(config)
-            reserved = worst_case_cost(price, request, batch=batched)
-            if not spending.reserve(reserved):
-                return self._over_budget(spending, reserved, started)
-        spent: float | None = None
-        hide = redactor_for(*secrets_of(config.base_url, api_key))
-        try:
-            # Redacted here, before the verdict is cached, returned, logged or written:
-            # a vendor may echo the key (or the base URL's password) in any text it sends.
-            if job is None:
-                answer = await self._call(config, request, api_key, price, started, hide)
-            else:
-                answer = await job.ask(
-                    self,
-                    config,
-                    request,
-                    api_key,
-                    lambda: self._call(config, request, api_key, price, started, hide),
-                )
-            verdict = _redacted(answer, hide)
-            spent = verdict.cost_usd or 0.0
-            if store is not None and verdict.is_valid and verdict.raw_response is not None:
-                await store.put(key, self._stored_completion(verdict))
-            return verdict
-        finally:
-            if spending is not None:
-                if spent is None:  # cancelled in flight: the vendor may bill the prompt
-                    assert price is not None
-                    prompt = Usage(prompt_tokens=estimate_prompt_tokens(request))
-                    spent = price.cost(prompt)
-                spending.settle(reserved, spent)
-
-    async def _call(
-        self,
-        config: VendorConfig,
-        request: ChatRequest,
-        api_key: str | None,
-        price: Price | None,
-        started: float,
-        hide: Redactor,
-    ) -> Verdict:
-        """Send ``request`` under the retry policy and the vendor's gate; never raises for
-        a vendor failure, nor for a client library failing to set the call up (an
-        ``INTERNAL`` verdict for this critic alone). ``hide`` redacts what this logs (the
-        caller redacts the verdict).
-
-        The Anthropic SDK's first use in a process imports it (1-3 s, in a worker thread):
-        that is set-up, not the call, so it runs before the first attempt, outside the
-        per-attempt timeout and the deadline, and ``elapsed_s`` starts after it.
-        """
-        sending = False
-        try:
-            if config.protocol == "anthropic":
-                from ..transport import anthropic
-
-                await anthropic.prepare(config, api_key)
-                started = time.perf_counter()
-
-                async def attempt() -> Completion:
-                    return await anthropic.complete(
-                        config, request, api_key=api_key, timeout=self.timeout
-                    )
-
-                self_timed = False
-            else:
-                session = self._injected or shared_session(config.base_url)
-                self_timed = session.enforces_total_timeout
-
-                async def attempt() -> Completion:
-                    return await openai_compat.complete(
-                        session, config, request, api_key=api_key, timeout=self.timeout
-                    )
-
-            sending = True
-            # Limits are the vendor's, so an injected http_client passes the gate too.
-            gate: Gate = VendorGate(config, request.model)
-            if _otel.available:
-                gate = _otel.watched_gate(gate)  # times the wait for the call's span
-            completion, attempts = await call_with_retries(
-                attempt,
-                max_retries=self.max_retries,
-                timeout=self.timeout,
-                deadline=self.deadline,
-                gate=gate,
-                self_timed=self_timed,
-            )
-            if _otel.available:
-                _otel.record_completion(completion)
-            return self._verdict_from(completion, attempts, started, price=price)
-        except CallFailure as failure:
-            message = str(failure)
-            if failure.attempts > 1:
-                message += f" (after {failure.attempts} attempts)"
-            message = hide.error(message)
-            logger.debug("critic %s: %s", self.name, message)
-            return self._failed(
-                failure.kind, message, started, attempts=failure.attempts, price=price
-            )
-        except Exception as exc:
-            # A bug of ours, or a client library failing in a way it does not document
-            # (at set-up or during the call): one item must not take a whole panel or
-            # batch down with it. Cancellation is a BaseException and still propagates.
-            message = hide.error(f"internal: {type(exc).__name__}: {exc}")
-            logger.warning(
-                "critic %s: unexpected failure: %s",
-                self.name,
-                message,
-                exc_info=redacted_exception(exc, hide=hide),
-            )
-            attempts = 1 if sending else 0  # a failed set-up sent nothing
-            return self._failed(
-                ErrorKind.INTERNAL, message, started, attempts=attempts, price=price
-            )
-
-    def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
-        """:meth:`judge` for synchronous code; also works inside a running event loop."""
-        return _sync.run_sync(self.judge, query, context)
-
-    def verdict_from_batch(self, outcome: Completion | CallFailure) -> Verdict:
-        """The verdict for this critic's request answered through a vendor's batch API
-        (:mod:`cross_judge.provider_batches`): a completion is parsed as a live answer is
-        (labels, confidence, calibration, refusals, empty answers) and priced at the
-        model's batch rate; a failure is an ``ERROR`` verdict of its kind. Secrets are
-        redacted as for live verdicts. One attempt; ``elapsed_s`` is 0 (the batch's wall
-        time is the job's, not the request's).
-
-        Raises:
-            ConfigError: a completion reports usage, and the model has a price but no batch
-                rate (its vendor has no batch API the price table knows).
-        """
-        config = self._endpoint()
-        try:
-            api_key: str | None = resolve_api_key(config, self.api_key)
-        except MissingAPIKeyError:
-            api_key = None
-        hide = redactor_for(*secrets_of(config.base_url, api_key))
-        price = self.price()
-        started = time.perf_counter()
-        if isinstance(outcome, CallFailure):
-            verdict = self._failed(outcome.kind, str(outcome), started, attempts=1, price=price)
-        else:
-            verdict = self._verdict_from(outcome, 1, started, price=price, batch=True)
-        return _redacted(verdict, hide).model_copy(update={"elapsed_s": 0.0})
-
-    def _verdict_from(
-        self,
-        completion: Completion,
-        attempts: int,
-        started: float,
-        *,
-        price: Price | None,
-        cached: bool = False,
-        batch: bool = False,
-    ) -> Verdict:
-        """The verdict for a completed call (or a cache hit: no usage, cost 0; or a batch
-        request: the batch rate)."""
-        common = self._common(started, attempts)
-        if cached:
-            common.update(cached=True, cost_usd=0.0)
-            completion = replace(completion, usage=None)
-        elif price is not None and completion.usage is not None:
-            common["cost_usd"] = price.cost(completion.usage, batch=batch)
-        if completion.refusal:
-            return Verdict(
-                kind="ERROR",
-                reasoning=completion.refusal[:1000],
-                error=f"refusal: {completion.refusal[:300]}",
-                error_kind=ErrorKind.REFUSAL,
-                usage=completion.usage,
-                **common,
-            )
-        text = (completion.text or "").strip()
-        if not text:
-            filtered = completion.finish_reason == "content_filter"
-            return Verdict(
-                kind="ERROR",
-                reasoning="empty response from LLM",
-                error="refusal: content filter" if filtered else "empty_response",
-                error_kind=ErrorKind.REFUSAL if filtered else ErrorKind.EMPTY,
-                usage=completion.usage,
-                **common,
-            )
-        parsed = parse_answer(
-            text,
-            labels=self.labels,
-            label_keys=self._label_keys,
-            reasoning_keys=self._reasoning_keys,
-            examples=self._examples(),
-        )
-        if not parsed.ok:
-            error = parsed.error or "parse_fail"
-            if completion.truncated:
-                error += f" (the answer was cut off at max_tokens={self.max_tokens})"
-            return Verdict(
-                kind="PARSE_FAIL",
-                reasoning=parsed.reasoning,
-                raw_response=text,
-                error=error,
-                error_kind=ErrorKind.PARSE,
-                usage=completion.usage,
-                **common,
-            )
-        score = parsed.score
-        spec = self.prompt
-        if score is None and spec is not None and not isinstance(spec, str) and spec.score:
-            score = spec.score.get(parsed.kind)
-        confidence, stated = parsed.confidence, None
-        # Applied here, on every parse of an answer (a cache hit is re-parsed), never
-        # stored: the cache keeps the raw text, so a changed calibration cannot go stale.
-        if self.calibration is not None and parsed.confidence_given:
-            calibration = self._calibration_in_use()
-            assert calibration is not None
-            confidence, stated = calibration.apply(parsed.confidence), parsed.confidence
-        return Verdict(
-            kind=parsed.kind,
-            confidence=confidence,
-            stated_confidence=stated,
-            confidence_stated=parsed.confidence_given,
-            reasoning=parsed.reasoning,
-            score=score,
-            raw_response=text,
-            usage=completion.usage,
-            **common,
-        )
-
-    def unfinished_verdict(
-        self,
-        kind: str,
-        message: str,
-        error_kind: ErrorKind,
-        *,
-        elapsed_s: float = 0.0,
-        sent: bool = True,
-    ) -> Verdict:
-        """A verdict for a call of this critic that did not complete or was never made.
-
-        Used by ensembles for calls cut off by a deadline (``kind="ERROR"``) or saved by
-        early stop (``kind="SKIPPED"``). Carries the critic's provenance. A call that was
-        never ``sent`` costs $0 (when the price is known); one cut off in flight has no
-        known cost (a vendor may bill its prompt).
-        """
-        common = self._common(time.perf_counter() - elapsed_s, attempts=0)
-        if not sent and self.price() is not None:
-            common["cost_usd"] = 0.0
-        return Verdict(kind=kind, reasoning=message, error=message, error_kind=error_kind, **common)
-
-    def _failed(
-        self,
-        kind: ErrorKind,
-        message: str,
-        started: float,
-        *,
-        attempts: int,
-        price: Price | None,
-    ) -> Verdict:
-        """An ``ERROR`` verdict. A failed call reports no usage, so it costs $0 when the
-        price is known (a vendor may still bill a request that timed out)."""
-        return Verdict(
-            kind="ERROR",
-            reasoning=message,
-            error=message,
-            error_kind=kind,
-            cost_usd=None if price is None else 0.0,
-            **self._common(started, attempts),
-        )
-
-    def _over_budget(self, budget: Budget, needed: float, started: float) -> Verdict:
-        message = (
-            f"budget: this call could cost up to ${needed:.6f} (prompt and max_tokens="
-            f"{self.max_tokens} at worst), more than the ${max(budget.remaining_usd, 0.0):.6f} "
-            f"left of budget_usd={budget.limit_usd:g}; not sent"
-        )
-        return Verdict(
-            kind="SKIPPED",
-            reasoning=message,
-            error=message,
-            error_kind=ErrorKind.BUDGET,
-            cost_usd=0.0,  # nothing was sent
-            **self._common(started, 0),
-        )
-
-    def _no_price_message(self, config: VendorConfig) -> str:
+    def no_price_message(self, config: VendorConfig) -> str:
+        """The error message for a budget given to this critic, on ``config``'s vendor,
+        while its model has no known price: it says how to register one."""
         return (
             f"Critic {self.name!r}: a budget needs the price of model {self.model!r} on vendor "
             f"{config.name!r}, and none is known; add it with cross_judge.register_price("
             f"{self.model!r}, vendor={config.name!r}, input=..., output=...) (USD per million "
             "tokens) or load a price file with cross_judge.load_prices(path)"
         )
-
-    def _stored_completion(self, verdict: Verdict) -> Completion:
-        """What the response cache keeps of a valid verdict: the text (re-parsed on a hit),
-        the usage and the model."""
-        return Completion(text=verdict.raw_response, usage=verdict.usage, model=self.model)
-
-    def _common(self, started: float, attempts: int) -> dict[str, Any]:
-        prompt_id, prompt_version = self._prompt_provenance()
-        return {
-            "critic_id": self.name,
-            "elapsed_s": round(time.perf_counter() - started, 3),
-            "model": self.model,
-            "vendor": self._endpoint().name,
-            "prompt_id": prompt_id,
-            "prompt_version": prompt_version,
-            "prompt_sha256": self.prompt_sha256,
-            "attempts": attempts,
-        }
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -969,7 +454,7 @@ class Critic:
         critics on the same endpoint, which reopen on their next call). An injected
         ``http_client`` is left open: it belongs to the caller."""
         if self._injected is None:
-            await aclose_sessions([self._endpoint().base_url])
+            await aclose_sessions([self.endpoint().base_url])
 
     async def __aenter__(self) -> Critic:
         return self
@@ -996,9 +481,9 @@ class Critic:
             if isinstance(self.prompt, str) or self.prompt is None
             else (self.prompt.ref)
         )
-        data["base_url"] = _strip_userinfo(self._endpoint().base_url)
-        data["vendor"] = self._endpoint().name
-        data["api_key_env"] = self._endpoint().api_key_env
+        data["base_url"] = _strip_userinfo(self.endpoint().base_url)
+        data["vendor"] = self.endpoint().name
+        data["api_key_env"] = self.endpoint().api_key_env
         data["prompt_sha256"] = self.prompt_sha256
         data["cache"] = str(self._cache.path) if self._cache is not None else None
         calibration = self._calibration_in_use()
@@ -1008,87 +493,6 @@ class Critic:
     def model_dump_json(self, *, indent: int | None = None) -> str:
         """:meth:`model_dump` as JSON."""
         return json.dumps(self.model_dump(), indent=indent, ensure_ascii=False)
-
-
-def sample_request(request: ChatRequest, k: int) -> ChatRequest:
-    """The request of sample ``k`` (0-based) of ``request``, for ``Critic(samples=n)``.
-
-    Sample 0 is ``request`` itself. Sample ``k > 0`` carries ``sample=k``, which gives it
-    its own response-cache key (:meth:`~cross_judge.transport.ChatRequest.cache_key`) and
-    is not sent; with a ``seed`` it sends ``seed + k``, since one seed would make every
-    sample the same draw.
-    """
-    if k == 0:
-        return request
-    seed = None if request.seed is None else request.seed + k
-    return replace(request, sample=k, seed=seed)
-
-
-def combine_samples(samples: Sequence[Verdict]) -> Verdict:
-    """One critic's verdict from its ``samples`` of one item, in sample order (a pure
-    function: it makes no call).
-
-    - The label (``kind``) is the most common among the valid samples. A tie goes to the
-      label whose samples have the highest mean confidence, then to the label of the
-      earliest sample.
-    - ``confidence`` is the mean confidence of the samples giving that label, over those
-      that stated one (``confidence_stated`` is False, and ``confidence`` 0.0, when none
-      did); ``stated_confidence`` and ``score`` are the means of theirs when any has one.
-      ``reasoning`` is the first such sample's.
-    - ``self_agreement`` is the share of valid samples giving that label (1.0: the critic
-      always said the same).
-    - Fewer valid samples than given: the valid ones vote. None valid: the first sample's
-      failure (its kind, error and error kind), ``self_agreement`` ``None``.
-
-    Always: ``answers`` holds every sample as an :class:`~cross_judge.verdict.Answer` in
-    sample order (``order`` ``None``: a pair's samples are tagged with the order shown
-    by :func:`~cross_judge.pairwise.in_own_names`); ``raw_response`` is ``None`` (the raw
-    answers are in ``answers``); usage, cost and attempts are summed (cost ``None`` if
-    any sample's is unknown), ``elapsed_s`` is the longest sample, ``cached`` is true only
-    when every sample was. A single sample is returned unchanged.
-
-    Raises:
-        ValueError: ``samples`` is empty.
-    """
-    if not samples:
-        raise ValueError("combine_samples needs at least one verdict")
-    if len(samples) == 1:
-        return samples[0]
-    common: dict[str, Any] = {
-        **call_totals(samples),
-        "answers": [Answer.of(v) for v in samples],
-    }
-    valid = [v for v in samples if v.error is None]
-    if not valid:
-        return samples[0].model_copy(update={**common, "self_agreement": None})
-    by_label: dict[str, list[Verdict]] = {}
-    for v in valid:  # insertion order: the label of the earliest sample first
-        by_label.setdefault(v.kind, []).append(v)
-
-    def rank(label: str) -> tuple[int, float]:
-        group = by_label[label]
-        return len(group), _mean([v.confidence for v in group if v.confidence_stated]) or 0.0
-
-    label = max(by_label, key=rank)  # max keeps the first of equals
-    agreeing = by_label[label]
-    confidence = _mean([v.confidence for v in agreeing if v.confidence_stated])
-    stated = [v.stated_confidence for v in agreeing if v.stated_confidence is not None]
-    scores = [v.score for v in agreeing if v.score is not None]
-    return agreeing[0].model_copy(
-        update={
-            **common,
-            "confidence": 0.0 if confidence is None else confidence,
-            "confidence_stated": confidence is not None,
-            "stated_confidence": _mean(stated),
-            "score": _mean(scores),
-            "self_agreement": len(agreeing) / len(valid),
-        }
-    )
-
-
-def _mean(values: Sequence[float]) -> float | None:
-    """The mean of ``values``; ``None`` for none (never a made-up 0)."""
-    return sum(values) / len(values) if values else None
 
 
 def _check_number(
@@ -1140,26 +544,6 @@ def _wrap_client(critic: str, client: Any) -> HTTPSession:
         f"Critic {critic!r}: http_client must be an httpx.AsyncClient or an object with "
         f"post(url, json=..., headers=...); got {type(client).__name__}"
     )
-
-
-def _redacted(verdict: Verdict, hide: Redactor) -> Verdict:
-    """``verdict`` with the secrets ``hide`` knows removed from every text a vendor could
-    have put a secret in: the error, the reasoning, the raw answer and the label."""
-    if not hide:
-        return verdict
-    changes: dict[str, str] = {}
-    for name, clean in (
-        ("error", hide.error),
-        ("reasoning", hide),
-        ("raw_response", hide),
-        ("kind", hide.label),
-    ):
-        value = getattr(verdict, name)
-        if value:
-            cleaned = clean(value)
-            if cleaned != value:
-                changes[name] = cleaned
-    return verdict.model_copy(update=changes) if changes else verdict
 
 
 def _strip_userinfo(url: str) -> str:

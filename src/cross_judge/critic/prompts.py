@@ -16,7 +16,7 @@ A file written for cross-judge 0.1 (``version``, ``system_prompt``,
 ``user_prompt_template``, no ``id``) still loads: it is named after the file and read as
 0.1 read it (see :func:`parse_prompt`).
 
-Templates are rendered by :class:`~cross_judge._template.Template`: values are inserted
+Templates are rendered by :class:`~cross_judge.critic.template.Template`: values are inserted
 literally, so an item that contains ``{query}``, ``{0}`` or "ignore all instructions" is
 sent as those characters. The packaged prompts also fence the item in ``<item>...</item>``
 and tell the model that fenced text is data; that lowers the odds of prompt injection but
@@ -60,8 +60,7 @@ from pydantic import (
 )
 
 from .._resources import prompt_files
-from .._yaml import YAMLSyntaxError
-from .._yaml import load as load_yaml
+from .._yaml import YAMLSyntaxError, load as load_yaml
 from ..errors import PromptError
 from ..verdict import RESERVED_KINDS
 from .parsing import LABEL_KEYS, ExampleAnswer, normalize_label, parse_answer
@@ -370,7 +369,7 @@ class PromptSpec(BaseModel):
         when it is not in :attr:`labels`, or is written in angle brackets
         (``"<PASS or FAIL>"``); its reasoning text is refused too. A prompt without such an
         object has none. Passed by :class:`~cross_judge.core.Critic` to
-        :func:`cross_judge.parsing.parse_answer`.
+        :func:`cross_judge.critic.parsing.parse_answer`.
         """
         return self._examples
 
@@ -731,3 +730,9 @@ def _yaml_type(value: object) -> str:
     if value is None:
         return "nothing (null)"
     return names.get(type(value), "a number" if isinstance(value, float) else type(value).__name__)
+
+
+# The public path of these classes (cross_judge.prompts): reprs, pickles and the docs name it.
+for _public in (PromptSpec,):
+    _public.__module__ = "cross_judge.prompts"
+del _public

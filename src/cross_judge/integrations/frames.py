@@ -13,10 +13,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .._extensions import provide
 from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from ..batch.runner import BatchResult
+    from ..results import BatchResult
 
 __all__ = ["COLUMNS", "columns_of", "to_pandas", "to_polars"]
 
@@ -129,6 +130,7 @@ _PANDAS_DTYPES = {
 }
 
 
+@provide("to_pandas")
 def to_pandas(batch: BatchResult) -> Any:
     """``batch`` as a long ``pandas.DataFrame`` (:data:`COLUMNS`, then ``meta.<key>``).
 
@@ -163,6 +165,7 @@ _POLARS_DTYPES = {
 }
 
 
+@provide("to_polars")
 def to_polars(batch: BatchResult) -> Any:
     """``batch`` as a long ``polars.DataFrame`` (:data:`COLUMNS`, then ``meta.<key>``),
     missing values as nulls; meta columns are inferred, and a meta key whose values mix

@@ -29,12 +29,13 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..batch.runner import Panel, judge_many
+from ..batch import Panel, judge_many
 from ..errors import ConfigError
 from ..verdict import EnsembleVerdict
 
 if TYPE_CHECKING:
-    from ..limits.shared_limit import LeaseReply, LeaseRequest, SharedLimit
+    from ..limits.broker import LeaseReply, LeaseRequest
+    from ..limits.client import SharedLimit
 
 __all__ = ["judge_dataset", "label_column", "shared_limit", "shared_limit_state"]
 
@@ -55,7 +56,7 @@ class _LimitHost:
     at a time on it (a sync actor's default), which is the serialisation the broker needs."""
 
     def __init__(self, limit: int, term_s: float) -> None:
-        from ..limits.shared_limit import PermitBroker
+        from ..limits.broker import PermitBroker
 
         self._broker = PermitBroker(limit, term_s=term_s)
         self._configured = (limit, term_s)
@@ -169,7 +170,7 @@ def shared_limit(
             is not > 0, a shared limit of that name already exists with another ``limit``
             or ``term_s``, or (in an actor or a task) none of that name exists yet.
     """
-    from ..limits.shared_limit import SharedLimit
+    from ..limits.client import SharedLimit
 
     actor = _limit_actor(name, limit, term_s)
     return SharedLimit(_exchange_through(actor), name=name, chunk=chunk)
@@ -351,7 +352,7 @@ class _JudgeBatches:
         self._id_column = id_column
         self._item_concurrency = item_concurrency
         if shared:
-            from ..limits.shared_limit import SharedLimit
+            from ..limits.client import SharedLimit
             from ..vendors import set_vendor_limits
 
             for vendor, actor in shared.items():

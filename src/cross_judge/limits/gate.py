@@ -1,7 +1,7 @@
 """Per-vendor admission control: concurrency cap, request pacing and adaptive 429 backoff.
 
 Every attempt a :class:`~cross_judge.core.Critic` makes passes a :class:`VendorGate` on the
-way to the vendor (see :func:`cross_judge._retry.call_with_retries`). Behind the gates sit
+way to the vendor (see :func:`cross_judge.transport.retry.call_with_retries`). Behind the gates sit
 :class:`VendorLimiter` objects, kept per event loop, vendor name and endpoint origin, and
 shared by every critic there. What each one keys depends on the vendor's ``limit_scope``
 (:class:`~cross_judge.vendors.VendorConfig`):
@@ -58,7 +58,7 @@ starts at ``max_concurrency`` on an endpoint limiter and uncapped on a model lim
      until the next new signal. A model limiter is made by its model's first 429, so
      that 429 always has an unknown level.
   4. **Pause.** No new attempt starts before ``now + wait``: ``wait`` is the vendor's
-     ``Retry-After`` capped at :data:`~cross_judge._retry.MAX_RETRY_AFTER_S`, else
+     ``Retry-After`` capped at :data:`~cross_judge.transport.retry.MAX_RETRY_AFTER_S`, else
      ``min(8, 0.25 * 2 ** (n - 1))`` seconds with ``n`` at least 1 (0.25, 0.5, 1, ...
      8). DeepSeek sends no rate-limit headers, so the 429 itself is the signal. A pause
      is only ever extended.
@@ -75,7 +75,7 @@ at the endpoint limiter included, so ``L`` can overstate what was sent when
 ``max_concurrency`` is what holds that model back; the decrease is then deeper than needed
 and recovers by the additive rule.
 
-The attempt's own retry wait (:mod:`cross_judge._retry`) runs from the same 429, so the two
+The attempt's own retry wait (:mod:`cross_judge.transport.retry`) runs from the same 429, so the two
 waits overlap rather than add up.
 
 Fast path: with no ``max_concurrency``, no ``rpm`` and no 429 seen, a gate finds no
@@ -99,7 +99,7 @@ no lock; the registry of limiters has one. Nothing is created at import time. Li
 scopes changed with :func:`~cross_judge.vendors.set_vendor_limits` apply from the next
 attempt on (a scope change leaves the state kept under the old scope behind).
 
-What it does not do: retry (that is :mod:`cross_judge._retry`'s job), share the limits
+What it does not do: retry (that is :mod:`cross_judge.transport.retry`'s job), share the limits
 above across processes or event loops (a ``shared`` limit does that for concurrency; ``rpm``
 pacing stays per loop), tell two API keys on one endpoint apart, or read
 ``x-ratelimit-*`` headers.
@@ -118,12 +118,12 @@ import anyio
 
 from ..errors import ErrorKind
 from ..transport import CallFailure
-from ..transport._pool import _loop_token, endpoint_key
+from ..transport._pool import endpoint_key, loop_token
 from ..transport.retry import MAX_RETRY_AFTER_S
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig
-    from .shared_limit import SharedLimit
+    from .client import SharedLimit
 
 __all__ = ["Pacer", "VendorGate", "VendorLimiter", "limiter_for", "pause_after_rate_limit"]
 
@@ -138,7 +138,7 @@ def pause_after_rate_limit(consecutive: int, retry_after: float | None) -> float
     """Seconds to pause a vendor after a 429.
 
     ``retry_after`` (the vendor's ``Retry-After``) wins when given, capped at
-    :data:`~cross_judge._retry.MAX_RETRY_AFTER_S` and floored at 0. Otherwise
+    :data:`~cross_judge.transport.retry.MAX_RETRY_AFTER_S` and floored at 0. Otherwise
     ``min(PAUSE_MAX_S, PAUSE_BASE_S * 2 ** (consecutive - 1))``; ``consecutive`` below 1
     counts as 1.
     """
@@ -324,7 +324,7 @@ class VendorLimiter:
             pass
         elif outcome is None:
             self.record_success()
-        elif _is_rate_limit(outcome):
+        elif is_rate_limit(outcome):
             self.record_rate_limit(anyio.current_time(), outcome.retry_after, epoch=epoch)
         self._release_slot()
 
@@ -428,7 +428,8 @@ class VendorLimiter:
             self._waiters.popleft().set()
 
 
-def _is_rate_limit(outcome: BaseException | None) -> TypeGuard[CallFailure]:
+def is_rate_limit(outcome: BaseException | None) -> TypeGuard[CallFailure]:
+    """``outcome`` (what a call raised, ``None`` for a response) is a 429."""
     return isinstance(outcome, CallFailure) and outcome.kind is ErrorKind.RATE_LIMIT
 
 
@@ -459,7 +460,7 @@ def _model_key_of(config: VendorConfig, model: str | None) -> _Key | None:
 def _find(key: _Key) -> VendorLimiter | None:
     if not _by_loop:  # no limiter anywhere: skip finding the loop
         return None
-    limiters = _by_loop.get(_loop_token()[0])
+    limiters = _by_loop.get(loop_token()[0])
     return None if limiters is None else limiters.get(key)
 
 
@@ -468,7 +469,7 @@ def _obtain(key: _Key, config: VendorConfig) -> VendorLimiter:
     if limiter is not None:
         return limiter
     with _lock:
-        limiters = _by_loop.setdefault(_loop_token()[0], {})
+        limiters = _by_loop.setdefault(loop_token()[0], {})
         limiter = limiters.get(key)
         if limiter is None:
             if key[3]:  # a model limiter: the adaptive state only
@@ -505,7 +506,7 @@ class VendorGate:
     its 429s pause and slow that model only (``None``: the gate's calls count as one
     model of their own). ``await gate.enter(within)`` before each attempt,
     ``gate.leave(outcome)`` after it (``None`` for a completed response, else the
-    exception, cancellation included). It implements :class:`cross_judge._retry.Gate`.
+    exception, cancellation included). It implements :class:`cross_judge.transport.retry.Gate`.
     """
 
     __slots__ = (
@@ -594,7 +595,7 @@ class VendorGate:
             endpoint.release(self._endpoint_epoch, outcome)
         if own is not None:
             own.release(self._own_epoch, outcome)
-        if not _is_rate_limit(outcome):
+        if not is_rate_limit(outcome):
             return
         config = self._config
         model_key = _model_key_of(config, self._model)

@@ -115,8 +115,8 @@ class RunManifest:
             },
             "prompts": {
                 critic.name: {
-                    "id": critic._prompt_provenance()[0],
-                    "version": critic._prompt_provenance()[1],
+                    "id": critic.prompt_provenance()[0],
+                    "version": critic.prompt_provenance()[1],
                     "sha256": critic.prompt_sha256,
                 }
                 for critic in ensemble.critics
@@ -431,14 +431,14 @@ def _critic_record(critic: Critic) -> dict[str, Any]:
     drops."""
     from ..transport import ChatRequest
 
-    config = critic._endpoint()
+    config = critic.endpoint()
     settings = ChatRequest(
         model=critic.model,
         system="",
         user="",
         temperature=critic.temperature,
         max_tokens=critic.max_tokens,
-        json_mode=critic._json_mode_on(config),
+        json_mode=critic.json_mode_on(config),
         seed=critic.seed,
     )
     record = critic.model_dump()

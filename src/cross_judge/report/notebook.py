@@ -20,13 +20,14 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import TYPE_CHECKING
 
-from ..batch.runner import is_incomplete
+from .._extensions import provide
+from ..results import is_incomplete
 from ..stats.agreement import fleiss_kappa, reliability_alpha
 from ..verdict import ABSTAIN
-from .summary import _cost, _number, _rate
+from .summary import format_cost, format_number, format_rate
 
 if TYPE_CHECKING:
-    from ..batch.runner import BatchResult, CriticStats, TierStats
+    from ..results import BatchResult, CriticStats, TierStats
     from ..verdict import Answer, EnsembleVerdict, Verdict
 
 __all__ = ["MAX_ROWS", "batch_html", "ensemble_html", "verdict_html"]
@@ -198,7 +199,7 @@ def _verdict_cells(verdict: Verdict, *, dissent: bool = False) -> list[str]:
         _confidence(verdict),
         _expandable(verdict.reasoning),
         _error(verdict),
-        _cost(verdict.cost_usd) if verdict.cost_usd is not None else "",
+        format_cost(verdict.cost_usd) if verdict.cost_usd is not None else "",
         _seconds(verdict.elapsed_s),
         _call_details(verdict),
     ]
@@ -237,6 +238,7 @@ def _answers_table(answers: Sequence[Answer], caption: str = "answers") -> str:
     )
 
 
+@provide("verdict_html")
 def verdict_html(verdict: Verdict) -> str:
     """One critic's verdict: a one-row table (critic and model, kind tinted for ``ERROR``,
     ``PARSE_FAIL`` and ``SKIPPED``, confidence, reasoning shortened with the whole behind
@@ -265,7 +267,7 @@ def _consensus_badge(result: EnsembleVerdict) -> str:
 
 def _item_facts(result: EnsembleVerdict) -> list[str]:
     facts = [
-        f"agreement {_rate(result.agreement_pct)}",
+        f"agreement {format_rate(result.agreement_pct)}",
         f"{result.n_valid} valid",
     ]
     if result.n_errors:
@@ -277,13 +279,14 @@ def _item_facts(result: EnsembleVerdict) -> list[str]:
     if result.pair_lengths is not None:
         facts.append("lengths a/b " + "/".join(str(n) for n in result.pair_lengths))
     facts.append(f"voting {_text(result.voting)}")
-    facts.append(f"cost {_cost(result.cost_usd)}")
+    facts.append(f"cost {format_cost(result.cost_usd)}")
     facts.append(f"{_seconds(result.elapsed_s)}")
     if result.usage.total_tokens:
         facts.append(f"{result.usage.prompt_tokens} / {result.usage.completion_tokens} tokens")
     return facts
 
 
+@provide("ensemble_html")
 def ensemble_html(result: EnsembleVerdict) -> str:
     """A panel's result on one item: its id, the consensus (marked when it is a fallback,
     no vote decided it, or a cascade abstained), agreement, valid and failed verdicts,
@@ -305,7 +308,9 @@ def ensemble_html(result: EnsembleVerdict) -> str:
             status = "escalated"
             if index == result.tier:
                 status = "abstained" if result.consensus == ABSTAIN else "decided"
-            label = f"{index}: {_text(tier.consensus)} ({status}, {_rate(tier.agreement_pct)})"
+            label = (
+                f"{index}: {_text(tier.consensus)} ({status}, {format_rate(tier.agreement_pct)})"
+            )
             dissenters = set(tier.dissenters)
             rows.extend(
                 [label if i == 0 else "", *_verdict_cells(v, dissent=v.critic_id in dissenters)]
@@ -353,12 +358,12 @@ def _overview(batch: BatchResult, disputed: int, retry: int) -> str:
         ("items", str(n)),
         ("critics", _text(", ".join(batch.critics))),
         ("voting", _text(batch.voting)),
-        ("Krippendorff's alpha (nominal)", _number(alpha)),
-        ("Fleiss' kappa", _number(kappa)),
-        ("disputed items", f"{disputed} ({_rate(disputed / n if n else None)})"),
+        ("Krippendorff's alpha (nominal)", format_number(alpha)),
+        ("Fleiss' kappa", format_number(kappa)),
+        ("disputed items", f"{disputed} ({format_rate(disputed / n if n else None)})"),
         ("items to retry", str(retry)),
         ("tokens (prompt / completion)", f"{usage.prompt_tokens} / {usage.completion_tokens}"),
-        ("cost", _cost(batch.cost_usd)),
+        ("cost", format_cost(batch.cost_usd)),
     ]
     if batch.elapsed_s:
         rate = n / batch.elapsed_s
@@ -381,10 +386,10 @@ def _critics_table(stats: dict[str, CriticStats]) -> str:
                 str(s.errors),
                 str(s.parse_failures),
                 str(s.skipped),
-                _rate(s.error_rate),
-                _rate(s.agreement),
+                format_rate(s.error_rate),
+                format_rate(s.agreement),
                 _seconds(s.mean_elapsed_s),
-                _cost(s.cost_usd),
+                format_cost(s.cost_usd),
                 failures,
                 message,
             ]
@@ -413,9 +418,9 @@ def _tiers_table(tiers: list[TierStats]) -> str:
             str(t.asked),
             str(t.decided),
             str(t.abstained),
-            _rate(t.share_decided),
-            _rate(t.agreement),
-            _cost(t.cost_usd),
+            format_rate(t.share_decided),
+            format_rate(t.agreement),
+            format_cost(t.cost_usd),
         ]
         for t in tiers
     ]
@@ -431,14 +436,14 @@ def _consensus_table(batch: BatchResult, abstained: int) -> str:
             count -= abstained
             if not count:
                 continue
-        rows.append([_text(label), str(count), _rate(count / n)])
+        rows.append([_text(label), str(count), format_rate(count / n)])
     fallbacks = Counter(r.consensus for r in batch.verdicts if r.fallback)
     for label, count in fallbacks.most_common():
         name = _badge(f"no consensus (fallback {_text(label)})", _TINTS["undecided"])
-        rows.append([name, str(count), _rate(count / n)])
+        rows.append([name, str(count), format_rate(count / n)])
     if abstained:
         name = _badge("abstained (for a human)", _TINTS["undecided"])
-        rows.append([name, str(abstained), _rate(abstained / n)])
+        rows.append([name, str(abstained), format_rate(abstained / n)])
     return _table(("label", "items", "share"), rows, caption="consensus", right=(1, 2))
 
 
@@ -474,7 +479,7 @@ def _items_table(
             str(index),
             _text(result.query_id),
             _consensus_badge(result),
-            _rate(result.agreement_pct),
+            format_rate(result.agreement_pct),
             _text(why or ""),
         ]
         if cascade:
@@ -511,6 +516,7 @@ def _items_table(
     return table + "".join(_note(text) for text in notes)
 
 
+@provide("batch_html")
 def batch_html(batch: BatchResult, *, max_rows: int = MAX_ROWS) -> str:
     """A batch at a glance: the headline (items, critics, voting, Krippendorff's alpha and
     Fleiss' kappa over the labels, disputed items, items to retry, tokens, cost, wall time),

@@ -49,18 +49,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from ..batch.runner import (
+from ..batch.results_file import ResultsFile
+from ..errors import ConfigError
+from ..results import (
     BatchResult,
-    ResultsFile,
-    _votes_and_consensus,
     call_failed,
     is_fallback,
     is_incomplete,
+    votes_and_consensus,
 )
-from ..errors import ConfigError
 from ..verdict import ABSTAIN, RESERVED_KINDS, EnsembleVerdict, Verdict
 from .manifest import manifest_path
-from .summary import _rate
+from .summary import format_rate
 
 if TYPE_CHECKING:
     from ..stats.gold import GoldReport
@@ -614,7 +614,13 @@ class _Page:
                 continue
             seen.add(key)
             unique.append(
-                [_e(v["a"]), _e(v["b"]), _num(v["kappa"]), _rate(v["percent"]), str(v["items"])]
+                [
+                    _e(v["a"]),
+                    _e(v["b"]),
+                    _num(v["kappa"]),
+                    format_rate(v["percent"]),
+                    str(v["items"]),
+                ]
             )
         chart = (
             self._chart(
@@ -654,9 +660,9 @@ class _Page:
                     str(s.errors),
                     str(s.parse_failures),
                     str(s.skipped),
-                    _rate(s.error_rate),
-                    _rate(s.parse_fail_rate),
-                    _rate(s.agreement),
+                    format_rate(s.error_rate),
+                    format_rate(s.parse_fail_rate),
+                    format_rate(s.agreement),
                     _num(s.mean_elapsed_s, 3),
                     f"{s.usage.prompt_tokens:,} / {s.usage.completion_tokens:,}",
                     _usd(s.cost_usd),
@@ -762,8 +768,8 @@ class _Page:
                 [
                     _e(row.name),
                     f"{row.n_answered} / {row.n_gold}",
-                    _rate(row.coverage),
-                    _rate(row.accuracy),
+                    format_rate(row.coverage),
+                    format_rate(row.accuracy),
                     _num(row.kappa),
                 ]
                 for row in self.gold.rows
@@ -782,7 +788,9 @@ class _Page:
                 cells = confusion.get(name, {})
                 total = sum(sum(row.values()) for row in cells.values())
                 same = sum(cells.get(label, {}).get(label, 0) for label in cells)
-                score_rows.append([_e(name), str(total), _rate(same / total if total else None)])
+                score_rows.append(
+                    [_e(name), str(total), format_rate(same / total if total else None)]
+                )
             headers = ["", "votes compared", "agrees with consensus"]
             intro = (
                 "No gold labels: each critic against the consensus (a cascade's critic "
@@ -853,7 +861,7 @@ class _Page:
         for result in self.batch.verdicts:
             if is_fallback(result):
                 continue
-            for verdict, consensus in _votes_and_consensus(result):
+            for verdict, consensus in votes_and_consensus(result):
                 if verdict.error is not None or consensus in RESERVED_KINDS:
                     continue
                 counts.setdefault(verdict.critic_id, Counter())[(consensus, verdict.kind)] += 1
@@ -870,7 +878,7 @@ class _Page:
         if missing:
             values.append({"label": "(no consensus)", "items": missing})
         total = len(self.batch)
-        rows = [[_e(v["label"]), str(v["items"]), _rate(v["items"] / total)] for v in values]
+        rows = [[_e(v["label"]), str(v["items"]), format_rate(v["items"] / total)] for v in values]
         spec = {
             "data": {"values": values},
             "mark": {"type": "bar", "tooltip": True},
@@ -901,9 +909,9 @@ class _Page:
                 str(t.asked),
                 str(t.decided),
                 str(t.abstained),
-                _rate(t.share_asked),
-                _rate(t.share_decided),
-                _rate(t.agreement),
+                format_rate(t.share_asked),
+                format_rate(t.share_decided),
+                format_rate(t.agreement),
                 _usd(t.cost_usd),
             ]
             for t in self.batch.tier_stats()
@@ -932,10 +940,10 @@ class _Page:
                 _e(name),
                 str(s.answers),
                 str(s.decisive),
-                _rate(s.first_position),
+                format_rate(s.first_position),
                 str(s.pairs_both),
                 str(s.flips),
-                _rate(s.flip_rate),
+                format_rate(s.flip_rate),
                 _num(s.fairness, 2),
             ]
             for name, s in [*bias.critics.items(), ("panel", bias.panel)]
@@ -1010,7 +1018,7 @@ class _Page:
             f'<span class="id">{_e(result.query_id)}</span>{meta}</td>',
             f'<td data-sort="{_e(result.consensus)}"><span class="{consensus_class}">'
             f"{_e(result.consensus)}</span></td>",
-            f'<td class=num data-sort="{_sort_key(agreement)}">{_rate(agreement)}</td>',
+            f'<td class=num data-sort="{_sort_key(agreement)}">{format_rate(agreement)}</td>',
         ]
         if self.cascade:
             tier = result.tier

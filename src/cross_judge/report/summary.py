@@ -10,12 +10,22 @@ from collections.abc import Mapping
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from .._extensions import provide
+from ..results import plain_text
+
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from ..batch.runner import BatchResult
+    from ..results import BatchResult
 
-__all__ = ["failure_message", "plain_text", "render_summary"]
+__all__ = [
+    "failure_message",
+    "format_cost",
+    "format_number",
+    "format_rate",
+    "plain_text",
+    "render_summary",
+]
 
 _MESSAGE_CHARS = 160
 
@@ -30,28 +40,19 @@ _ECHO_AGREEMENT = 0.98
 in their votes tells copies of one model from two critics that are always right."""
 
 
-def _rate(value: float | None) -> str:
+def format_rate(value: float | None) -> str:
+    """A share as a percentage with one decimal (``"12.5%"``); ``"n/a"`` when undefined."""
     return "n/a" if value is None else f"{value:.1%}"
 
 
-def _number(value: float | None, digits: int = 3) -> str:
+def format_number(value: float | None, digits: int = 3) -> str:
+    """A statistic to ``digits`` decimals; ``"n/a"`` when undefined."""
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def _cost(value: float | None) -> str:
+def format_cost(value: float | None) -> str:
+    """A cost in USD to four decimals (``"$0.0123"``); ``"n/a"`` when unknown."""
     return "n/a" if value is None else f"${value:.4f}"
-
-
-def plain_text(renderable: RenderableType) -> str:
-    """``renderable`` as plain text, 100 columns wide, no colour: what ``str()`` of a
-    result with a ``rich`` summary gives."""
-    import io
-
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    Console(file=buffer, width=100, color_system=None, force_terminal=False).print(renderable)
-    return buffer.getvalue().rstrip("\n")
 
 
 def failure_message(kind: str, message: str) -> str:
@@ -63,6 +64,7 @@ def failure_message(kind: str, message: str) -> str:
     return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 3] + "..."
 
 
+@provide("render_summary")
 def render_summary(
     batch: BatchResult,
     *,
@@ -115,7 +117,7 @@ def render_summary(
     from rich.table import Table
     from rich.text import Text
 
-    from ..batch.runner import is_fallback
+    from ..results import is_fallback
     from ..verdict import ABSTAIN
 
     n = len(batch.verdicts)
@@ -130,8 +132,8 @@ def render_summary(
     overview.add_row("items", str(n))
     overview.add_row("critics", ", ".join(batch.critics))
     overview.add_row("voting", batch.voting)
-    overview.add_row(f"Krippendorff's alpha ({level})", _number(alpha))
-    overview.add_row("Fleiss' kappa", _number(batch.fleiss_kappa()))
+    overview.add_row(f"Krippendorff's alpha ({level})", format_number(alpha))
+    overview.add_row("Fleiss' kappa", format_number(batch.fleiss_kappa()))
     if detailed:
         disagreeing = sum(r.disagreement for r in batch.verdicts)
         overview.add_row("items with disagreement", str(disagreeing))
@@ -140,10 +142,10 @@ def render_summary(
     overview.add_row("items to retry (call failed or over budget)", str(len(batch.failed_items)))
     tokens = f"{usage.prompt_tokens} / {usage.completion_tokens}"
     overview.add_row("tokens (prompt / completion)", tokens)
-    overview.add_row("cost", _cost(batch.cost_usd))
+    overview.add_row("cost", format_cost(batch.cost_usd))
     if batch.elapsed_s:
         rate = n / batch.elapsed_s
-        overview.add_row("wall time", f"{batch.elapsed_s:.2f} s ({_number(rate, 1)} items/s)")
+        overview.add_row("wall time", f"{batch.elapsed_s:.2f} s ({format_number(rate, 1)} items/s)")
     tables: list[RenderableType] = [overview]
 
     consensus = Table(box=box.SIMPLE_HEAD, title="consensus", title_justify="left")
@@ -155,14 +157,14 @@ def render_summary(
             count -= abstained
             if not count:
                 continue
-        consensus.add_row(label, str(count), _rate(count / n if n else None))
+        consensus.add_row(label, str(count), format_rate(count / n if n else None))
     fallbacks = Counter(r.consensus for r in batch.verdicts if is_fallback(r))
     for label, count in fallbacks.most_common():
         consensus.add_row(
-            f"no consensus (fallback {label})", str(count), _rate(count / n if n else None)
+            f"no consensus (fallback {label})", str(count), format_rate(count / n if n else None)
         )
     if abstained:
-        consensus.add_row("abstained (for a human)", str(abstained), _rate(abstained / n))
+        consensus.add_row("abstained (for a human)", str(abstained), format_rate(abstained / n))
     tables.append(consensus)
 
     if tier_stats:
@@ -176,7 +178,7 @@ def render_summary(
             cells = [str(tier.tier), ", ".join(tier.critics), str(tier.asked), str(tier.decided)]
             if abstained:
                 cells.append(str(tier.abstained))
-            tiers.add_row(*cells, _rate(tier.share_decided), _cost(tier.cost_usd))
+            tiers.add_row(*cells, format_rate(tier.share_decided), format_cost(tier.cost_usd))
         tables.append(tiers)
 
     if detailed:
@@ -189,7 +191,9 @@ def render_summary(
         kappa = batch.pairwise_agreement("cohen")
         for i, a in enumerate(batch.critics):
             for b in batch.critics[i + 1 :]:
-                pairs.add_row(a, b, _rate(percent.get((a, b))), _number(kappa.get((a, b))))
+                pairs.add_row(
+                    a, b, format_rate(percent.get((a, b))), format_number(kappa.get((a, b)))
+                )
         tables.append(pairs)
 
     critics = Table(box=box.SIMPLE_HEAD, title="critics", title_justify="left")
@@ -205,9 +209,9 @@ def render_summary(
             cells.append(str(stats.skipped))
         critics.add_row(
             *cells,
-            _rate(stats.error_rate),
-            _rate(stats.agreement),
-            _number(stats.mean_elapsed_s, 2),
+            format_rate(stats.error_rate),
+            format_rate(stats.agreement),
+            format_number(stats.mean_elapsed_s, 2),
         )
     tables.append(critics)
 
@@ -265,14 +269,18 @@ def _bias_parts(batch: BatchResult) -> list[RenderableType]:
         if len(rows) > 1:
             rows.append(("all critics", position.panel))
         for name, stats in rows:
-            flips = f"{_rate(stats.flip_rate)} of {stats.pairs_both}" if stats.pairs_both else "n/a"
+            flips = (
+                f"{format_rate(stats.flip_rate)} of {stats.pairs_both}"
+                if stats.pairs_both
+                else "n/a"
+            )
             table.add_row(
                 name,
                 str(stats.answers),
                 str(stats.decisive),
-                _rate(stats.first_position),
+                format_rate(stats.first_position),
                 flips,
-                _number(stats.fairness, 2),
+                format_number(stats.fairness, 2),
             )
         parts.append(table)
 
@@ -292,7 +300,8 @@ def _bias_parts(batch: BatchResult) -> list[RenderableType]:
             table.add_column("same length", justify="right")
         for name, bins in rows_by_name:
             cells = [
-                f"{_rate(b.longer_win_rate)} of {b.decisive}" if b.decisive else "n/a" for b in bins
+                f"{format_rate(b.longer_win_rate)} of {b.decisive}" if b.decisive else "n/a"
+                for b in bins
             ]
             if equal:
                 cells.append(str(bins[0].equal_length))
@@ -309,7 +318,7 @@ def _bias_parts(batch: BatchResult) -> list[RenderableType]:
         for name in ("critic", "sampled verdicts", "self-agreement"):
             table.add_column(name, justify="left" if name == "critic" else "right")
         for name, own in selves.items():
-            table.add_row(name, str(own.sampled), _rate(own.self_agreement))
+            table.add_row(name, str(own.sampled), format_rate(own.self_agreement))
         parts.append(table)
     return parts
 

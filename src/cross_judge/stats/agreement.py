@@ -31,6 +31,8 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Literal
 
+from .._extensions import provide
+
 __all__ = [
     "Level",
     "cohen_kappa",
@@ -49,6 +51,7 @@ _LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
 _Unit = tuple[list[Hashable], int]
 
 
+@provide("reliability_alpha")
 def reliability_alpha(
     data: Sequence[Sequence[Hashable | None]],
     level: Level = "nominal",
@@ -120,6 +123,7 @@ def reliability_alpha(
     return _alpha_squared(units, marginals, n, positions)
 
 
+@provide("fleiss_kappa")
 def fleiss_kappa(data: Sequence[Sequence[Hashable | None]]) -> float | None:
     """Fleiss' kappa over a raters x units matrix of nominal labels (Fleiss 1971).
 
@@ -225,6 +229,7 @@ def cohen_kappa(
     return float(1 - Fraction(n * observed, expected))
 
 
+@provide("pairwise_agreement")
 def pairwise_agreement(
     data: Sequence[Sequence[Hashable | None]],
     names: Sequence[str] | None = None,

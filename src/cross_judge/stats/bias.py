@@ -29,9 +29,10 @@ from typing import TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
-from ..batch.runner import BatchResult, as_batch, is_fallback
+from .._extensions import provide
 from ..errors import ConfigError
 from ..pairwise import map_back
+from ..results import BatchResult, as_batch, is_fallback
 from ..verdict import EnsembleVerdict, Verdict
 
 __all__ = [
@@ -137,6 +138,7 @@ def _position_stats(verdicts: Sequence[Verdict]) -> PositionStats:
     )
 
 
+@provide("position_bias")
 def position_bias(results: Results) -> PositionBias:
     """Each critic's preference for the candidate shown first, and the panel's.
 
@@ -255,6 +257,7 @@ class _Tally:
         ]
 
 
+@provide("length_bias")
 def length_bias(results: Results, bins: Sequence[float] = LENGTH_BINS) -> LengthBias:
     """How often the longer candidate of a pair wins, by how much longer it is.
 
@@ -309,6 +312,7 @@ class SelfStats(BaseModel):
     self_agreement: float | None = None
 
 
+@provide("self_consistency")
 def self_consistency(results: Results) -> dict[str, SelfStats]:
     """Each critic's mean self-agreement (``Verdict.self_agreement``: the share of its
     valid sampled answers on an item that give its most common label), by critic in
@@ -351,3 +355,9 @@ def _by_critic(batch: BatchResult) -> dict[str, list[Verdict]]:
         for verdict in result.verdicts:
             out[verdict.critic_id].append(verdict)
     return out
+
+
+# The public path of these classes (cross_judge.bias): reprs, pickles and the docs name it.
+for _public in (LengthBias, LengthBin, PositionBias, PositionStats, SelfStats):
+    _public.__module__ = "cross_judge.bias"
+del _public

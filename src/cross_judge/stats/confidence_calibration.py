@@ -420,3 +420,9 @@ def _checked_pairs(
         if not _is_outcome(y):
             raise ConfigError(f"correct[{i}] = {y!r} is not True or False")
     return [float(c) for c in cs], [bool(y) for y in ys]
+
+
+# The public path of these classes (cross_judge.reliability): reprs, pickles and the docs name it.
+for _public in (ConfidenceCalibration,):
+    _public.__module__ = "cross_judge.reliability"
+del _public

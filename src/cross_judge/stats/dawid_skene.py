@@ -13,7 +13,7 @@ critics. The E and M steps are vectorised with numpy when it is importable (the
 ``cross-judge[stats]`` extra); a pure-Python path gives the same numbers (to rounding) without
 it. The module deliberately does not take gold labels or initial confusion matrices, model
 item difficulty (GLAD), or know about ``BatchResult``: callers pass plain data. With
-``errors="correlated"`` it fits the extension in :mod:`cross_judge._dawid_skene_correlated`
+``errors="correlated"`` it fits the extension in :mod:`cross_judge.stats.dawid_skene_correlated`
 (shared difficulty and a shared tempting answer; numpy only), started from this fit.
 """
 
@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import ConfigError
+from .em import EMEstimate, VotePatterns, iterate_em
 
 if TYPE_CHECKING:
     from .dawid_skene_correlated import Correlation
@@ -72,7 +73,7 @@ class DawidSkeneFit:
     - ``errors``: ``"independent"`` (classic) or ``"correlated"``.
     - ``correlation``: with ``errors="correlated"``, the difficulty levels, each critic's
       accuracy at each level and the share of its errors on the shared tempting answer (see
-      :class:`cross_judge._dawid_skene_correlated.Correlation`); ``None`` otherwise. With
+      :class:`cross_judge.stats.dawid_skene_correlated.Correlation`); ``None`` otherwise. With
       it, ``confusion`` is each critic's confusion matrix averaged over difficulty and
       tempting answers, so ``accuracy`` still reads off its diagonal. Also ``None`` when
       there was nothing to correlate (no vote, or a single class).
@@ -91,33 +92,6 @@ class DawidSkeneFit:
     one_coin: bool
     errors: Errors = "independent"
     correlation: Correlation | None = None
-
-
-@dataclass(frozen=True)
-class _Patterns:
-    """Distinct vote patterns of the items that have at least one vote.
-
-    ``codes[p][j]`` is critic ``j``'s class index in pattern ``p``, or -1 for no vote;
-    ``weights[p]`` counts the items with that pattern; ``item_pattern[i]`` is item ``i``'s
-    pattern, or -1 for an item with no vote.
-    """
-
-    codes: list[tuple[int, ...]]
-    weights: list[int]
-    item_pattern: list[int]
-    n_critics: int
-
-
-@dataclass(frozen=True)
-class _Estimate:
-    """Parameters and per-pattern posteriors as plain floats, from either backend."""
-
-    priors: list[float]
-    confusion: list[list[list[float]]]  # critic x true x answered
-    posteriors: list[list[float]]  # pattern x class
-    log_likelihood: float
-    iterations: int
-    converged: bool
 
 
 def dawid_skene(
@@ -152,7 +126,7 @@ def dawid_skene(
 
     With ``errors="correlated"`` the classic fit is the start of a second EM, for critics
     that err together (same hard items, same tempting wrong answer; see
-    :mod:`cross_judge._dawid_skene_correlated`); ``one_coin`` then makes each critic's
+    :mod:`cross_judge.stats.dawid_skene_correlated`); ``one_coin`` then makes each critic's
     errors off the tempting answer uniform. It needs numpy (``backend="python"`` is a
     ConfigError, and so is ``"auto"`` without numpy). ``max_iter`` bounds each EM: by default
     100 rounds for the classic fit and 1,000 for the correlated one, whose likelihood is
@@ -179,7 +153,7 @@ def dawid_skene(
     _check_settings(rounds, tol, smoothing, backend)
     vocabulary = _vocabulary(labels, classes)
     patterns = _encode(labels, vocabulary)
-    if correlated and (backend == "python" or not _numpy_available()):
+    if correlated and (backend == "python" or not numpy_available()):
         raise ConfigError(
             "errors='correlated' needs numpy: pip install 'cross-judge[stats]'"
             + (", and leave backend='auto'" if backend == "python" else "")
@@ -227,7 +201,8 @@ def _check_settings(max_iter: int, tol: float, smoothing: float, backend: str) -
         raise ConfigError(f"backend must be 'auto', 'python' or 'numpy', got {backend!r}")
 
 
-def _numpy_available() -> bool:
+def numpy_available() -> bool:
+    """Whether numpy is installed (the fast backend and the correlated model need it)."""
     return importlib.util.find_spec("numpy") is not None
 
 
@@ -235,7 +210,7 @@ def _resolve_backend(backend: Backend) -> bool:
     """Whether to use numpy for ``backend``."""
     if backend == "python":
         return False
-    available = _numpy_available()
+    available = numpy_available()
     if backend == "numpy" and not available:
         raise ConfigError(
             "backend='numpy' needs numpy: pip install 'cross-judge[stats]', or use backend='python'"
@@ -272,7 +247,7 @@ def _vocabulary(
         ) from exc
 
 
-def _encode(labels: Sequence[Sequence[str | None]], vocabulary: tuple[str, ...]) -> _Patterns:
+def _encode(labels: Sequence[Sequence[str | None]], vocabulary: tuple[str, ...]) -> VotePatterns:
     """Class indices per vote, grouped into distinct patterns."""
     code: dict[str | None, int] = {label: index for index, label in enumerate(vocabulary)}
     code[None] = -1
@@ -306,7 +281,7 @@ def _encode(labels: Sequence[Sequence[str | None]], vocabulary: tuple[str, ...])
             weights.append(0)
         weights[pattern] += 1
         item_pattern.append(pattern)
-    return _Patterns(list(pattern_of), weights, item_pattern, max(n_critics, 0))
+    return VotePatterns(list(pattern_of), weights, item_pattern, max(n_critics, 0))
 
 
 def _not_a_row(item: int, row: str) -> ConfigError:
@@ -322,9 +297,9 @@ def _known(code: Mapping[str | None, int], label: object) -> bool:
         return False
 
 
-def _nothing_to_fit(n_classes: int, n_critics: int) -> _Estimate:
+def _nothing_to_fit(n_classes: int, n_critics: int) -> EMEstimate:
     uniform = [1.0 / n_classes] * n_classes
-    return _Estimate(
+    return EMEstimate(
         priors=uniform,
         confusion=[[list(uniform) for _ in range(n_classes)] for _ in range(n_critics)],
         posteriors=[],
@@ -335,13 +310,13 @@ def _nothing_to_fit(n_classes: int, n_critics: int) -> _Estimate:
 
 
 def _em_python(
-    patterns: _Patterns,
+    patterns: VotePatterns,
     n_classes: int,
     one_coin: bool,
     max_iter: int,
     tol: float,
     smoothing: float,
-) -> _Estimate:
+) -> EMEstimate:
     """EM in the standard library: loops over patterns, their votes and the classes."""
     k_range = range(n_classes)
     weights = [float(w) for w in patterns.weights]
@@ -411,10 +386,10 @@ def _em_python(
         ) / (n_classes if one_coin else 1)
         return log_likelihood + smoothing * log_prior
 
-    priors, confusion, posteriors, log_likelihood, iterations, converged = _iterate(
+    priors, confusion, posteriors, log_likelihood, iterations, converged = iterate_em(
         m_step, e_step, objective, posteriors, max_iter=max_iter, tol=tol, n_votes=n_votes
     )
-    return _Estimate(priors, confusion, posteriors, log_likelihood, iterations, converged)
+    return EMEstimate(priors, confusion, posteriors, log_likelihood, iterations, converged)
 
 
 def _one_coin_matrix(
@@ -428,13 +403,13 @@ def _one_coin_matrix(
 
 
 def _em_numpy(
-    patterns: _Patterns,
+    patterns: VotePatterns,
     n_classes: int,
     one_coin: bool,
     max_iter: int,
     tol: float,
     smoothing: float,
-) -> _Estimate:
+) -> EMEstimate:
     """The same EM as :func:`_em_python`, each step a few array operations.
 
     Products go through ``np.einsum``, not ``@``: the matrices are small, and BLAS spreads
@@ -488,10 +463,10 @@ def _em_numpy(
         )
         return log_likelihood + smoothing * log_prior
 
-    priors, confusion, posteriors, log_likelihood, iterations, converged = _iterate(
+    priors, confusion, posteriors, log_likelihood, iterations, converged = iterate_em(
         m_step, e_step, objective, posteriors, max_iter=max_iter, tol=tol, n_votes=n_votes
     )
-    return _Estimate(
+    return EMEstimate(
         priors=priors.tolist(),
         confusion=confusion.tolist(),
         posteriors=posteriors.tolist(),
@@ -501,38 +476,8 @@ def _em_numpy(
     )
 
 
-def _iterate(
-    m_step: Callable[[Any], tuple[Any, Any]],
-    e_step: Callable[[Any, Any], tuple[Any, float]],
-    objective: Callable[[float, Any, Any], float],
-    posteriors: Any,
-    *,
-    max_iter: int,
-    tol: float,
-    n_votes: float,
-) -> tuple[Any, Any, Any, float, int, bool]:
-    """EM from ``posteriors`` (either backend's arrays): an M-step and an E-step, then up
-    to ``max_iter`` more rounds while the objective gains at least ``tol`` per vote.
-    Returns priors, confusion, posteriors, log-likelihood, rounds and whether it
-    converged."""
-    priors, confusion = m_step(posteriors)
-    posteriors, log_likelihood = e_step(priors, confusion)
-    current = objective(log_likelihood, priors, confusion)
-    iterations = 0
-    converged = False
-    while iterations < max_iter:
-        priors, confusion = m_step(posteriors)
-        posteriors, log_likelihood = e_step(priors, confusion)
-        iterations += 1
-        previous, current = current, objective(log_likelihood, priors, confusion)
-        if (current - previous) / n_votes < tol:
-            converged = True
-            break
-    return priors, confusion, posteriors, log_likelihood, iterations, converged
-
-
 def _assemble(
-    vocabulary: tuple[str, ...], patterns: _Patterns, estimate: _Estimate, one_coin: bool
+    vocabulary: tuple[str, ...], patterns: VotePatterns, estimate: EMEstimate, one_coin: bool
 ) -> DawidSkeneFit:
     k_range = range(len(vocabulary))
     priors = tuple(estimate.priors)

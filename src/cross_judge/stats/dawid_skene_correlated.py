@@ -1,6 +1,6 @@
 """Dawid-Skene for critics whose errors are correlated: shared difficulty, shared wrong answer.
 
-The classic model (:mod:`cross_judge._dawid_skene`) assumes that, given an item's true
+The classic model (:mod:`cross_judge.stats.dawid_skene`) assumes that, given an item's true
 label, critics err independently. LLM judges do not: they stumble on the same hard items
 and, when wrong, often pick the same tempting wrong answer. Under that correlation the
 classic fit reads agreement on a wrong answer as evidence, over-rates the weak critics that
@@ -52,7 +52,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .dawid_skene import _Estimate, _iterate, _Patterns
+from .em import EMEstimate, VotePatterns, iterate_em
 
 if TYPE_CHECKING:
     import numpy as np
@@ -115,15 +115,15 @@ class Correlation:
 
 
 def fit_correlated(
-    patterns: _Patterns,
+    patterns: VotePatterns,
     n_classes: int,
-    start: _Estimate,
+    start: EMEstimate,
     *,
     one_coin: bool,
     max_iter: int,
     tol: float,
     smoothing: float,
-) -> tuple[_Estimate, Correlation]:
+) -> tuple[EMEstimate, Correlation]:
     """Fit the correlated-errors model to ``patterns`` from the classic fit ``start``.
 
     Returns an estimate in the classic form (priors; per critic the *marginal* confusion
@@ -254,7 +254,7 @@ def fit_correlated(
 
     posteriors0, _ = e_step(hidden0, critic_now)
 
-    hidden, critic, posteriors, log_likelihood, iterations, converged = _iterate(
+    hidden, critic, posteriors, log_likelihood, iterations, converged = iterate_em(
         m_step, e_step, objective, posteriors0, max_iter=max_iter, tol=tol, n_votes=n_votes
     )
     priors, tempting, difficulty = hidden
@@ -264,7 +264,7 @@ def fit_correlated(
     state_weight = tempting[true_of, tempting_of] * difficulty[level_of]
     confusion = np.einsum("s,jsa,st->jta", state_weight, table, true_hot)
     order = np.argsort(-(right.mean(axis=0)), kind="stable")  # easiest level first
-    estimate = _Estimate(
+    estimate = EMEstimate(
         priors=priors.tolist(),
         confusion=confusion.tolist(),
         posteriors=(posteriors @ true_hot).tolist(),

@@ -24,14 +24,18 @@ gold (Dawid-Skene); those live in their own modules.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import random
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from ..errors import ConfigError
+from ..results import plain_text
 from .agreement import cohen_kappa
 
 if TYPE_CHECKING:
@@ -47,6 +51,7 @@ __all__ = [
     "check_gold",
     "effective_votes",
     "gold_metrics",
+    "load_gold",
     "unknown_ids",
 ]
 
@@ -210,8 +215,6 @@ class GoldReport:
         return self.summary()
 
     def __str__(self) -> str:
-        from ..report.summary import plain_text
-
         return plain_text(self.summary())
 
 
@@ -771,3 +774,44 @@ def _with_ci(value: float | None, interval: tuple[float, float] | None) -> str:
     if interval is None:
         return _number(value)
     return f"{_number(value)} [{interval[0]:.3f}, {interval[1]:.3f}]"
+
+
+def load_gold(gold: Mapping[str, str] | str | os.PathLike[str]) -> dict[str, str]:
+    """Gold labels as ``{id: label}``: a mapping, or a JSONL file of ``{"id", "label"}``
+    lines (blank lines skipped).
+
+    Raises:
+        ConfigError: a missing or unreadable file, a line that is not such an object (with
+            its number), an id given two different labels.
+    """
+    if isinstance(gold, Mapping):
+        return {str(k): str(v) for k, v in gold.items()}
+    path = Path(gold)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the gold labels ({exc.strerror or exc})") from None
+    labels: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not (
+            isinstance(record, dict)
+            and isinstance(record.get("id"), str)
+            and isinstance(record.get("label"), str)
+        ):
+            raise ConfigError(
+                f'{path} line {number}: a gold line is {{"id": "...", "label": "..."}} '
+                "with string values"
+            )
+        known = labels.setdefault(record["id"], record["label"])
+        if known != record["label"]:
+            raise ConfigError(
+                f"{path} line {number}: id {record['id']!r} is labelled both {known!r} and "
+                f"{record['label']!r}; keep one"
+            )
+    return labels

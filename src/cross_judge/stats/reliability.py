@@ -32,8 +32,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..batch.runner import BatchResult, as_batch
+from .._extensions import provide
 from ..errors import ConfigError
+from ..results import BatchResult, as_batch
 from ..verdict import EnsembleVerdict, Verdict
 from .confidence_calibration import ConfidenceCalibration
 
@@ -76,8 +77,7 @@ def _gold_by_item(
         ConfigError: a gold id that is not an item of the batch (a few named), or no
             labelled item at all.
     """
-    from ..cascade_calibration import load_gold
-    from .gold import unknown_ids
+    from .gold import load_gold, unknown_ids
 
     labels = load_gold(gold)
     ids = [r.query_id for r in batch.verdicts]
@@ -91,6 +91,7 @@ def _gold_by_item(
 # -- gold ------------------------------------------------------------------------------------
 
 
+@provide("gold_report")
 def gold_report(
     results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
     gold: Mapping[str, str] | str | os.PathLike[str],
@@ -102,7 +103,7 @@ def gold_report(
 ) -> GoldReport:
     """Per critic and for the consensus: accuracy, kappa against gold, confusion,
     coverage, Brier score, expected calibration error and reliability table (see
-    :class:`~cross_judge._gold.GoldReport`). ``gold`` is ``{id: label}`` or a JSONL file
+    :class:`~cross_judge.stats.gold.GoldReport`). ``gold`` is ``{id: label}`` or a JSONL file
     of ``{"id", "label"}``; partial gold is fine.
 
     Raises:
@@ -242,7 +243,7 @@ def dawid_skene(
     max_iter: int | None = None,
 ) -> DawidSkeneResult:
     """Each critic's reliability and each item's most likely label, learned without gold
-    by expectation-maximisation (see :mod:`cross_judge._dawid_skene`). Missing votes
+    by expectation-maximisation (see :mod:`cross_judge.stats.dawid_skene`). Missing votes
     (failed or skipped calls) are left out. Uses numpy when it is installed
     (``cross-judge[stats]``), pure Python otherwise; the answers are the same.
 
@@ -250,7 +251,7 @@ def dawid_skene(
     independently. When they do not (same model family, same blind spots: wrong together on
     hard items, and on the same wrong answer), the classic fit trusts their shared mistakes,
     over-rates the weaker critics and under-rates the best. ``errors="correlated"`` models
-    that (:mod:`cross_judge._dawid_skene_correlated`): a difficulty level and a tempting wrong
+    that (:mod:`cross_judge.stats.dawid_skene_correlated`): a difficulty level and a tempting wrong
     answer per item, both learned; on independent errors it gives the classic answers. It
     needs numpy. ``max_iter`` defaults to 100 (classic) or 1,000 (correlated) rounds.
 
@@ -292,6 +293,7 @@ def dawid_skene(
     )
 
 
+@provide("revote_dawid_skene")
 def revote_dawid_skene(
     batch: BatchResult, *, one_coin: bool = False, errors: Errors = "independent"
 ) -> BatchResult:
@@ -333,7 +335,7 @@ def calibrate_confidence(
 ) -> dict[str, ConfidenceCalibration]:
     """Per critic, a map from its stated confidence to the probability that it is right,
     fit on the labelled items it judged (see
-    :func:`cross_judge._confidence_calibration.fit_confidence_calibration`), with its
+    :func:`cross_judge.stats.confidence_calibration.fit_confidence_calibration`), with its
     expected calibration error before and after. A verdict already calibrated (by a
     ``Critic(calibration=...)`` or :func:`apply_calibration`) is read at its
     ``stated_confidence``, so refitting on such results gives the same fit, not a
@@ -444,7 +446,7 @@ def effective_votes(
     gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
 ) -> EffectiveVotes:
     """How many independent votes the panel is worth, from the correlation of its
-    critics' errors (see :func:`cross_judge._gold.effective_votes`).
+    critics' errors (see :func:`cross_judge.stats.gold.effective_votes`).
 
     With ``gold``, errors are measured against it on the labelled items
     (``reference="gold"``). Without it, errors are unobserved; with numpy installed the
@@ -458,15 +460,14 @@ def effective_votes(
     """
     from dataclasses import replace
 
-    from .dawid_skene import _numpy_available
-    from .gold import effective_votes as count
-    from .gold import votes_worth
+    from .dawid_skene import numpy_available
+    from .gold import effective_votes as count, votes_worth
 
     batch = as_batch(results)
     matrix = _items_matrix(batch)
     if gold is not None:
         return count(matrix, _gold_by_item(batch, gold))
-    if not _numpy_available() or not batch.verdicts:
+    if not numpy_available() or not batch.verdicts:
         reference = [None if r.fallback else r.consensus for r in batch.verdicts]
         return replace(count(matrix, reference), reference="consensus")
     correlation = dawid_skene(batch, errors="correlated").fit.correlation
@@ -497,3 +498,9 @@ def alpha_interval(
         return reliability_alpha([[row[i] for i in items] for row in matrix], "nominal")
 
     return bootstrap_ci(alpha, len(batch.verdicts), ci=ci, n_boot=n_boot, seed=seed)
+
+
+# The public path of these classes (cross_judge.reliability): reprs, pickles and the docs name it.
+for _public in (DawidSkeneResult, WeightsFit):
+    _public.__module__ = "cross_judge.reliability"
+del _public

@@ -19,7 +19,7 @@ Three implementations of :class:`HTTPSession`:
 Every implementation caps the body it reads at :data:`MAX_RESPONSE_BYTES` *after*
 decompression, and turns transport exceptions into
 :class:`~cross_judge.transport.CallFailure`; none retries (retries live in
-:mod:`cross_judge._retry`, one policy for everything).
+:mod:`cross_judge.transport.retry`, one policy for everything).
 
 Compressed bodies are decoded here, by :class:`BodyDecoder`, not by the HTTP libraries:
 they inflate a whole network read at once (64-256 KiB of a gzip bomb is 64-256 MiB), and

@@ -109,7 +109,9 @@ def endpoint_key(base_url: str) -> str:
     return f"{parts.scheme.lower()}://{(parts.hostname or '').lower()}:{port}"
 
 
-def _loop_token() -> tuple[Any, str]:
+def loop_token() -> tuple[Any, str]:
+    """The running event loop (asyncio) or run (trio, its root task), and the library's
+    name: what loop-bound state (pools, limiters, a shared limit's client) is kept per."""
     try:
         return asyncio.get_running_loop(), "asyncio"
     except RuntimeError:
@@ -127,7 +129,7 @@ def shared_client(kind: str, base_url: str, factory: Callable[[str], C]) -> C:
     Each ``kind`` must always be made by the same factory: the result is cast to its type.
     The first client of a loop arranges for the loop's clients to be closed when it ends.
     """
-    token, library = _loop_token()
+    token, library = loop_token()
     key = (kind, endpoint_key(base_url))
     with _lock:
         clients = _by_loop.get(token)
@@ -159,7 +161,7 @@ async def aclose_sessions(base_urls: list[str] | None = None) -> None:
     A closed client is forgotten; the next call on that endpoint opens a fresh one. Every
     client is closed even if one fails to; the first failure is raised afterwards.
     """
-    token, _ = _loop_token()
+    token, _ = loop_token()
     origins = None if base_urls is None else {endpoint_key(u) for u in base_urls}
     with _lock:
         clients = _by_loop.get(token)

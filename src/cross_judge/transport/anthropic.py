@@ -7,7 +7,7 @@ what an empty answer means for a vote (that is :mod:`cross_judge.core`'s job).
 The request
     ``POST {base}/v1/messages`` with ``model``, ``max_tokens`` (the API requires it), one
     user message and, when it is not empty, the system prompt as ``system``. The SDK's own
-    retries are off (``max_retries=0``): :mod:`cross_judge._retry` is the one policy. The
+    retries are off (``max_retries=0``): :mod:`cross_judge.transport.retry` is the one policy. The
     per-attempt ``timeout`` is passed to the SDK too.
 
     **No sampling parameter is sent, for any model.** The SDK (``anthropic`` 2.x) speaks

@@ -7,7 +7,7 @@ downloaded. Anthropic: a message batch is created from the entries, polled, and 
 streamed. Each function opens a client for the call and closes it: a batch job makes a
 handful of these calls, far from the hot path that the pooled clients serve.
 
-The requests and results themselves are :mod:`cross_judge.provider_batches`'; this module
+The requests and results themselves are :mod:`cross_judge.transport.batch_codecs`'; this module
 moves them. SDK errors are turned into :class:`~cross_judge.transport.CallFailure` (the
 key never appears in a message).
 """

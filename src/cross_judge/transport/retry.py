@@ -10,7 +10,7 @@
 * Bounds: each attempt is cut off after ``timeout`` seconds; the whole call, waits
   included, after ``deadline`` seconds when one is set. A wait that would cross the
   deadline is not started: the last failure is returned at once.
-* Vendor limits: with a ``gate`` (:class:`cross_judge._limits.VendorGate`), every attempt,
+* Vendor limits: with a ``gate`` (:class:`cross_judge.limits.gate.VendorGate`), every attempt,
   retries included, first waits its turn at the vendor (concurrency slot, ``rpm`` pacing,
   pause after a 429) and then reports how it ended. Queueing is not the vendor being slow:
   it counts against ``deadline`` but not against the attempt's ``timeout``. A deadline

@@ -1,0 +1,73 @@
+"""Admission: which item starts next, and when. One loop for live and provider-batch runs.
+
+:func:`admit` takes items from a feed while a slot is free and hands each to a starter;
+:func:`judge_item` is what a started item runs. The callers own the task group, the slots'
+release and what happens to results (:mod:`cross_judge.batch.runner` for live runs,
+:mod:`cross_judge.batch.provider_jobs` for batch mode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .items import ItemError
+
+if TYPE_CHECKING:
+    import anyio
+
+    from ..budget import Budget
+    from ..verdict import EnsembleVerdict
+    from .items import Item, ItemFeed
+    from .panel_protocol import Panel
+
+__all__ = ["admit", "judge_item"]
+
+
+async def judge_item(panel: Panel, item: Item, budget: Budget | None) -> EnsembleVerdict:
+    """``panel``'s verdict on ``item``: its query, with its id, context and meta."""
+    return await panel.judge(
+        item.query,
+        query_id=item.id,
+        context=item.context or None,
+        meta=item.meta,
+        budget_usd=budget,
+    )
+
+
+async def admit(
+    feed: ItemFeed,
+    slots: anyio.Semaphore,
+    start: Callable[[int, Item], None],
+    *,
+    feeding: Callable[[bool], None] | None = None,
+) -> ItemError | None:
+    """Take the feed's items one at a time, each only once a slot is free, and
+    ``start(index, item)`` it; return when the feed ends.
+
+    An item is taken only when a slot is free, so a lazy source is read as the batch goes.
+    ``start`` must arrange for the slot to be released when the item is done. ``feeding``
+    is told ``False`` before waiting on a full set of slots and ``True`` once a slot is had
+    (provider-batch mode submits a round only while nothing more can start).
+
+    Returns:
+        The :class:`ItemError` of the first item that cannot be judged (no item starts
+        after it), or ``None`` when the feed was read to its end.
+    """
+    index = 0
+    while True:
+        if feeding is not None and slots.value == 0:
+            feeding(False)
+        await slots.acquire()
+        if feeding is not None:
+            feeding(True)
+        try:
+            item = await feed.next()
+        except ItemError as exc:
+            slots.release()
+            return exc
+        if item is None:
+            slots.release()
+            return None
+        start(index, item)
+        index += 1

@@ -1,0 +1,50 @@
+"""The :class:`Panel` protocol: what the batch machinery needs of the thing that judges its
+items (an :class:`~cross_judge.ensemble.Ensemble`, a :class:`~cross_judge.cascade.Cascade`).
+
+Defined here, below the panels, so that the batch layer depends on this shape and never on
+the panels themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..budget import Budget
+    from ..critic.critic import Critic
+    from ..verdict import EnsembleVerdict
+    from ..voting import VotingStrategy
+
+__all__ = ["Panel"]
+
+
+class Panel(Protocol):
+    """What a batch needs of the thing that judges its items: an
+    :class:`~cross_judge.ensemble.Ensemble` or a :class:`~cross_judge.cascade.Cascade`.
+
+    ``critics`` are every critic that may be asked (each item is checked against all of
+    their prompts before the first call); ``voting`` names the vote in the results.
+    """
+
+    @property
+    def critics(self) -> list[Critic]: ...
+
+    @property
+    def voting(self) -> str | VotingStrategy: ...
+
+    async def judge(
+        self,
+        query: str,
+        *,
+        query_id: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        budget_usd: Budget | float | None = None,
+    ) -> EnsembleVerdict: ...
+
+    def check_can_judge(self) -> None: ...
+
+    def check_prices(self) -> None: ...
+
+    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None: ...

@@ -1,0 +1,96 @@
+"""``cross-judge report``: a finished run as one self-contained HTML page that opens offline.
+
+The page is built by :func:`cross_judge.report.page.write_report`; this module checks the
+paths and says where the page went. No model is called.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ConfigError
+from .common import EXIT_OK, has_torn_tail, say, stdout_console
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``report`` and its options to ``sub``."""
+    report = sub.add_parser(
+        "report",
+        help="one self-contained HTML page of a finished run (opens offline)",
+        description=(
+            "Write OUT.jsonl's results as one HTML file that opens offline (styles, data and "
+            "chart scripts inlined): the run's provenance from its manifest, a critic x critic "
+            "kappa heatmap, per-critic error, parse-fail, latency and cost, confusion against "
+            "--gold (else against the consensus), the consensus distribution, a cascade's "
+            "tiers, the position bias of pairs, and a searchable, sortable table of the "
+            "disputed items with each critic's label, confidence and reasoning. Calls no model."
+        ),
+    )
+    report.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
+    report.add_argument(
+        "-o",
+        "--out",
+        metavar="REPORT.html",
+        help="where to write the page (replaced if it exists); default OUT.html beside OUT.jsonl",
+    )
+    report.add_argument(
+        "--gold",
+        metavar="GOLD.jsonl",
+        help='labels to measure the critics and the consensus against: {"id", "label"} lines',
+    )
+    report.add_argument(
+        "--manifest",
+        metavar="FILE",
+        help="the run manifest to show (default OUT.jsonl.manifest.json when it exists)",
+    )
+    report.add_argument("--title", metavar="TEXT", help="the page's title")
+    report.add_argument(
+        "--max-items",
+        type=int,
+        default=None,
+        metavar="N",
+        help="list at most N disputed items in the table (default 5000; counts cover all)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``cross-judge report``; the exit code."""
+    from ..report.page import DEFAULT_MAX_ITEMS, write_report
+
+    results = Path(args.results)
+    if not results.is_file():
+        raise ConfigError(
+            f"{results}: no such results file; pass the OUT.jsonl of cross-judge review"
+        )
+    if args.gold is not None and not Path(args.gold).is_file():
+        raise ConfigError(
+            f'--gold {args.gold}: no such file; pass a JSONL file of {{"id", "label"}}'
+        )
+    if args.manifest is not None and not Path(args.manifest).is_file():
+        raise ConfigError(f"--manifest {args.manifest}: no such file")
+    if args.max_items is not None and args.max_items < 0:
+        raise ConfigError(f"--max-items must be >= 0, got {args.max_items}")
+    out = Path(args.out) if args.out else results.with_suffix(".html")
+    if out.resolve() == results.resolve():
+        raise ConfigError(f"--out {out} is the results file; write the report to another file")
+    if has_torn_tail(str(results)):
+        raise ConfigError(
+            f"{results}: the last line is torn (a run was stopped while writing it); "
+            "run the same review again with --resume, which repairs it"
+        )
+    written = write_report(
+        results,
+        out,
+        gold=args.gold,
+        manifest=args.manifest,
+        title=args.title,
+        max_items=DEFAULT_MAX_ITEMS if args.max_items is None else args.max_items,
+    )
+    say(
+        stdout_console(),
+        f"report: {written} ({written.stat().st_size / 1e6:.1f} MB, opens offline)",
+    )
+    return EXIT_OK

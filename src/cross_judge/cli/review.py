@@ -1,0 +1,495 @@
+"""``cross-judge review``: judge every item of a JSONL file with a panel, appending each
+result to the results file as it finishes (resumable), then print the summary of the whole
+file.
+
+The items file is read by :mod:`.items`, the refusals before billing are in
+:mod:`.review_checks`, the streaming run and Ctrl-C in :mod:`.review_run`; this module reads
+the options, holds the results file and reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from .arguments import dollars, positive_int, seconds, shard_spec, vendor_names
+from .common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    counted,
+    note,
+    read_results_file,
+    say,
+    shown_ids,
+    stderr_console,
+    stdout_console,
+)
+from .items import ItemReader, check_items_format, count_lines, count_shard_items
+from .review_checks import check_prices, check_same_panel, check_same_shard, file_budget
+from .review_run import RunState, judge_into, sigint_held
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..batch import BatchOptions, BatchResult
+    from ..budget import Budget
+
+__all__ = ["add_parser", "ledger_path", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``review`` and its options to ``sub``."""
+    review = sub.add_parser(
+        "review",
+        help="judge every item of a JSONL file with a panel; resumable",
+        description=(
+            "Judge each item of ITEMS.jsonl (one JSON object per line: id, query, context, "
+            "meta; other keys are kept in meta) with the critics of PANEL.yaml, appending "
+            "each result to OUT.jsonl as soon as it is ready. Bad lines are reported with "
+            "their line number and skipped. Interrupted runs continue with --resume. One "
+            "review at a time writes OUT: a second one exits, naming the first."
+        ),
+    )
+    review.add_argument("items", metavar="ITEMS.jsonl", help="the items to judge")
+    review.add_argument("--panel", required=True, metavar="PANEL.yaml", help="the panel file")
+    review.add_argument("--out", required=True, metavar="OUT.jsonl", help="results file")
+    review.add_argument(
+        "--concurrency",
+        type=positive_int,
+        metavar="N",
+        help="items in flight at once (default: the panel's concurrency, else 32)",
+    )
+    review.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a run: skip the items whose ids are already in OUT",
+    )
+    review.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help=(
+            "continue a run and judge again the items whose result in OUT has a failed call "
+            "(their lines are removed from OUT first); implies --resume"
+        ),
+    )
+    review.add_argument(
+        "--allow-panel-change",
+        action="store_true",
+        help=(
+            "with --resume: continue OUT although the panel (voting, critics or prompts) "
+            "differs from the one its earlier runs used; refused otherwise"
+        ),
+    )
+    review.add_argument(
+        "--budget-usd",
+        type=dollars,
+        metavar="X",
+        help=(
+            "spend at most X dollars on OUT as a whole: a resumed run counts what OUT's "
+            "results already cost. A call whose worst case no longer fits is not made (its "
+            "verdict is SKIPPED, error_kind budget); needs known model prices"
+        ),
+    )
+    review.add_argument(
+        "--prices",
+        metavar="FILE",
+        help=(
+            "a YAML price file (the shape of cross_judge/prices.yaml) for models the shipped "
+            "table lacks, e.g. a custom endpoint's; its prices win"
+        ),
+    )
+    review.add_argument(
+        "--cache",
+        nargs="?",
+        const=True,
+        metavar="PATH",
+        help=(
+            "reuse stored answers and store new valid ones (default file: see "
+            "'cross-judge cache stats'); a re-run judges cached items without calling anyone"
+        ),
+    )
+    review.add_argument(
+        "--all-tiers",
+        action="store_true",
+        help=(
+            "for a cascade panel (tiers:): ask every tier on every item, not only the items "
+            "the escalation rule sends on. Costs every tier; stores the results "
+            "'cross-judge calibrate' needs"
+        ),
+    )
+    review.add_argument(
+        "--shard",
+        type=shard_spec,
+        metavar="i/N",
+        help=(
+            "judge only shard i of N (1 <= i <= N): the items whose id hashes to it "
+            "(cross_judge.batch.shard_of), the same on every machine and in any input order, "
+            "so N machines, one shard each, judge every item once; items of other shards "
+            "are passed over. --resume needs the same shard"
+        ),
+    )
+    review.add_argument(
+        "--mode",
+        choices=("live", "batch"),
+        default="live",
+        help=(
+            "live (default): call each vendor at once. batch: send the calls of critics on "
+            "vendors with a batch API (see --batch-vendors) through it, at about half the "
+            "price, results within the vendor's window (24 h); the others run live. The "
+            "submitted batches are recorded in OUT.batches.jsonl, so --resume after a kill "
+            "picks them up instead of paying twice"
+        ),
+    )
+    review.add_argument(
+        "--batch-vendors",
+        type=vendor_names,
+        metavar="NAMES",
+        help=(
+            "with --mode batch: the comma-separated vendors whose batch API to use "
+            "(default: openai,anthropic); e.g. custom for an OpenAI-compatible gateway that "
+            "serves /v1/files and /v1/batches"
+        ),
+    )
+    review.add_argument(
+        "--deadline",
+        type=seconds,
+        metavar="SECONDS",
+        help=(
+            "with --mode batch: stop waiting for batches after SECONDS; what is not back "
+            "is cancelled and asked live"
+        ),
+    )
+    review.add_argument(
+        "--poll",
+        type=seconds,
+        metavar="SECONDS",
+        help="with --mode batch: seconds before the first poll of a batch (default 30; "
+        "later polls back off up to 10 minutes)",
+    )
+    review.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (by default it is drawn when stderr is a terminal)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``cross-judge review``; the exit code."""
+    import anyio
+
+    from ..batch import DEFAULT_CONCURRENCY, ResultsFile
+    from ..batch.lock import ResultsLock
+    from ..critic.cache import resolve_cache
+    from ..panel_file import load_panel
+    from ..pricing import load_prices
+    from ..report.manifest import RunManifest
+
+    items_path, out_path = Path(args.items), Path(args.out)
+    if not items_path.exists():
+        raise ConfigError(f"{items_path}: no such items file")
+    if not items_path.is_file():
+        raise ConfigError(f"{items_path}: not a file; pass a JSONL file of items")
+    check_items_format(items_path)
+    spec = load_panel(args.panel)
+    if args.all_tiers and not spec.is_cascade:
+        raise ConfigError(
+            f"--all-tiers asks every tier of a cascade on every item, and {args.panel} is one "
+            "ensemble (critics:, no tiers:) whose critics judge every item anyway; remove "
+            "--all-tiers, or use a panel file with tiers:"
+        )
+    if out_path.exists() and out_path.resolve() == items_path.resolve():
+        raise ConfigError(f"--out {out_path} is the items file; write results to another file")
+    if not out_path.parent.exists():
+        raise ConfigError(f"{out_path.parent} does not exist; create it or choose another path")
+    concurrency = args.concurrency or spec.concurrency or DEFAULT_CONCURRENCY
+    batch = _batch_options(args, out_path)
+    if args.prices is not None:
+        load_prices(args.prices)
+    cache = resolve_cache(args.cache) if args.cache else None
+    if cache is not None:
+        cache.check()  # an unusable cache file stops the run before anything is billed
+    resume = args.resume or args.retry_failed
+    err = stderr_console()
+    simulated = spec.simulated_critics
+    started = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        # First of all: a second review of this OUT stops here, before it reads, repairs
+        # or bills anything.
+        lock = stack.enter_context(
+            ResultsLock.acquire(out_path, command=["cross-judge", *args.argv])
+        )
+        if lock.warning is not None:
+            note(err, f"warning: {lock.warning}")
+        simulator_url: str | None = None
+        if simulated:
+            server = stack.enter_context(spec.simulator())
+            simulator_url = server.url
+            note(err, _simulated_note(simulated, simulator_url))
+        panel = spec.build(simulator_url=simulator_url, cache=cache)
+        if args.budget_usd is not None:
+            check_prices(panel)
+        options: dict[str, Any] = {
+            "concurrency": concurrency,
+            "budget_usd": args.budget_usd,
+            "prices": args.prices,
+            "cache": str(cache.path) if cache is not None else None,
+            "resume": resume,
+            "retry_failed": args.retry_failed,
+            "allow_panel_change": args.allow_panel_change,
+            "simulated_critics": list(simulated),
+            "mode": args.mode,
+        }
+        if batch is not None:
+            options["batch_vendors"] = sorted(batch.vendors)
+            options["batch_ledger"] = str(batch.ledger)
+            options["deadline_s"] = batch.deadline_s
+        manifest = RunManifest.prepare(
+            out_path,
+            ensemble=panel,
+            argv=args.argv,
+            items=items_path,
+            panel=Path(args.panel),
+            options=options,
+            all_tiers=args.all_tiers,
+            shard=args.shard,
+        )
+        if resume and out_path.exists() and out_path.stat().st_size > 0:
+            check_same_shard(args, out_path, manifest)
+            check_same_panel(args, out_path, manifest, err)
+        results = stack.enter_context(
+            ResultsFile.open(out_path, resume=args.resume, retry_failed=args.retry_failed)
+        )
+        if results.repaired:
+            note(
+                err,
+                f"{out_path}: cut off a torn last line (a run was killed while writing it); "
+                "that item is judged again",
+            )
+        if results.dropped_ids:
+            note(
+                err,
+                f"{out_path}: removed {counted(len(results.dropped_ids), 'result')} with a "
+                f"failed call, to judge again: {shown_ids(results.dropped_ids)}",
+            )
+        if results.done_ids:
+            note(
+                err,
+                f"resuming: {out_path} holds {counted(len(results.done_ids), 'result')}; "
+                "items with those ids are skipped",
+            )
+        budget = file_budget(args, out_path, results, err)
+        if budget is not None:
+            options["budget_spent_before_usd"] = round(results.spent_usd, 6)
+        reader = ItemReader(items_path, panel.critics, set(results.done_ids), err, args.shard)
+        progress = not args.no_progress and sys.stderr.isatty()
+        total: int | None = None
+        if progress and args.shard is not None:
+            total = count_shard_items(items_path, args.shard, reader.done)
+        elif progress:
+            total = max(0, count_lines(items_path) - len(results.done_ids))
+        if batch is not None:
+            note(
+                err,
+                f"batch mode: {', '.join(sorted(batch.vendors))} through their batch APIs; "
+                f"submitted batches are recorded in {batch.ledger}",
+            )
+        manifest.begin()
+        state = RunState()
+        status = "failed"  # unless the run gets further
+        try:
+            anyio.run(
+                lambda: judge_into(
+                    panel,
+                    reader,
+                    results,
+                    concurrency=concurrency,
+                    progress=progress,
+                    total=total,
+                    console=err,
+                    budget=budget,
+                    state=state,
+                    all_tiers=args.all_tiers,
+                    batch=batch,
+                )
+            )
+            status = "interrupted" if state.interrupted else "done"
+        except KeyboardInterrupt:
+            state.interrupted, status = True, "interrupted"
+        finally:
+            # Cut short by Ctrl-C, the manifest would keep saying "running". A second
+            # Ctrl-C of an interrupted run is dropped: it is stopping already.
+            with sigint_held(then_raise=not state.interrupted):
+                manifest.finish(status, state.totals(reader))
+    elapsed = time.perf_counter() - started
+    if state.interrupted:
+        note(
+            err,
+            f"interrupted; {out_path} is intact and holds every finished result. "
+            f"Resume with:\n  {_resume_command(args)}",
+        )
+        return EXIT_INTERRUPTED
+    return _review_report(
+        args, out_path, reader, state, simulated, elapsed, err, budget, results.spent_usd
+    )
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    words = ["cross-judge", "review", args.items, "--panel", args.panel, "--out", args.out]
+    if args.concurrency is not None:
+        words += ["--concurrency", str(args.concurrency)]
+    if args.no_progress:
+        words.append("--no-progress")
+    if args.cache is True:
+        words.append("--cache")
+    elif args.cache:
+        words += ["--cache", args.cache]
+    if args.budget_usd is not None:
+        words += ["--budget-usd", f"{args.budget_usd:g}"]
+    if args.prices is not None:
+        words += ["--prices", args.prices]
+    if args.all_tiers:
+        words.append("--all-tiers")
+    if args.shard is not None:
+        words += ["--shard", "{}/{}".format(*args.shard)]
+    if args.mode != "live":
+        words += ["--mode", args.mode]
+    if args.batch_vendors is not None:
+        words += ["--batch-vendors", ",".join(sorted(args.batch_vendors))]
+    if args.deadline is not None:
+        words += ["--deadline", f"{args.deadline:g}"]
+    if args.poll is not None:
+        words += ["--poll", f"{args.poll:g}"]
+    return shlex.join([*words, "--resume"])
+
+
+def _batch_options(args: argparse.Namespace, out_path: Path) -> BatchOptions | None:
+    """Batch mode's options from the command line; ``None`` in live mode.
+
+    Raises:
+        ConfigError: a batch-only option without ``--mode batch``.
+    """
+    from ..batch import BATCH_VENDORS, BatchOptions
+
+    given = [
+        flag
+        for flag, value in (
+            ("--batch-vendors", args.batch_vendors),
+            ("--deadline", args.deadline),
+            ("--poll", args.poll),
+        )
+        if value is not None
+    ]
+    if args.mode != "batch":
+        if given:
+            raise ConfigError(f"{', '.join(given)} apply to --mode batch only; add --mode batch")
+        return None
+    poll = 30.0 if args.poll is None else max(args.poll, 0.001)
+    return BatchOptions(
+        vendors=args.batch_vendors or BATCH_VENDORS,
+        ledger=ledger_path(out_path),
+        poll_s=poll,
+        max_poll_s=max(600.0, poll),
+        deadline_s=args.deadline,
+    )
+
+
+def ledger_path(results: Path) -> Path:
+    """``OUT.jsonl`` -> ``OUT.jsonl.batches.jsonl``: batch mode's ledger beside the results."""
+    return results.with_name(results.name + ".batches.jsonl")
+
+
+def _note_dead_critics(batch: BatchResult, panel: str, err: Console) -> None:
+    """Say why, for each critic whose every call failed: its error kinds and the vendor's
+    own message (the summary's table has every critic's; this is the one to act on)."""
+    from ..report.summary import failure_message
+
+    for stats in batch.critic_stats().values():
+        asked = stats.items - stats.skipped
+        failed = stats.errors + stats.parse_failures
+        if not asked or failed < asked:
+            continue
+        why = "; ".join(
+            f"{kind} ({count}): {failure_message(kind, stats.error_messages.get(kind, ''))}"
+            for kind, count in stats.error_kinds.items()
+        )
+        check = (
+            "model and prompt" if set(stats.error_kinds) == {"parse"} else "model, base_url and key"
+        )
+        note(
+            err,
+            f"critic {stats.critic!r}: every call failed ({failed} of {asked}): {why}. "
+            f"Check its {check} in {panel}",
+        )
+
+
+def _simulated_note(names: Sequence[str], url: str) -> str:
+    return (
+        f"critics {', '.join(names)} are SIMULATED by cross_judge.testing.VendorServer at "
+        f"{url}: their answers come from a seeded random generator, not a language model"
+    )
+
+
+def _review_report(
+    args: argparse.Namespace,
+    out_path: Path,
+    reader: ItemReader,
+    state: RunState,
+    simulated: Sequence[str],
+    elapsed: float,
+    err: Console,
+    budget: Budget | None,
+    spent_before: float,
+) -> int:
+    batch = read_results_file(str(out_path), slim=True) if out_path.stat().st_size else None
+    out = stdout_console()
+    if batch is not None:
+        out.print(batch.summary())
+    line = f"this run: judged {counted(state.written, 'item')} in {elapsed:.2f} s"
+    line += f"; {counted(state.calls, 'call')}"
+    if state.cache_hits:
+        line += f", {counted(state.cache_hits, 'answer')} from the cache"
+    if state.cost_known:
+        line += f", ${state.cost_usd:.4f}"
+    if reader.already_done:
+        line += f"; {counted(reader.already_done, 'item')} already in {out_path}"
+    if args.shard is not None:
+        line += "; shard {}/{}: ".format(*args.shard)
+        line += f"{counted(reader.other_shards, 'item')} of other shards passed over"
+    if reader.bad_lines:
+        line += f"; {counted(reader.bad_lines, 'line')} skipped for bad input"
+    say(out, line)
+    if budget is not None:
+        say(
+            out,
+            f"budget (all of {out_path}): ${spent_before:.4f} before this run + "
+            f"${budget.spent_usd - spent_before:.4f} in this run = ${budget.spent_usd:.4f} of "
+            f"${budget.limit_usd:g}; {counted(state.budget_skips, 'call')} not made "
+            "(over budget)",
+        )
+    say(out, f"results: {out_path}")
+    if simulated:
+        say(
+            out,
+            f"note: critics {', '.join(simulated)} were simulated (seeded random answers "
+            "from cross_judge.testing), not language models",
+        )
+    failed = batch.failed_items if batch is not None else []
+    if batch is not None:
+        _note_dead_critics(batch, args.panel, err)
+    if reader.bad_lines:
+        note(err, f"{counted(reader.bad_lines, 'line')} of {args.items} skipped for bad input")
+    if failed:
+        note(
+            err,
+            f"{counted(len(failed), 'item')} with a failed call: {shown_ids(failed)}. To judge "
+            "them again, run the same command with --retry-failed",
+        )
+    return EXIT_FAILED if failed or reader.bad_lines else EXIT_OK

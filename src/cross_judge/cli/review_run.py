@@ -1,0 +1,182 @@
+"""The run of ``cross-judge review``: items streamed through the panel into the results
+file, the run's totals, and Ctrl-C turned into a clean stop (nothing half-written, a
+manifest that says "interrupted").
+
+It does not read options or print the report: :mod:`.review` does both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ErrorKind
+
+if TYPE_CHECKING:
+    from anyio import CancelScope
+    from anyio.abc import TaskStatus
+    from rich.console import Console
+
+    from ..batch import BatchOptions, Mode, ResultsFile
+    from ..budget import Budget
+    from ..cascade import Cascade
+    from ..ensemble import Ensemble
+    from ..verdict import EnsembleVerdict
+    from .items import ItemReader
+
+__all__ = ["RunState", "judge_into", "sigint_held"]
+
+
+@dataclass
+class RunState:
+    """What one review run did so far: results written, calls, cost; interrupted or not."""
+
+    interrupted: bool = False
+    written: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    budget_skips: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cost_known: bool = True
+
+    def count(self, result: EnsembleVerdict) -> None:
+        """Add one finished result to this run's totals."""
+        self.written += 1
+        for verdict in result.verdicts:
+            self.calls += verdict.attempts
+            self.cache_hits += verdict.cached
+            self.budget_skips += verdict.error_kind is ErrorKind.BUDGET
+        self.prompt_tokens += result.usage.prompt_tokens
+        self.completion_tokens += result.usage.completion_tokens
+        if result.cost_usd is None:
+            self.cost_known = False
+        else:
+            self.cost_usd += result.cost_usd
+
+    def totals(self, reader: ItemReader) -> dict[str, Any]:
+        """The run's totals, as the manifest records them."""
+        return {
+            "items_judged": self.written,
+            "items_already_done": reader.already_done,
+            "lines_skipped": reader.bad_lines,
+            "items_other_shards": reader.other_shards,
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "calls_over_budget": self.budget_skips,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost_usd": round(self.cost_usd, 6) if self.cost_known else None,
+        }
+
+
+async def _watch_interrupt(
+    work: CancelScope, state: RunState, *, task_status: TaskStatus[None]
+) -> None:
+    """Turn Ctrl-C into a clean stop: the first cancels ``work``, so calls in flight are
+    dropped and nothing half-done is written; later ones, while the run winds down
+    (closing the stream and the connections), are absorbed. Raised as KeyboardInterrupt
+    at whatever line the loop was running, one could cut that cleanup in half (a stream
+    whose cancellation is never delivered, waiting on its calls; a traceback). Runs until
+    the caller cancels it, once the wind-down is over. Where signals cannot be received
+    here (not the main thread, Windows), Ctrl-C arrives as KeyboardInterrupt instead."""
+    import anyio
+
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        signals = receiver.__enter__()
+    except (NotImplementedError, RuntimeError, ValueError):
+        task_status.started()
+        return
+    try:
+        task_status.started()
+        async for _ in signals:
+            state.interrupted = True
+            work.cancel()
+    finally:
+        receiver.__exit__(None, None, None)
+
+
+async def judge_into(
+    panel: Ensemble | Cascade,
+    items: ItemReader,
+    results: ResultsFile,
+    *,
+    concurrency: int,
+    progress: bool,
+    total: int | None,
+    console: Console,
+    budget: Budget | None,
+    state: RunState,
+    all_tiers: bool = False,
+    batch: BatchOptions | None = None,
+) -> RunState:
+    """Stream ``items`` through ``panel`` (every tier of a cascade with ``all_tiers``; in
+    batch mode with ``batch``) and append each result to ``results`` at once."""
+    import anyio
+
+    from ..batch.progress import BatchProgress
+    from ..cascade import Cascade
+
+    failure: Exception | None = None
+    async with anyio.create_task_group() as group:
+        # The watcher is outside the scope it cancels, so it keeps absorbing Ctrl-C until
+        # the wind-down below is over.
+        work = anyio.CancelScope()
+        await group.start(_watch_interrupt, work, state)
+        try:
+            with work, BatchProgress(total, enabled=progress, console=console) as bar:
+                mode: Mode = "live" if batch is None else "batch"
+                if isinstance(panel, Cascade):
+                    stream = panel.stream(
+                        items,
+                        concurrency=concurrency,
+                        budget_usd=budget,
+                        all_tiers=all_tiers,
+                        mode=mode,
+                        batch=batch,
+                    )
+                else:
+                    stream = panel.stream(
+                        items, concurrency=concurrency, budget_usd=budget, mode=mode, batch=batch
+                    )
+                async with stream:
+                    async for result in stream:
+                        results.append(result)
+                        state.count(result)
+                        bar.advance(result)
+        except Exception as exc:  # re-raised below, outside the task group
+            failure = exc
+        finally:
+            with anyio.CancelScope(shield=True):
+                await panel.aclose()
+        group.cancel_scope.cancel()  # stop the interrupt watcher
+    if failure is not None:
+        raise failure
+    return state
+
+
+@contextlib.contextmanager
+def sigint_held(*, then_raise: bool) -> Iterator[None]:
+    """Hold off Ctrl-C during a few milliseconds of bookkeeping that must not be cut in half.
+
+    A SIGINT inside the block is recorded instead of raised; at the end the previous
+    handler is restored and, if one came and ``then_raise``, ``KeyboardInterrupt`` is
+    raised. Only the main thread may set signal handlers; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: came.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
+    if came and then_raise:
+        raise KeyboardInterrupt

@@ -1,0 +1,109 @@
+"""``cross-judge stats``: the agreement statistics of a finished run; with ``--gold`` the
+critics against labels, and with ``--fit-confidence`` their confidence calibration (that
+part is :mod:`.fit_confidence`). No model is called.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ConfigError
+from .arguments import fraction
+from .common import EXIT_OK, read_results_file, stdout_console
+from .fit_confidence import fit_confidence
+
+__all__ = ["LEVELS", "add_parser", "run"]
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``stats`` and its options to ``sub``."""
+    stats = sub.add_parser(
+        "stats",
+        help="agreement statistics of a finished run",
+        description=(
+            "Krippendorff's alpha, Fleiss' kappa, pairwise critic agreement, per-critic rates "
+            "and consensus counts of the results in OUT.jsonl; for pairs, each critic's "
+            "position bias (first-position and flip rates) and length bias, and for critics "
+            "sampled more than once, their self-agreement. With --gold, the critics and "
+            "the consensus against the labels; with --fit-confidence too, each critic's "
+            "confidence calibration fitted on them and the calibration: lines to paste into "
+            "the panel file. Calls no model."
+        ),
+    )
+    stats.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
+    stats.add_argument(
+        "--level",
+        choices=LEVELS,
+        default="nominal",
+        help="measurement level for Krippendorff's alpha (default nominal)",
+    )
+    stats.add_argument(
+        "--order",
+        metavar="LOW,...,HIGH",
+        help="for --level ordinal over text labels: the labels from low to high",
+    )
+    stats.add_argument(
+        "--gold",
+        metavar="GOLD.jsonl",
+        help=(
+            'labels to measure the critics and the consensus against: {"id", "label"} lines '
+            "(partial gold is fine): accuracy, Cohen's kappa, coverage, Brier score, "
+            "calibration error, and the log-odds weights they earn"
+        ),
+    )
+    stats.add_argument(
+        "--ci",
+        type=fraction,
+        metavar="LEVEL",
+        help="with --gold: bootstrap intervals at this level (e.g. 0.95) for accuracy and kappa",
+    )
+    stats.add_argument(
+        "--fit-confidence",
+        choices=("temperature", "isotonic"),
+        help=(
+            "with --gold: fit each critic's confidence calibration on the labelled items "
+            "(temperature or isotonic scaling of the confidence it states), print its "
+            "calibration error before and after, and the calibration: lines to paste under "
+            "the critics of the panel file. Exit code 1 when a critic cannot be calibrated "
+            "(named on stderr)"
+        ),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``cross-judge stats``; the exit code."""
+    from ..report.summary import render_summary
+
+    batch = read_results_file(args.results, slim=True)
+    order = [label.strip() for label in args.order.split(",")] if args.order else None
+    if order is not None and args.level != "ordinal":
+        raise ConfigError("--order is for --level ordinal")
+    try:
+        alpha = batch.reliability_alpha(args.level, values=order)
+    except ConfigError as exc:
+        hint = " (on the command line: --level ordinal --order LOW,...,HIGH)"
+        raise ConfigError(str(exc) + (hint if "values=" in str(exc) else "")) from None
+    if args.ci is not None and args.gold is None:
+        raise ConfigError("--ci is for --gold: pass the labels to measure against")
+    if args.fit_confidence is not None and args.gold is None:
+        raise ConfigError(
+            "--fit-confidence needs --gold: pass the labels to fit the confidences on "
+            '(a JSONL file of {"id", "label"})'
+        )
+    gold_path = None
+    if args.gold is not None:
+        gold_path = Path(args.gold)
+        if not gold_path.is_file():
+            raise ConfigError(
+                f'--gold {gold_path}: no such file; pass a JSONL file of {{"id", "label"}}'
+            )
+    summary = render_summary(
+        batch, level=args.level, alpha=alpha, detailed=True, gold=gold_path, ci=args.ci
+    )
+    stdout_console().print(summary)
+    if args.fit_confidence is None or gold_path is None:
+        return EXIT_OK
+    return fit_confidence(batch, gold_path, args.fit_confidence, args.results)

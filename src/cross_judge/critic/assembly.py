@@ -1,0 +1,324 @@
+"""Turning what a vendor sent into a critic's :class:`~cross_judge.verdict.Verdict`.
+
+:class:`VerdictAssembly` is one of the parts :class:`~cross_judge.critic.critic.Critic` is
+made of: its methods are the critic's. It parses a completion (labels, confidence, score,
+refusals, empty or cut-off answers), applies the critic's confidence calibration, prices
+the call, stamps the critic's provenance, and makes the verdicts of calls that failed,
+were over budget, never ran, or were answered through a vendor's batch API
+(:meth:`~VerdictAssembly.verdict_from_batch`). :func:`combine_samples` votes a critic's
+self-consistency samples into one verdict and :func:`redacted_verdict` removes secrets a
+vendor echoed. Nothing here sends a request.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ..budget import Budget
+from ..errors import ErrorKind, MissingAPIKeyError
+from ..pricing import Price
+from ..stats.confidence_calibration import ConfidenceCalibration
+from ..transport import CallFailure, Completion
+from ..transport.redaction import Redactor, redactor_for, secrets_of
+from ..vendors import VendorConfig, resolve_api_key
+from ..verdict import Answer, Verdict, call_totals
+from .parsing import ExampleAnswer, parse_answer
+
+if TYPE_CHECKING:
+    from .prompts import PromptSpec
+
+__all__ = ["VerdictAssembly", "combine_samples", "redacted_verdict"]
+
+
+class VerdictAssembly:
+    """The verdict-making methods of :class:`~cross_judge.critic.critic.Critic`."""
+
+    if TYPE_CHECKING:  # what these methods use of the critic (defined in .critic)
+        name: str
+        model: str
+        api_key: str | None
+        max_tokens: int
+        labels: Sequence[str] | None
+        prompt: PromptSpec | str | None
+        calibration: ConfidenceCalibration | Mapping[str, Any] | None
+        _label_keys: tuple[str, ...]
+        _reasoning_keys: tuple[str, ...]
+
+        def endpoint(self) -> VendorConfig: ...
+        def price(self) -> Price | None: ...
+        def prompt_provenance(self) -> tuple[str | None, str | None]: ...
+        def _examples(self) -> tuple[ExampleAnswer, ...]: ...
+        def _calibration_in_use(self) -> ConfidenceCalibration | None: ...
+        @property
+        def prompt_sha256(self) -> str: ...
+
+    def verdict_from_batch(self, outcome: Completion | CallFailure) -> Verdict:
+        """The verdict for this critic's request answered through a vendor's batch API
+        (:mod:`cross_judge.transport.batch_codecs`): a completion is parsed as a live answer is
+        (labels, confidence, calibration, refusals, empty answers) and priced at the
+        model's batch rate; a failure is an ``ERROR`` verdict of its kind. Secrets are
+        redacted as for live verdicts. One attempt; ``elapsed_s`` is 0 (the batch's wall
+        time is the job's, not the request's).
+
+        Raises:
+            ConfigError: a completion reports usage, and the model has a price but no batch
+                rate (its vendor has no batch API the price table knows).
+        """
+        config = self.endpoint()
+        try:
+            api_key: str | None = resolve_api_key(config, self.api_key)
+        except MissingAPIKeyError:
+            api_key = None
+        hide = redactor_for(*secrets_of(config.base_url, api_key))
+        price = self.price()
+        started = time.perf_counter()
+        if isinstance(outcome, CallFailure):
+            verdict = self._failed(outcome.kind, str(outcome), started, attempts=1, price=price)
+        else:
+            verdict = self._verdict_from(outcome, 1, started, price=price, batch=True)
+        return redacted_verdict(verdict, hide).model_copy(update={"elapsed_s": 0.0})
+
+    def _verdict_from(
+        self,
+        completion: Completion,
+        attempts: int,
+        started: float,
+        *,
+        price: Price | None,
+        cached: bool = False,
+        batch: bool = False,
+    ) -> Verdict:
+        """The verdict for a completed call (or a cache hit: no usage, cost 0; or a batch
+        request: the batch rate)."""
+        common = self._common(started, attempts)
+        if cached:
+            common.update(cached=True, cost_usd=0.0)
+            completion = replace(completion, usage=None)
+        elif price is not None and completion.usage is not None:
+            common["cost_usd"] = price.cost(completion.usage, batch=batch)
+        if completion.refusal:
+            return Verdict(
+                kind="ERROR",
+                reasoning=completion.refusal[:1000],
+                error=f"refusal: {completion.refusal[:300]}",
+                error_kind=ErrorKind.REFUSAL,
+                usage=completion.usage,
+                **common,
+            )
+        text = (completion.text or "").strip()
+        if not text:
+            filtered = completion.finish_reason == "content_filter"
+            return Verdict(
+                kind="ERROR",
+                reasoning="empty response from LLM",
+                error="refusal: content filter" if filtered else "empty_response",
+                error_kind=ErrorKind.REFUSAL if filtered else ErrorKind.EMPTY,
+                usage=completion.usage,
+                **common,
+            )
+        parsed = parse_answer(
+            text,
+            labels=self.labels,
+            label_keys=self._label_keys,
+            reasoning_keys=self._reasoning_keys,
+            examples=self._examples(),
+        )
+        if not parsed.ok:
+            error = parsed.error or "parse_fail"
+            if completion.truncated:
+                error += f" (the answer was cut off at max_tokens={self.max_tokens})"
+            return Verdict(
+                kind="PARSE_FAIL",
+                reasoning=parsed.reasoning,
+                raw_response=text,
+                error=error,
+                error_kind=ErrorKind.PARSE,
+                usage=completion.usage,
+                **common,
+            )
+        score = parsed.score
+        spec = self.prompt
+        if score is None and spec is not None and not isinstance(spec, str) and spec.score:
+            score = spec.score.get(parsed.kind)
+        confidence, stated = parsed.confidence, None
+        # Applied here, on every parse of an answer (a cache hit is re-parsed), never
+        # stored: the cache keeps the raw text, so a changed calibration cannot go stale.
+        if self.calibration is not None and parsed.confidence_given:
+            calibration = self._calibration_in_use()
+            assert calibration is not None
+            confidence, stated = calibration.apply(parsed.confidence), parsed.confidence
+        return Verdict(
+            kind=parsed.kind,
+            confidence=confidence,
+            stated_confidence=stated,
+            confidence_stated=parsed.confidence_given,
+            reasoning=parsed.reasoning,
+            score=score,
+            raw_response=text,
+            usage=completion.usage,
+            **common,
+        )
+
+    def unfinished_verdict(
+        self,
+        kind: str,
+        message: str,
+        error_kind: ErrorKind,
+        *,
+        elapsed_s: float = 0.0,
+        sent: bool = True,
+    ) -> Verdict:
+        """A verdict for a call of this critic that did not complete or was never made.
+
+        Used by ensembles for calls cut off by a deadline (``kind="ERROR"``) or saved by
+        early stop (``kind="SKIPPED"``). Carries the critic's provenance. A call that was
+        never ``sent`` costs $0 (when the price is known); one cut off in flight has no
+        known cost (a vendor may bill its prompt).
+        """
+        common = self._common(time.perf_counter() - elapsed_s, attempts=0)
+        if not sent and self.price() is not None:
+            common["cost_usd"] = 0.0
+        return Verdict(kind=kind, reasoning=message, error=message, error_kind=error_kind, **common)
+
+    def _failed(
+        self,
+        kind: ErrorKind,
+        message: str,
+        started: float,
+        *,
+        attempts: int,
+        price: Price | None,
+    ) -> Verdict:
+        """An ``ERROR`` verdict. A failed call reports no usage, so it costs $0 when the
+        price is known (a vendor may still bill a request that timed out)."""
+        return Verdict(
+            kind="ERROR",
+            reasoning=message,
+            error=message,
+            error_kind=kind,
+            cost_usd=None if price is None else 0.0,
+            **self._common(started, attempts),
+        )
+
+    def _over_budget(self, budget: Budget, needed: float, started: float) -> Verdict:
+        message = (
+            f"budget: this call could cost up to ${needed:.6f} (prompt and max_tokens="
+            f"{self.max_tokens} at worst), more than the ${max(budget.remaining_usd, 0.0):.6f} "
+            f"left of budget_usd={budget.limit_usd:g}; not sent"
+        )
+        return Verdict(
+            kind="SKIPPED",
+            reasoning=message,
+            error=message,
+            error_kind=ErrorKind.BUDGET,
+            cost_usd=0.0,  # nothing was sent
+            **self._common(started, 0),
+        )
+
+    def _stored_completion(self, verdict: Verdict) -> Completion:
+        """What the response cache keeps of a valid verdict: the text (re-parsed on a hit),
+        the usage and the model."""
+        return Completion(text=verdict.raw_response, usage=verdict.usage, model=self.model)
+
+    def _common(self, started: float, attempts: int) -> dict[str, Any]:
+        prompt_id, prompt_version = self.prompt_provenance()
+        return {
+            "critic_id": self.name,
+            "elapsed_s": round(time.perf_counter() - started, 3),
+            "model": self.model,
+            "vendor": self.endpoint().name,
+            "prompt_id": prompt_id,
+            "prompt_version": prompt_version,
+            "prompt_sha256": self.prompt_sha256,
+            "attempts": attempts,
+        }
+
+
+def combine_samples(samples: Sequence[Verdict]) -> Verdict:
+    """One critic's verdict from its ``samples`` of one item, in sample order (a pure
+    function: it makes no call).
+
+    - The label (``kind``) is the most common among the valid samples. A tie goes to the
+      label whose samples have the highest mean confidence, then to the label of the
+      earliest sample.
+    - ``confidence`` is the mean confidence of the samples giving that label, over those
+      that stated one (``confidence_stated`` is False, and ``confidence`` 0.0, when none
+      did); ``stated_confidence`` and ``score`` are the means of theirs when any has one.
+      ``reasoning`` is the first such sample's.
+    - ``self_agreement`` is the share of valid samples giving that label (1.0: the critic
+      always said the same).
+    - Fewer valid samples than given: the valid ones vote. None valid: the first sample's
+      failure (its kind, error and error kind), ``self_agreement`` ``None``.
+
+    Always: ``answers`` holds every sample as an :class:`~cross_judge.verdict.Answer` in
+    sample order (``order`` ``None``: a pair's samples are tagged with the order shown
+    by :func:`~cross_judge.pairwise.in_own_names`); ``raw_response`` is ``None`` (the raw
+    answers are in ``answers``); usage, cost and attempts are summed (cost ``None`` if
+    any sample's is unknown), ``elapsed_s`` is the longest sample, ``cached`` is true only
+    when every sample was. A single sample is returned unchanged.
+
+    Raises:
+        ValueError: ``samples`` is empty.
+    """
+    if not samples:
+        raise ValueError("combine_samples needs at least one verdict")
+    if len(samples) == 1:
+        return samples[0]
+    common: dict[str, Any] = {
+        **call_totals(samples),
+        "answers": [Answer.of(v) for v in samples],
+    }
+    valid = [v for v in samples if v.error is None]
+    if not valid:
+        return samples[0].model_copy(update={**common, "self_agreement": None})
+    by_label: dict[str, list[Verdict]] = {}
+    for v in valid:  # insertion order: the label of the earliest sample first
+        by_label.setdefault(v.kind, []).append(v)
+
+    def rank(label: str) -> tuple[int, float]:
+        group = by_label[label]
+        return len(group), _mean([v.confidence for v in group if v.confidence_stated]) or 0.0
+
+    label = max(by_label, key=rank)  # max keeps the first of equals
+    agreeing = by_label[label]
+    confidence = _mean([v.confidence for v in agreeing if v.confidence_stated])
+    stated = [v.stated_confidence for v in agreeing if v.stated_confidence is not None]
+    scores = [v.score for v in agreeing if v.score is not None]
+    return agreeing[0].model_copy(
+        update={
+            **common,
+            "confidence": 0.0 if confidence is None else confidence,
+            "confidence_stated": confidence is not None,
+            "stated_confidence": _mean(stated),
+            "score": _mean(scores),
+            "self_agreement": len(agreeing) / len(valid),
+        }
+    )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    """The mean of ``values``; ``None`` for none (never a made-up 0)."""
+    return sum(values) / len(values) if values else None
+
+
+def redacted_verdict(verdict: Verdict, hide: Redactor) -> Verdict:
+    """``verdict`` with the secrets ``hide`` knows removed from every text a vendor could
+    have put a secret in: the error, the reasoning, the raw answer and the label."""
+    if not hide:
+        return verdict
+    changes: dict[str, str] = {}
+    for name, clean in (
+        ("error", hide.error),
+        ("reasoning", hide),
+        ("raw_response", hide),
+        ("kind", hide.label),
+    ):
+        value = getattr(verdict, name)
+        if value:
+            cleaned = clean(value)
+            if cleaned != value:
+                changes[name] = cleaned
+    return verdict.model_copy(update=changes) if changes else verdict

@@ -1,0 +1,783 @@
+"""The results of a batch as data: :class:`BatchResult`, its per-critic and per-tier
+records, and the one-line JSON form results files hold.
+
+This is a base-layer module: it makes no call and knows nothing of panels. Statistics,
+views, dataframes and re-voting are methods of :class:`BatchResult` for convenience, but
+they are implemented above this layer (``stats/``, ``report/``, ``integrations/``, the
+panels) and reached through :mod:`cross_judge._extensions`, without an import cycle. The
+public path of every class here is :mod:`cross_judge.batch`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError
+
+from ._extensions import provider
+from .errors import ConfigError, ErrorKind
+from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict
+from .voting import strategy_name
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from .stats.agreement import Level
+    from .stats.bias import LengthBias, PositionBias, SelfStats
+    from .stats.gold import GoldReport
+    from .voting import VotingStrategy
+
+__all__ = [
+    "BatchResult",
+    "CriticStats",
+    "TierStats",
+    "as_batch",
+    "call_failed",
+    "dump_result",
+    "is_fallback",
+    "is_incomplete",
+    "load_result",
+    "plain_text",
+    "read_results",
+    "votes_and_consensus",
+]
+
+
+def plain_text(renderable: RenderableType) -> str:
+    """``renderable`` as plain text, 100 columns wide, no colour: what ``str()`` of a
+    result with a ``rich`` summary gives."""
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    Console(file=buffer, width=100, color_system=None, force_terminal=False).print(renderable)
+    return buffer.getvalue().rstrip("\n")
+
+
+class CriticStats(BaseModel):
+    """One critic's record over a batch.
+
+    ``error_rate`` and ``parse_fail_rate`` are over the items it was asked to judge,
+    skipped calls (early stop, budget) excluded; ``agreement`` is the share of its valid
+    verdicts equal to the consensus (its own tier's, for a cascade's results). Rates are
+    ``None`` when undefined (no calls made). ``error_kinds`` counts its failed calls
+    (``ERROR`` and ``PARSE_FAIL``) by ``error_kind``, most common first, and
+    ``error_messages`` gives each kind's most common ``error`` text (e.g.
+    ``"bad_request: HTTP 404: model does not exist"``): why its calls failed, in the
+    vendor's words.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    critic: str
+    items: int = 0
+    valid: int = 0
+    errors: int = 0
+    parse_failures: int = 0
+    skipped: int = 0
+    error_rate: float | None = None
+    parse_fail_rate: float | None = None
+    agreement: float | None = None
+    mean_elapsed_s: float | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    error_kinds: dict[str, int] = Field(default_factory=dict)
+    error_messages: dict[str, str] = Field(default_factory=dict)
+
+
+class TierStats(BaseModel):
+    """One tier's record over a cascade's batch (:meth:`BatchResult.tier_stats`).
+
+    ``asked`` counts the items this tier judged, ``decided`` those whose consensus it
+    gave, ``abstained`` those it left for a human (last tier, ``final="abstain"``);
+    ``share_asked`` and ``share_decided`` are over all items. ``cost_usd`` is what its
+    calls cost (``None`` unless every one is priced); ``agreement`` is, over the items it
+    decided, the mean of its ``agreement_pct``.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    tier: int
+    critics: list[str]
+    asked: int = 0
+    decided: int = 0
+    abstained: int = 0
+    share_asked: float = 0.0
+    share_decided: float = 0.0
+    agreement: float | None = None
+    cost_usd: float | None = None
+
+
+class BatchResult(BaseModel):
+    """The results of a batch, in input order, and statistics over them.
+
+    ``verdicts`` holds one :class:`~cross_judge.verdict.EnsembleVerdict` per item;
+    ``critics`` names the panel (the rows of the reliability matrix); ``voting`` the
+    strategy; ``elapsed_s`` the wall time of the run. Statistics are computed on demand
+    from ``verdicts`` and never call a model; ``None`` means undefined, never a made-up 0.
+    ``len(batch)`` is the number of items; ``print(batch)`` prints :meth:`summary`.
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
+    verdicts: list[EnsembleVerdict]
+    critics: list[str]
+    voting: str
+    elapsed_s: float = 0.0
+
+    def __len__(self) -> int:
+        return len(self.verdicts)
+
+    def __repr__(self) -> str:
+        return (
+            f"BatchResult({len(self.verdicts)} items, critics={self.critics!r}, "
+            f"voting={self.voting!r}, elapsed_s={self.elapsed_s})"
+        )
+
+    # -- agreement ---------------------------------------------------------------------------
+
+    def labels_matrix(self) -> list[list[str | None]]:
+        """Critics x items matrix of labels; ``None`` where a critic gave no valid verdict."""
+        return self._matrix(lambda v: v.kind)
+
+    def reliability_alpha(
+        self, level: Level = "nominal", values: Iterable[str] | None = None
+    ) -> float | None:
+        """Krippendorff's alpha of the critics over the whole batch.
+
+        ``nominal`` compares labels. The other levels need numbers: each verdict's
+        ``score`` when it has one, else its label read as a number (``"4"`` -> 4.0). For
+        ``ordinal`` over text labels pass their order as ``values`` (low to high).
+
+        Raises:
+            ConfigError: a verdict has neither a score nor a numeric label at a numeric
+                level, or a label is not in ``values``.
+        """
+        order = list(values) if values is not None else None
+        if level == "nominal" or (level == "ordinal" and order is not None):
+            matrix: list[list[Any]] = self.labels_matrix()
+        else:
+            matrix = self._matrix(lambda v: _numeric(v, level))
+        try:
+            alpha: float | None = provider("reliability_alpha")(matrix, level, order)
+            return alpha
+        except ValueError as exc:
+            raise ConfigError(f"reliability_alpha({level!r}): {exc}") from None
+
+    def fleiss_kappa(self) -> float | None:
+        """Fleiss' kappa over the items every critic judged validly (others are dropped)."""
+        kappa: float | None = provider("fleiss_kappa")(self.labels_matrix())
+        return kappa
+
+    def pairwise_agreement(
+        self, measure: Literal["percent", "cohen"] = "percent"
+    ) -> dict[tuple[str, str], float | None]:
+        """Agreement of each pair of critics over the items both judged validly, keyed both
+        ways round: percent agreement or Cohen's kappa."""
+        pairs: dict[tuple[str, str], float | None] = provider("pairwise_agreement")(
+            self.labels_matrix(), self.critics, measure
+        )
+        return pairs
+
+    def _matrix(self, value: Callable[[Verdict], Any]) -> list[list[Any]]:
+        rows: list[list[Any]] = [[None] * len(self.verdicts) for _ in self.critics]
+        index = {name: i for i, name in enumerate(self.critics)}
+        for column, result in enumerate(self.verdicts):
+            for verdict in result.verdicts:
+                row = index.get(verdict.critic_id)
+                if row is not None and verdict.error is None:
+                    rows[row][column] = value(verdict)
+        return rows
+
+    # -- counts ------------------------------------------------------------------------------
+
+    def consensus_counts(self) -> dict[str, int]:
+        """Items per consensus label chosen by a vote, most common first.
+
+        Items with no consensus (:attr:`no_consensus_items`: the strategy fell back to its
+        ``fallback`` label, ``UNCLEAR`` by default) are left out: a fallback ``UNCLEAR`` is
+        not a vote for ``UNCLEAR``, while a panel agreeing on ``UNCLEAR`` is counted.
+        """
+        return dict(Counter(r.consensus for r in self.verdicts if not is_fallback(r)).most_common())
+
+    @property
+    def no_consensus_items(self) -> list[str]:
+        """Ids of items whose consensus is the strategy's fallback label because no vote
+        decided it (no valid verdict, quorum not met, no unanimity): see
+        :func:`is_fallback`."""
+        return [r.query_id for r in self.verdicts if is_fallback(r)]
+
+    @property
+    def abstained_items(self) -> list[str]:
+        """Ids of items a cascade left for a human (consensus ``ABSTAIN``)."""
+        return [r.query_id for r in self.verdicts if r.consensus == ABSTAIN and r.tier is not None]
+
+    @property
+    def failed_items(self) -> list[str]:
+        """Ids of items that are worth judging again: a call failed after its retries
+        (an ``ERROR`` verdict), or was not made for lack of budget (``SKIPPED`` with
+        ``error_kind="budget"``). Parse failures and early-stop skips do not count."""
+        return [r.query_id for r in self.verdicts if is_incomplete(r)]
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens used by the whole batch."""
+        total = Usage()
+        for result in self.verdicts:
+            total = total + result.usage
+        return total
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Cost of the whole batch; ``None`` unless every item's cost is known."""
+        costs = [r.cost_usd for r in self.verdicts]
+        if not costs or any(c is None for c in costs):
+            return None
+        return sum(c for c in costs if c is not None)
+
+    def tier_stats(self) -> list[TierStats]:
+        """Per-tier counts of a cascade's batch (items asked, decided, abstained, cost), in
+        tier order; empty when no result came from a cascade."""
+        depth = max((len(r.tiers or ()) for r in self.verdicts), default=0)
+        n = len(self.verdicts)
+        out: list[TierStats] = []
+        for index in range(depth):
+            asked = [r for r in self.verdicts if r.tiers and len(r.tiers) > index]
+            mine = [r.tiers[index] for r in asked if r.tiers]
+            decided = [
+                r.tiers[index]
+                for r in asked
+                if r.tier == index and r.consensus != ABSTAIN and r.tiers
+            ]
+            abstained = sum(1 for r in asked if r.tier == index and r.consensus == ABSTAIN)
+            costs = [t.cost_usd for t in mine]
+            out.append(
+                TierStats(
+                    tier=index,
+                    critics=list(dict.fromkeys(v.critic_id for t in mine for v in t.verdicts)),
+                    asked=len(asked),
+                    decided=len(decided),
+                    abstained=abstained,
+                    share_asked=len(asked) / n if n else 0.0,
+                    share_decided=len(decided) / n if n else 0.0,
+                    agreement=sum(t.agreement_pct for t in decided) / len(decided)
+                    if decided
+                    else None,
+                    cost_usd=sum(c for c in costs if c is not None)
+                    if all(c is not None for c in costs)
+                    else None,
+                )
+            )
+        return out
+
+    def critic_stats(self) -> dict[str, CriticStats]:
+        """Per-critic counts and rates, by critic name in panel order.
+
+        One pass over the verdicts (a 100,000-item batch of three critics takes well under
+        a second), counting into a tally per critic.
+        """
+        tallies = {name: _CriticTally() for name in self.critics}
+        for result in self.verdicts:
+            for verdict, consensus in votes_and_consensus(result):
+                tally = tallies.get(verdict.critic_id)
+                if tally is not None:
+                    tally.add(verdict, consensus)
+        return {name: tally.stats(name) for name, tally in tallies.items()}
+
+    # -- bias --------------------------------------------------------------------------------
+
+    def position_bias(self) -> PositionBias:
+        """Per critic and for the whole panel, the share of decisive answers on pairs that
+        picked the candidate shown first, the flip rate of pairs judged in both orders and
+        a fairness score. See :func:`cross_judge.bias.position_bias`."""
+        bias: PositionBias = provider("position_bias")(self)
+        return bias
+
+    def length_bias(self, bins: Sequence[float] | None = None) -> LengthBias:
+        """Per critic and for the consensus, the win rate of a pair's longer candidate,
+        binned by relative length difference (``bins``: inner edges, by default 10%, 25%,
+        50%). See :func:`cross_judge.bias.length_bias`.
+
+        Raises:
+            ConfigError: ``bins`` are not strictly rising numbers in (0, 1).
+        """
+        length_bias = provider("length_bias")
+        bias: LengthBias = length_bias(self) if bins is None else length_bias(self, bins)
+        return bias
+
+    def self_consistency(self) -> dict[str, SelfStats]:
+        """Per critic, the mean agreement with itself of its sampled verdicts
+        (``Critic(samples=n)``), apart from agreement between critics. See
+        :func:`cross_judge.bias.self_consistency`."""
+        stats: dict[str, SelfStats] = provider("self_consistency")(self)
+        return stats
+
+    # -- re-voting ---------------------------------------------------------------------------
+
+    def against(
+        self, gold: Mapping[str, str] | str | os.PathLike[str], *, ci: float | None = None
+    ) -> GoldReport:
+        """How each critic and the consensus fare against ``gold`` (``{id: label}`` or a
+        JSONL file of ``{"id", "label"}``; partial gold is fine): accuracy, Cohen's kappa,
+        confusion, coverage, Brier score, expected calibration error, reliability table;
+        bootstrap intervals with ``ci=0.95``. See :func:`cross_judge.reliability.gold_report`.
+
+        Raises:
+            ConfigError: gold ids that are no item of the batch, or a gold label outside
+                what the critics answer.
+        """
+        report: GoldReport = provider("gold_report")(self, gold, ci=ci)
+        return report
+
+    def revote(
+        self,
+        voting: str | VotingStrategy = "majority",
+        *,
+        weights: Mapping[str, float] | None = None,
+        min_valid: int | None = None,
+        **voting_kwargs: Any,
+    ) -> BatchResult:
+        """The same verdicts under another strategy; calls no model.
+
+        ``voting="dawid_skene"`` re-decides every item by the Dawid-Skene model learned
+        from the whole batch (:func:`cross_judge.reliability.dawid_skene`; ``one_coin=True``
+        for its one-accuracy-per-critic variant, ``errors="correlated"`` for critics that
+        err together); the consensus's posterior probability is each item's ``score``.
+
+        Raises:
+            ConfigError: unknown strategy or invalid arguments (before any item is touched);
+                results of a cascade, whose tiers vote apart (replay the cascade with
+                another escalation instead, or re-vote a tier's results).
+        """
+        if voting == "dawid_skene":
+            unknown = sorted(set(voting_kwargs) - {"one_coin", "errors"})
+            if weights is not None or min_valid is not None or unknown:
+                raise ConfigError(
+                    "revote('dawid_skene') learns each critic's reliability from the "
+                    "verdicts and takes only one_coin=True/False and "
+                    "errors='independent'/'correlated'; drop "
+                    + ", ".join(
+                        [
+                            *unknown,
+                            *(["weights"] if weights else []),
+                            *(["min_valid"] if min_valid else []),
+                        ]
+                    )
+                )
+            revoted: BatchResult = provider("revote_dawid_skene")(
+                self,
+                one_coin=bool(voting_kwargs.get("one_coin", False)),
+                errors=voting_kwargs.get("errors", "independent"),
+            )
+            return revoted
+        if any(r.tiers for r in self.verdicts):
+            raise ConfigError(
+                "these results come from a cascade, whose tiers vote separately; replay it "
+                "with another escalation (cascade.replay(results, escalation=...)), or "
+                "re-vote one tier's results: revote(result.tiers[i], ...)"
+            )
+
+        revote = provider("revote")
+        results = [
+            revote(r, voting, weights=weights, min_valid=min_valid, **voting_kwargs)
+            for r in self.verdicts
+        ]
+        return self.model_copy(update={"verdicts": results, "voting": strategy_name(voting)})
+
+    # -- export ------------------------------------------------------------------------------
+
+    def to_jsonl(self, path: str | os.PathLike[str]) -> None:
+        """Write one ``EnsembleVerdict`` JSON object per line (what the CLI writes), replacing
+        the file. :meth:`from_jsonl` reads it back."""
+        with open(path, "w", encoding="utf-8") as out:
+            for result in self.verdicts:
+                out.write(dump_result(result) + "\n")
+
+    @classmethod
+    def from_jsonl(cls, path: str | os.PathLike[str], *, slim: bool = False) -> BatchResult:
+        """Read a results file written by :meth:`to_jsonl` or ``cross-judge review``.
+
+        Critics are named in first-seen order; ``voting`` is the first record's. With
+        ``slim`` each verdict's ``raw_response`` and ``reasoning`` are dropped as lines are
+        read, which keeps a large run's statistics in a fraction of the memory.
+
+        Raises:
+            ConfigError: the file is missing or a line is not a result (line number given).
+        """
+        return cls.from_results(read_results(path, slim=slim))
+
+    @classmethod
+    def from_results(cls, results: Iterable[EnsembleVerdict]) -> BatchResult:
+        """A batch of stored results: critics named in first-seen order, ``voting`` the
+        first result's (``"majority"`` when there is none)."""
+        verdicts = list(results)
+        critics = list(dict.fromkeys(v.critic_id for r in verdicts for v in r.verdicts))
+        voting = verdicts[0].voting if verdicts else "majority"
+        return cls(verdicts=verdicts, critics=critics, voting=voting)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One flat dict per item, for ``pandas.DataFrame(batch.to_records())``.
+
+        Keys: ``id``, ``consensus``, ``agreement_pct``, ``disagreement``, ``n_valid``,
+        ``n_errors``, ``score``, ``cost_usd``, ``elapsed_s`` (and ``tier`` for a cascade's
+        results), then per critic
+        ``<critic>.kind``, ``<critic>.confidence`` and ``<critic>.error_kind``, then each
+        meta key as ``meta.<key>``.
+        """
+        records: list[dict[str, Any]] = []
+        for result in self.verdicts:
+            record: dict[str, Any] = {
+                "id": result.query_id,
+                "consensus": result.consensus,
+                "agreement_pct": result.agreement_pct,
+                "disagreement": result.disagreement,
+                "n_valid": result.n_valid,
+                "n_errors": result.n_errors,
+                "score": result.score,
+                "cost_usd": result.cost_usd,
+                "elapsed_s": result.elapsed_s,
+            }
+            if result.tier is not None:
+                record["tier"] = result.tier
+            by_critic = {v.critic_id: v for v in result.verdicts}
+            for name in self.critics:
+                v = by_critic.get(name)
+                record[f"{name}.kind"] = v.kind if v else None
+                record[f"{name}.confidence"] = v.confidence if v and v.error is None else None
+                record[f"{name}.error_kind"] = v.error_kind.value if v and v.error_kind else None
+            for key, value in result.meta.items():
+                record[f"meta.{key}"] = value
+            records.append(record)
+        return records
+
+    # -- summary -----------------------------------------------------------------------------
+
+    def summary(
+        self,
+        *,
+        gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
+        ci: float | None = None,
+    ) -> RenderableType:
+        """A ``rich`` renderable: totals and agreement, consensus counts, one row per critic;
+        with ``gold`` also the critics and the consensus against it (bootstrap intervals at
+        ``ci``), the weights it earns and the panel's effective votes.
+
+        ``rich.print(batch.summary())`` in a terminal or notebook; ``print(batch)`` gives
+        the same as plain text.
+        """
+        summary: RenderableType = provider("render_summary")(self, gold=gold, ci=ci)
+        return summary
+
+    def __rich__(self) -> RenderableType:
+        return self.summary()
+
+    def __str__(self) -> str:
+        return plain_text(self.summary())
+
+    # -- notebooks ---------------------------------------------------------------------------
+
+    def _repr_html_(self) -> str:
+        """The batch at a glance for Jupyter: headline statistics, per-critic and consensus
+        tables, then up to 50 items, the disputed ones first (see
+        :func:`cross_judge.report.notebook.batch_html`)."""
+        html: str = provider("batch_html")(self)
+        return html
+
+    def to_pandas(self) -> Any:
+        """A long ``pandas.DataFrame``: one row per critic verdict of each item, items in
+        batch order (a panel's batch has items x critics rows; a cascade's, the critics of
+        each tier asked, tier by tier). ``?`` marks a column that may be missing.
+
+        Per verdict: ``position`` (int, the item's index in the batch), ``query_id``,
+        ``critic``, ``tier`` (int?, the cascade tier that asked it), ``kind`` (the label, or
+        ``ERROR`` / ``PARSE_FAIL`` / ``SKIPPED``), ``valid`` (bool, a vote: no error),
+        ``confidence`` (float?, valid verdicts only), ``score`` (float?), ``reasoning``,
+        ``error_kind`` and ``error`` (str?, why the call failed), ``agrees`` (bool?, a valid
+        verdict's label equals the consensus it is measured against: the item's, or its own
+        tier's in a cascade, as in :meth:`critic_stats`), ``model``, ``vendor`` (str?),
+        ``cost_usd`` (float?, missing when unpriced), ``elapsed_s`` (float), ``attempts``
+        (int), ``cached`` (bool), ``prompt_tokens`` and ``completion_tokens`` (int?,
+        missing when the call reported no usage), ``order`` and ``flipped`` (pairs only).
+
+        Per item, repeated on each of its rows: ``consensus``, ``agreement_pct`` (float),
+        ``fallback`` (bool, no vote decided), ``disagreement`` (bool), ``decided_tier``
+        (int?, the cascade tier that decided), then ``meta.<key>`` for each key of the
+        items' ``meta`` (missing where an item lacks it). Item totals such as cost are left
+        out on purpose: summed over rows they would count once per critic; sum
+        ``cost_usd`` instead. (:meth:`to_records` is the wide one-row-per-item table.)
+
+        dtypes: ``int64``, ``float64`` (``NaN`` when missing), ``bool``; nullable ``Int64``
+        and ``boolean`` for ints and bools that may be missing; text in pandas' default
+        string dtype; meta columns inferred. An empty batch gives the columns and no rows.
+
+        Raises:
+            ConfigError: pandas is not installed (``pip install 'cross-judge[pandas]'``).
+        """
+        return provider("to_pandas")(self)
+
+    def to_polars(self) -> Any:
+        """The long frame of :meth:`to_pandas` (same columns, same rows) as a
+        ``polars.DataFrame``: ``Int64``, ``Float64``, ``Boolean`` and ``String`` columns with
+        nulls for missing values; a meta key whose values mix types is a ``String`` column
+        of their text.
+
+        Raises:
+            ConfigError: polars is not installed (``pip install 'cross-judge[polars]'``).
+        """
+        return provider("to_polars")(self)
+
+
+def votes_and_consensus(result: EnsembleVerdict) -> Iterator[tuple[Verdict, str]]:
+    """Each verdict of ``result`` with the consensus it is measured against: the item's, or
+    for a cascade's result its own tier's (a cheap critic is not in dissent when its tier
+    escalated, nor when the last tier abstained)."""
+    for part in result.tiers or (result,):
+        for verdict in part.verdicts:
+            yield verdict, part.consensus
+
+
+def as_batch(
+    results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
+) -> BatchResult:
+    """``results`` as a :class:`BatchResult`: itself, stored results
+    (:meth:`BatchResult.from_results`), or a results file (read slim: raw text and
+    reasoning dropped).
+
+    Raises:
+        ConfigError: the file is missing or a line is not a result.
+    """
+    if isinstance(results, BatchResult):
+        return results
+    if isinstance(results, (str, os.PathLike)):
+        return BatchResult.from_jsonl(results, slim=True)
+    return BatchResult.from_results(results)
+
+
+def is_fallback(result: EnsembleVerdict) -> bool:
+    """True when ``result.consensus`` is the voting strategy's fallback label, given because
+    no vote decided (``EnsembleVerdict.fallback``), not a label the critics voted for.
+    Results stored without that flag (older files) read as votes: the field defaults to
+    False."""
+    return result.fallback
+
+
+_MESSAGES_KEPT = 16  # distinct messages tallied per error kind: bounded memory on huge runs
+
+
+class _CriticTally:
+    """What :meth:`BatchResult.critic_stats` counts for one critic, verdict by verdict."""
+
+    __slots__ = (
+        "agreeing",
+        "asked",
+        "cost",
+        "cost_known",
+        "elapsed",
+        "errors",
+        "failed",
+        "items",
+        "parse",
+        "tokens",
+        "valid",
+    )
+
+    def __init__(self) -> None:
+        self.items = self.asked = self.valid = self.agreeing = self.errors = self.parse = 0
+        self.elapsed = self.cost = 0.0
+        self.cost_known = True
+        self.tokens = [0, 0, 0, 0, 0]  # prompt, completion, total, cache read, cache write
+        self.failed: list[Verdict] = []
+
+    def add(self, verdict: Verdict, consensus: str) -> None:
+        self.items += 1
+        usage = verdict.usage
+        if usage is not None:
+            tokens = self.tokens
+            tokens[0] += usage.prompt_tokens
+            tokens[1] += usage.completion_tokens
+            tokens[2] += usage.total_tokens
+            tokens[3] += usage.cache_read_tokens
+            tokens[4] += usage.cache_write_tokens
+        if verdict.error is None:
+            self.valid += 1
+            self.agreeing += verdict.kind == consensus
+        kind = verdict.kind
+        if kind == "SKIPPED":
+            return
+        self.asked += 1
+        self.elapsed += verdict.elapsed_s
+        if verdict.cost_usd is None:
+            self.cost_known = False
+        else:
+            self.cost += verdict.cost_usd
+        if kind == "ERROR":
+            self.errors += 1
+            self.failed.append(verdict)
+        elif kind == "PARSE_FAIL":
+            self.parse += 1
+            self.failed.append(verdict)
+
+    def stats(self, name: str) -> CriticStats:
+        asked = self.asked
+        kinds, messages = _failure_tally(self.failed)
+        prompt, completion, total, cache_read, cache_write = self.tokens
+        return CriticStats(
+            critic=name,
+            items=self.items,
+            valid=self.valid,
+            errors=self.errors,
+            parse_failures=self.parse,
+            skipped=self.items - asked,
+            error_rate=self.errors / asked if asked else None,
+            parse_fail_rate=self.parse / asked if asked else None,
+            agreement=self.agreeing / self.valid if self.valid else None,
+            mean_elapsed_s=self.elapsed / asked if asked else None,
+            usage=Usage(
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                total_tokens=total,
+                cache_read_tokens=cache_read,
+                cache_write_tokens=cache_write,
+            ),
+            cost_usd=self.cost if asked and self.cost_known else None,
+            error_kinds=kinds,
+            error_messages=messages,
+        )
+
+
+def _failure_tally(failed: Iterable[Verdict]) -> tuple[dict[str, int], dict[str, str]]:
+    """Failed verdicts by error kind (most common first), and each kind's most common
+    message among the first few distinct ones seen."""
+    kinds: Counter[str] = Counter()
+    messages: dict[str, Counter[str]] = {}
+    for verdict in failed:
+        kind = str(verdict.error_kind or ("parse" if verdict.kind == "PARSE_FAIL" else "error"))
+        kinds[kind] += 1
+        seen = messages.setdefault(kind, Counter())
+        text = verdict.error or ""
+        if text in seen or len(seen) < _MESSAGES_KEPT:
+            seen[text] += 1
+    return dict(kinds.most_common()), {
+        kind: seen.most_common(1)[0][0] for kind, seen in messages.items() if seen
+    }
+
+
+def is_incomplete(result: EnsembleVerdict) -> bool:
+    """True when a call of ``result`` failed after its retries (``ERROR``) or was not made
+    for lack of budget: the item is worth judging again (``--retry-failed``). For a
+    cascade's result only the deciding tier counts (a failure in a tier that escalated is
+    covered by the tier after it), unless it holds tiers past the deciding one (judged with
+    ``all_tiers``, the data calibration and replay read): then every tier counts."""
+    if result.tiers and result.tier is not None and len(result.tiers) == result.tier + 1:
+        verdicts = result.tiers[result.tier].verdicts
+    else:
+        verdicts = result.verdicts
+    return any(call_failed(v) for v in verdicts)
+
+
+def call_failed(verdict: Verdict) -> bool:
+    """True when ``verdict``'s call failed after its retries (``ERROR``) or was not made
+    for lack of budget (``SKIPPED`` with ``error_kind="budget"``)."""
+    return verdict.kind == "ERROR" or (
+        verdict.kind == "SKIPPED" and verdict.error_kind is ErrorKind.BUDGET
+    )
+
+
+def _numeric(verdict: Verdict, level: str) -> float:
+    if verdict.score is not None:
+        return verdict.score
+    try:
+        number = float(verdict.kind)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise ConfigError(
+            f"reliability_alpha({level!r}) needs numbers, but critic {verdict.critic_id!r} "
+            f"answered {verdict.kind!r} with no score; use level='nominal', or 'ordinal' "
+            "with values=[...] listing the labels from low to high"
+        )
+    return number
+
+
+# -- the results file's lines ------------------------------------------------------------------
+
+
+def dump_result(result: EnsembleVerdict) -> str:
+    """``result`` as one line of JSON (no newline), as results files hold it.
+
+    Lossless for any text, including a lone surrogate (valid JSON as an escape such as
+    ``"\\udc80"``, e.g. in an item id read from a JSONL file): UTF-8 cannot encode one, so
+    such a record is written with ASCII escapes instead of failing. :func:`load_result`
+    reads both forms back.
+    """
+    try:
+        return result.model_dump_json()
+    except PydanticSerializationError:
+        # Rare (text that is not Unicode); the escaped form is ~3x slower to write.
+        return json.dumps(result.model_dump(mode="json"), ensure_ascii=True, separators=(",", ":"))
+
+
+def load_result(line: str | bytes) -> EnsembleVerdict:
+    """One line written by :func:`dump_result`, as an :class:`EnsembleVerdict`.
+
+    Raises:
+        ValidationError: the line is not JSON or not a result record.
+    """
+    try:
+        return EnsembleVerdict.model_validate_json(line)
+    except ValidationError as exc:
+        # pydantic's JSON parser refuses lone surrogate escapes, which json.loads keeps.
+        if not any("surrogate" in str(e.get("msg", "")) for e in exc.errors()):
+            raise
+        try:
+            value = json.loads(line)
+        except ValueError:
+            raise exc from None
+        return EnsembleVerdict.model_validate(value)
+
+
+def read_results(path: str | os.PathLike[str], *, slim: bool = False) -> Iterator[EnsembleVerdict]:
+    """The results in a file, in file order; blank lines are skipped. With ``slim``,
+    verdicts lose ``raw_response`` and ``reasoning`` (see :meth:`BatchResult.from_jsonl`).
+
+    Raises:
+        ConfigError: the file is missing, or a line is not a result (line number given).
+    """
+    try:
+        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such results file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                result = load_result(line)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise ConfigError(
+                    f"{path} line {number}: not a result record ({where}: {first['msg']})"
+                ) from None
+            if slim:
+                result.verdicts = [
+                    v.model_copy(update={"raw_response": None, "reasoning": ""})
+                    for v in result.verdicts
+                ]
+            yield result
+
+
+# The classes' public path: users import them from cross_judge.batch, and pickles, reprs
+# and the docs name that path.
+for _public in (BatchResult, CriticStats, TierStats):
+    _public.__module__ = "cross_judge.batch"
+del _public

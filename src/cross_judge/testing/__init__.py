@@ -1,0 +1,68 @@
+"""A local, scriptable, simulated LLM vendor for offline tests, demos and benchmarks.
+
+:class:`VendorServer` speaks two wire protocols over real HTTP on a loopback address: the
+OpenAI chat-completions protocol (point any OpenAI-compatible client, cross-judge's own,
+``openai`` or ``httpx``, at :attr:`VendorServer.url`) and the Anthropic Messages API (point
+an ``anthropic`` client at :attr:`VendorServer.anthropic_url`). Either way a client is
+exercised end to end: connection pooling, timeouts, retries, error classification,
+parsing.
+
+What it **is**:
+
+* a fake vendor whose critics are :class:`Persona` objects: each answers a verdict drawn
+  from a seeded RNG, right with probability ``accuracy``, in one of several text styles
+  (strict JSON, fenced, ``<think>`` preamble, messy JSON), after a chosen latency;
+* correlated like real judges when asked: with ``error_correlation`` rho > 0 every item
+  has a difficulty, and personas are wrong together on hard items (a Gaussian threshold
+  model that keeps each persona's accuracy over items) and, when wrong, often give the
+  same wrong label. Independent errors (rho 0, the default) flatter every ensemble
+  method, since a majority then outvotes most mistakes;
+* a pairwise judge when asked: with ``better=`` a pair of candidates is judged by
+  content, so swapping them swaps the right answer, and a persona's ``position_bias``
+  favours whichever is shown first; :func:`pairwise_rates` gives the exact rates to
+  expect;
+* scriptable: :meth:`VendorServer.script` queues one-shot :class:`Reply` objects (a 429
+  with ``Retry-After``, an HTML error page, a malformed body, a dropped connection, a
+  request that never answers...) and :meth:`VendorServer.always` sets a persistent one;
+  each is answered in the protocol of the request it meets;
+* observable: :meth:`VendorServer.stats` and :attr:`VendorServer.recent_requests`.
+
+What it is **not**: a model. Critics are fake; answers come from ``random.Random`` seeded
+with the persona and the item text, so they are reproducible but say nothing about any
+real model. It is not a security boundary either: it refuses to listen on anything but a
+loopback address, and its optional API-key check exists only to test auth handling.
+
+The server runs in a daemon thread with its own asyncio event loop, so it works the same
+from sync code, from tests on any event loop (asyncio or trio) and from notebooks::
+
+    with VendorServer([Persona("critic-a", accuracy=0.8)]) as server:
+        client = openai.OpenAI(base_url=server.url, api_key="unused")
+        ...
+
+``python -m cross_judge.testing --port 0`` runs one in the foreground (see :func:`main`).
+
+Nothing happens at import time: no thread, no socket, no event loop.
+"""
+
+# The modules, one job each (internal: import the public names from here):
+#   personas      who answers: Persona, pairwise_rates
+#   decisions     what a persona answers and how it writes it, without HTTP
+#   replies       scripted responses (Reply)
+#   protocol      the shapes of the two wire protocols: bodies, errors, refusals
+#   state         what one server knows and counts, behind one lock
+#   answers       a persona's answer to a request on a server: faults, draws, bodies
+#   chat_endpoints, batches, batch_endpoints   the live and the provider-batch endpoints
+#   server        VendorServer: configuration, lifecycle, routes
+#   cli           python -m cross_judge.testing
+from .cli import main
+from .personas import PairwiseRates, Persona, Style as Style, pairwise_rates
+from .replies import Reply
+from .server import VendorServer
+
+__all__ = ["PairwiseRates", "Persona", "Reply", "VendorServer", "main", "pairwise_rates"]
+
+# The public path of what this package's modules define: reprs, pickles and the docs name
+# cross_judge.testing, as before the module became a package.
+for _public in (PairwiseRates, Persona, Reply, VendorServer, main, pairwise_rates):
+    _public.__module__ = __name__
+del _public
