@@ -1,7 +1,7 @@
 """What each protocol sends of a request's settings: ChatRequest.sent_settings, the one
 description that the wire adapters, the response cache and the run manifest share.
 
-The Anthropic adapter's body is held to it in tests/unit/test_anthropic.py; the
+The Anthropic adapter's body is held to it in tests/unit/transport/test_anthropic.py; the
 chat-completions body is held to it here.
 """
 
