@@ -41,10 +41,10 @@ from anyio.abc import TaskGroup
 from . import _otel
 from ._extensions import provide
 from .batch.panel_methods import PanelMethods
-from .batch.provider_jobs import active_job
 from .batch.runner import stop_streams
 from .budget import Budget
 from .critic.critic import Critic
+from .critic.parking import active_job
 from .errors import ConfigError, ErrorKind
 from .pairwise import (
     OnFlip,
