@@ -16,12 +16,19 @@ nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.sessions = ["lint", "tests", "compat", "docs", "browser"]
 nox.options.error_on_missing_interpreters = False
 
+# Every session installs with bytecode compiled, as pip does by default and uv does not. The
+# tests start ~100 fresh interpreters (examples, exit and fork checks, killed reviews); where
+# the environment sets PYTHONDONTWRITEBYTECODE, each of them would otherwise compile the
+# vendor SDKs from source again: measured on a 2-core machine, the tests took 358 s without
+# compiled bytecode and 294 s with it.
+COMPILED = {"UV_COMPILE_BYTECODE": "1"}
+
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit and integration tests and the reliability suite (no network: servers run on
     127.0.0.1), spread over one worker process per CPU (pytest-xdist)."""
-    session.install(".[test]")
+    session.install(".[test]", env=COMPILED)
     session.run("pytest", "-n", "auto", *session.posargs)
 
 
@@ -30,7 +37,7 @@ def stats(session: nox.Session) -> None:
     """The ``cross-judge[stats]`` extra (numpy): the statistics learned from verdicts
     (Dawid-Skene on both its numpy and pure-Python paths and its correlated-errors model,
     gold metrics, confidence calibration, learned weights)."""
-    session.install(".[test,stats]")
+    session.install(".[test,stats]", env=COMPILED)
     session.run(
         "pytest",
         "-p",
@@ -52,7 +59,7 @@ def ray(session: nox.Session) -> None:
     one Ray instance). 42 s on an idle 2-core machine with its install, but Ray starts a
     dozen processes of its own: beside two CPU-burning processes it took 10 min 20 s, so it
     is not in the default sessions nor in CI."""
-    session.install(".[test,ray]")
+    session.install(".[test,ray]", env=COMPILED)
     session.run("pytest", "tests/ray", "-p", "no:cacheprovider", *session.posargs)
 
 
@@ -62,7 +69,7 @@ def docs(session: nox.Session) -> None:
     ``mkdocs build --strict`` fails on a broken link or anchor, a page missing from the nav
     or an unreadable docstring; then every python block of docs/ and README.md runs against
     the simulated vendor (tests/docs)."""
-    session.install(".[test,docs,pandas]")  # pandas: the dataframe examples run too
+    session.install(".[test,docs,pandas]", env=COMPILED)  # pandas: the dataframe examples run too
     session.run("mkdocs", "build", "--strict", "--site-dir", "site")
     session.run("pytest", "tests/docs", "-p", "no:cacheprovider", *session.posargs)
 
@@ -71,7 +78,7 @@ def docs(session: nox.Session) -> None:
 def frames(session: nox.Session) -> None:
     """BatchResult.to_pandas() / to_polars() with both extras installed (the default
     session has neither, and those tests skip there)."""
-    session.install(".[test,pandas,polars]")
+    session.install(".[test,pandas,polars]", env=COMPILED)
     session.run(
         "pytest",
         "tests/unit/integrations/test_frames.py",
@@ -86,7 +93,7 @@ def frames(session: nox.Session) -> None:
 def otel(session: nox.Session) -> None:
     """The ``cross-judge[otel]`` extra: spans checked against the SDK's in-memory exporter
     and a golden file, then the integration suite with the API installed (the no-op path)."""
-    session.install(".[test,otel]", "opentelemetry-sdk")
+    session.install(".[test,otel]", "opentelemetry-sdk", env=COMPILED)
     session.run(
         "pytest",
         "-n",
@@ -117,7 +124,9 @@ def browser(session: nox.Session) -> None:
             "apt-get", "install", "-y", "-qq", "chromium", external=True, success_codes=[0, 100]
         )
     session.install(
-        ".[test,report]", "playwright>=1.45", env={"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
+        ".[test,report]",
+        "playwright>=1.45",
+        env={**COMPILED, "PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"},
     )
     session.run(
         "pytest",
@@ -135,7 +144,7 @@ def faults(session: nox.Session) -> None:
     random faults, interrupts, fuzzing, secrets, hostile items). CI runs it as part of
     ``tests``; here it can run longer: ``CROSS_JUDGE_FUZZ_SCALE=10`` multiplies the fuzz
     inputs, ``CROSS_JUDGE_LOAD_ITEMS=50000`` the load run's items."""
-    session.install(".[test]")
+    session.install(".[test]", env=COMPILED)
     session.run("pytest", "tests/faults", "-p", "no:cacheprovider", *session.posargs)
 
 
@@ -147,7 +156,7 @@ def live(session: nox.Session) -> None:
     ``CROSS_JUDGE_LIVE_KEY_ENV`` (the name of the key's variable), ``_PROTOCOL``,
     ``_VENDOR``, ``_TIMEOUT``, ``_MAX_TOKENS`` (see tests/live/conftest.py). Without the
     URL every test is skipped. Not part of CI: it calls a vendor (about twenty calls)."""
-    session.install(".[test]")
+    session.install(".[test]", env=COMPILED)
     session.run("pytest", "tests/live", "-p", "no:cacheprovider", *session.posargs)
 
 
@@ -157,14 +166,14 @@ def compat(session: nox.Session) -> None:
     vendors, voting: 107 tests) against this package: ``compat01/run.py`` fetches the 0.1.0
     sdist from the package index (cached in ``compat01/.cache``), checks its sha256 and
     requires all 107 to pass."""
-    session.install(".[test]", "pip")
+    session.install(".[test]", "pip", env=COMPILED)
     session.run("python", "compat01/run.py", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff (lint + format check) on src and tests, mypy --strict on src."""
-    session.install(".[lint]")
+    session.install(".[lint]", env=COMPILED)
     paths = ("src", "tests", "bench", "examples", "compat01", "noxfile.py")
     session.run("ruff", "check", *paths)
     session.run("ruff", "format", "--check", *paths)
@@ -177,15 +186,17 @@ def bench(session: nox.Session) -> None:
     bench/results/<name>.json; then the table of every target. About 17 minutes on a
     2-core machine, half of it the Ray benchmark (it streams a million items); it installs
     the ``ray`` extra for that."""
-    # krippendorff and numpy for the statistics comparison. Bytecode compiled at install, as
-    # pip does by default (uv does not): cold-start numbers must not include compiling.
-    session.install(".[test,ray]", env={"UV_COMPILE_BYTECODE": "1"})
+    # krippendorff and numpy for the statistics comparison. Bytecode compiled at install
+    # (COMPILED): cold-start numbers must not include compiling.
+    session.install(".[test,ray]", env=COMPILED)
     for script in (
         "bench_fanout.py",
         "bench_throughput.py",
         "bench_transport.py",
         "bench_cpu.py",
         "bench_coldstart.py",
+        "bench_loop_stall.py",
+        "bench_redaction.py",
         "bench_memory.py",
         "bench_savings.py",
         "bench_cascade.py",
@@ -199,6 +210,6 @@ def bench(session: nox.Session) -> None:
         session.run("python", f"bench/{script}")
     # Last, so that no other benchmark runs with an OpenTelemetry provider installed (the
     # API alone comes with the anthropic SDK, and stays a no-op without one).
-    session.install(".[otel]", "opentelemetry-sdk")
+    session.install(".[otel]", "opentelemetry-sdk", env=COMPILED)
     session.run("python", "bench/bench_otel.py")
     session.run("python", "bench/summary.py")  # docs/performance.md's table; fails on a MISS

@@ -22,6 +22,8 @@ ORDER = (
     "transport",
     "cpu",
     "coldstart",
+    "loop_stall",
+    "redaction",
     "memory",
     "savings",
     "cascade",

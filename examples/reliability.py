@@ -6,12 +6,16 @@ with no further call: the batch summary against 300 labelled items, Dawid-Skene 
 labels (the classic model and the one for correlated errors), log-odds weights learned on
 the labels, effective votes estimated without labels, and calibrated confidence.
 
+Needs the ``stats`` extra (numpy, for the correlated-errors model):
+
+    pip install 'cross-judge[stats]'
     python examples/reliability.py
 """
 
 from __future__ import annotations
 
 import random
+import sys
 
 import anyio
 import rich
@@ -102,4 +106,8 @@ async def main(n_items: int = 1000, n_labelled: int = 300) -> None:
 
 
 if __name__ == "__main__":
+    try:
+        import numpy  # noqa: F401  (the correlated-errors Dawid-Skene model needs it)
+    except ImportError:
+        sys.exit("examples/reliability.py needs the stats extra: pip install 'cross-judge[stats]'")
     anyio.run(main)

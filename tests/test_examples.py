@@ -7,6 +7,7 @@ import ast
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -95,3 +96,46 @@ def test_pairwise_runs_offline_and_both_orders_cut_the_wrong_verdicts() -> None:
         if line.startswith("wrong decisive verdicts: ")
     )
     assert all(both[name] < fixed[name] / 2 for name in fixed)
+
+
+# The examples that need an extra, and the extra. The core install (`pip install .`) has none
+# of numpy, pandas or polars.
+NEEDS_EXTRA = {"reliability.py": "stats"}
+EXTRA_MODULES = {"stats": "numpy"}
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS_EXTRA))
+def test_an_example_that_needs_an_extra_stops_at_once_naming_it(name: str) -> None:
+    blocked = EXTRA_MODULES[NEEDS_EXTRA[name]]
+    runner = (
+        "import runpy, sys\n"
+        f"sys.modules[{blocked!r}] = None  # as on a core install\n"
+        f"sys.argv = [{str(EXAMPLES / name)!r}]\n"
+        f"runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    package_root = str(Path(cross_judge.__file__).resolve().parents[1])
+    proc = subprocess.run(
+        [sys.executable, "-c", runner],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": package_root},
+        check=False,
+    )
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert f"pip install 'cross-judge[{NEEDS_EXTRA[name]}]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS_EXTRA))
+def test_every_listing_of_an_example_that_needs_an_extra_names_it(name: str) -> None:
+    """A listing is a paragraph or a list item of the README or a docs page."""
+    root = EXAMPLES.parent
+    pip = f"pip install 'cross-judge[{NEEDS_EXTRA[name]}]'"
+    silent = [
+        f"{page.name}: {listing[:60]!r}"
+        for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+        for listing in re.split(r"\n\s*\n|\n(?=- )", page.read_text(encoding="utf-8"))
+        if f"examples/{name}" in listing and pip not in listing
+    ]
+    assert silent == []

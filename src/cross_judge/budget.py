@@ -1,35 +1,101 @@
 """A spending cap in US dollars, shared by every call it is given to.
 
 Before a call is made, its worst case (:func:`cross_judge.pricing.worst_case_cost`) is
-reserved from the budget; if it does not fit in what is left after the money spent and
-the reservations of calls in flight, the call is not made and its verdict is ``SKIPPED``
-with ``error_kind="budget"``. When the call ends, the reservation is replaced by the
-call's actual cost. So spending stays under the cap as long as the worst-case estimate
-holds; it errs high on purpose (a rough token count that overcounts, all input uncached,
-the full ``max_tokens``, peak rates), so calls are refused somewhat before the cap rather
-than after it. A call cancelled in flight (early stop, a deadline, Ctrl-C) is charged its
-estimated prompt cost, as a vendor may bill the prompt of a request it had started.
+reserved from the budget. When the call ends, the reservation is replaced by the call's
+actual cost. So spending stays under the cap as long as the worst-case estimate holds; it
+errs high on purpose (a rough token count that overcounts, all input uncached, the full
+``max_tokens``, peak rates), so calls are refused somewhat before the cap rather than after
+it. A call cancelled in flight (early stop, a deadline, Ctrl-C) is charged its estimated
+prompt cost, as a vendor may bill the prompt of a request it had started. A call whose
+vendor reports no usable usage (none, or zero tokens: many gateways leave it out) is charged
+its reservation, the worst case, since what it cost is not known
+(:func:`cross_judge.pricing.usage_is_plausible`).
+
+A call whose worst case does not fit in what is left after the money spent and the
+reservations of calls in flight waits for those calls to settle
+(:meth:`Budget.reserve_or_wait`, what a critic does): reservations are worst cases, and
+most of what they hold comes back. It is refused (not made: its verdict is ``SKIPPED``
+with ``error_kind="budget"``) only when it cannot fit even if every call in flight cost
+nothing, or when nothing is in flight and it still does not fit. So a tight budget at a
+high concurrency is spent, not skipped while most of it sits in worst-case reservations,
+and the reservations still bound the spending.
 
 Set ``max_tokens`` close to what answers need: the worst case reserves all of it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
+import sys
 import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import anyio
 
 from .errors import ConfigError
 
 __all__ = ["Budget"]
 
+_EPSILON = 1e-12  # dollars: float sums of reservations must not refuse an exact fit
+
+
+def _running_loop() -> object | None:
+    """The event loop (asyncio) or run (trio) running in this thread, ``None`` if none."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return None
+    try:
+        token: object = trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        return None
+    return token
+
+
+class _Waiter:
+    """A call waiting for room: an event on its own loop, and a way to set it from any
+    thread (a budget is shared across threads and event loops)."""
+
+    __slots__ = ("_call_soon", "_home", "event")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self._call_soon: Callable[[Callable[[], Any]], Any]
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # not asyncio, so trio: the only other backend anyio runs on
+            import trio
+
+            token = trio.lowlevel.current_trio_token()
+            self._home: object = token
+            self._call_soon = token.run_sync_soon
+        else:
+            self._home = loop
+            self._call_soon = loop.call_soon_threadsafe
+
+    def wake(self) -> None:
+        if _running_loop() is self._home:
+            self.event.set()
+            return
+        with contextlib.suppress(Exception):  # its loop has ended: no one waits any more
+            self._call_soon(self.event.set)
+
 
 class Budget:
     """A cap of ``limit_usd`` dollars. Thread-safe; share one across calls and batches.
 
-    ``spent_usd`` is what finished calls cost (their reported usage at known prices), plus
-    the ``spent_usd`` given at construction: money already spent against this cap
-    elsewhere, such as the earlier runs of a resumed results file (``cross-judge review
-    --resume --budget-usd``); ``reserved_usd`` the worst cases of calls in flight;
+    ``spent_usd`` is what finished calls cost (their reported usage at known prices, or
+    their worst case when the vendor reported no usable usage), plus the ``spent_usd``
+    given at construction: money already spent against this cap elsewhere, such as the
+    earlier runs of a resumed results file (``cross-judge review --resume --budget-usd``);
+    ``reserved_usd`` the worst cases of calls in flight (``in_flight`` of them);
     ``skipped`` how many calls were refused.
 
     Raises:
@@ -48,7 +114,9 @@ class Budget:
         self._limit = float(limit_usd)
         self._spent = float(spent_usd)
         self._reserved = 0.0
+        self._in_flight = 0  # counted apart: float sums of reservations leave residues
         self._skipped = 0
+        self._waiters: list[_Waiter] = []
         self._lock = threading.Lock()
 
     @classmethod
@@ -79,24 +147,89 @@ class Budget:
             return self._limit - self._spent - self._reserved
 
     @property
+    def in_flight(self) -> int:
+        """How many reservations are held: calls reserved and not settled yet."""
+        with self._lock:
+            return self._in_flight
+
+    @property
     def skipped(self) -> int:
         with self._lock:
             return self._skipped
 
     def reserve(self, amount: float) -> bool:
-        """Reserve ``amount`` for a call if it fits; count a refusal otherwise."""
+        """Reserve ``amount`` for a call if it fits now; count a refusal otherwise. Never
+        waits (:meth:`reserve_or_wait` does)."""
         with self._lock:
-            if amount <= self._limit - self._spent - self._reserved + 1e-12:
-                self._reserved += amount
+            if self._fits(amount):
+                self._take(amount)
                 return True
             self._skipped += 1
             return False
 
+    async def reserve_or_wait(
+        self,
+        amount: float,
+        *,
+        while_waiting: Callable[[], AbstractContextManager[None]] | None = None,
+    ) -> bool:
+        """Reserve ``amount`` for a call, waiting while the reservations of calls in
+        flight hold the room it needs; ``True`` once reserved.
+
+        Returns ``False`` (a refusal, counted in :attr:`skipped`) only when the call
+        cannot fit: ``amount`` is more than the limit minus the money spent, so it would
+        not fit even if every call in flight cost nothing, or no call is in flight and it
+        still does not fit. Each :meth:`settle` wakes the waiting calls, which take the
+        freed room in turn; a reservation is only ever taken when it fits beside the others,
+        so spending stays bounded by the limit as with :meth:`reserve`. A call that fits at
+        once does not wait nor yield to the event loop.
+
+        ``while_waiting`` is entered only if the call must wait, and left when it stops
+        waiting (batch mode counts such a call as waiting, so a round of batched requests
+        holding the reservations is submitted). A waiting call may be cancelled; it then
+        reserves nothing. Works across threads and event loops: a settle in one wakes the
+        calls waiting in the others.
+        """
+        waiter: _Waiter | None = None
+        with contextlib.ExitStack() as stack:
+            try:
+                while True:
+                    with self._lock:
+                        if self._fits(amount):
+                            self._take(amount)
+                            return True
+                        if self._in_flight == 0 or amount > self._limit - self._spent + _EPSILON:
+                            self._skipped += 1
+                            return False
+                        waiter = _Waiter()  # each settle empties the list: wait anew
+                        self._waiters.append(waiter)
+                    if while_waiting is not None:  # entered once, left when this returns
+                        stack.enter_context(while_waiting())
+                        while_waiting = None
+                    await waiter.event.wait()
+            finally:
+                if waiter is not None:
+                    with self._lock:
+                        if waiter in self._waiters:  # cancelled while waiting
+                            self._waiters.remove(waiter)
+
     def settle(self, reserved: float, actual: float) -> None:
-        """Replace a reservation of ``reserved`` by the call's ``actual`` cost."""
+        """Replace a reservation of ``reserved`` by the call's ``actual`` cost, and wake
+        the calls waiting for room."""
         with self._lock:
-            self._reserved = max(0.0, self._reserved - reserved)
+            self._in_flight = max(0, self._in_flight - 1)
+            self._reserved = max(0.0, self._reserved - reserved) if self._in_flight else 0.0
             self._spent += actual
+            waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            waiter.wake()
+
+    def _fits(self, amount: float) -> bool:
+        return amount <= self._limit - self._spent - self._reserved + _EPSILON
+
+    def _take(self, amount: float) -> None:
+        self._reserved += amount
+        self._in_flight += 1
 
     def __repr__(self) -> str:
         with self._lock:

@@ -45,6 +45,7 @@ from .batch.runner import stop_streams
 from .budget import Budget
 from .critic.critic import Critic
 from .critic.parking import active_job
+from .critic.warmup import warm_up
 from .errors import ConfigError, ErrorKind
 from .pairwise import (
     OnFlip,
@@ -67,6 +68,7 @@ from .voting import (
     calls_to_decide,
     krippendorff_alpha,
     outcome_is_decided,
+    reconcile_labels,
     strategy_name,
     supports_early_stop,
     validate_voting,
@@ -241,7 +243,12 @@ class Ensemble(PanelMethods):
 
         With OpenTelemetry installed, the judgement is a ``cross_judge.judge`` span, parent
         of its critics' ``chat`` spans (:mod:`cross_judge._otel`).
+
+        The first call of a process does its one-off set-up (the price table, the
+        OpenTelemetry API, the HTTP client) in worker threads, so that it does not stall
+        the event loop (:mod:`cross_judge.critic.warmup`).
         """
+        await warm_up()  # before the span and the price checks, which would do it on the loop
         if _otel.available:  # without OpenTelemetry, this branch is the whole cost
             with _otel.judge_span(self, query) as span:
                 return span.ended(await self._judge(query, query_id, context, meta, budget_usd))
@@ -605,7 +612,8 @@ def _aggregate(
     meta: Mapping[str, Any] | None,
     elapsed_s: float,
 ) -> EnsembleVerdict:
-    verdicts = [as_verdict(v) for v in given]
+    # Look-alike labels are one label for the vote and for every statistic below.
+    verdicts = reconcile_labels([as_verdict(v) for v in given], kwargs)
     vote = strategy(verdicts, **kwargs)
     consensus, disagreement = vote
     valid = [v for v in verdicts if v.error is None]

@@ -74,6 +74,7 @@ class JudgePanel:
     ) -> EnsembleResult:
         """:meth:`ask` for async code."""
         for reviewer in self.reviewers:  # configuration errors surface before any call
+            reviewer._check_timeout()
             if reviewer.client is None:
                 reviewer._checked_critic()
         verdicts: list[LegacyVerdict | None] = [None] * len(self.reviewers)

@@ -18,6 +18,12 @@ a call before it is made, for budget caps: the prompt counted roughly but never 
 token per three UTF-8 bytes), all of it uncached, plus ``max_tokens`` of output, at peak
 rates (at the batch rate for a batch call).
 
+Usage is the vendor's word, and some vendors do not give it: many gateways leave ``usage``
+out, and a broken or hostile one may report zero (or negative) tokens. A call whose usage
+fails :func:`usage_is_plausible` is priced at its worst case, not at $0, both in its
+verdict's ``cost_usd`` (with ``cost_estimates`` counting it) and against a budget, so a
+vendor that reports nothing cannot lift a cap.
+
 This module makes no network calls; the shipped table is read on first use.
 """
 
@@ -49,6 +55,7 @@ __all__ = [
     "prices_as_of",
     "register_price",
     "registry_generation",
+    "usage_is_plausible",
     "worst_case_cost",
 ]
 
@@ -286,6 +293,21 @@ def worst_case_cost(price: Price, request: ChatRequest, *, batch: bool = False) 
     )
     base = Price(input=price.input, output=price.output)
     return base.cost(usage) * factor
+
+
+def usage_is_plausible(usage: Usage | None, *, answered: bool) -> bool:
+    """Whether a vendor's reported ``usage`` for a call it answered can be billed as it is.
+
+    Not plausible: no usage at all (many gateways leave it out); no prompt tokens (every
+    request sends a prompt, the system prompt at least); no completion tokens while the
+    answer holds something (``answered``: text, a refusal or reasoning). Negative counts
+    are read as 0 by the transports, so they fail too. An empty answer with zero
+    completion tokens is plausible. Counts that are merely low are taken as reported:
+    tokenizers differ too much to second-guess them.
+    """
+    if usage is None or usage.prompt_tokens <= 0:
+        return False
+    return usage.completion_tokens > 0 or not answered
 
 
 # -- parsing ----------------------------------------------------------------------------------

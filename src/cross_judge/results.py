@@ -15,6 +15,7 @@ import math
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -43,8 +44,11 @@ __all__ = [
     "is_fallback",
     "is_incomplete",
     "load_result",
+    "manifest_path",
     "plain_text",
     "read_results",
+    "recorded_simulated_critics",
+    "recorded_simulated_without_gold",
     "votes_and_consensus",
 ]
 
@@ -71,7 +75,9 @@ class CriticStats(BaseModel):
     (``ERROR`` and ``PARSE_FAIL``) by ``error_kind``, most common first, and
     ``error_messages`` gives each kind's most common ``error`` text (e.g.
     ``"bad_request: HTTP 404: model does not exist"``): why its calls failed, in the
-    vendor's words.
+    vendor's words. ``cost_estimates`` counts its calls priced at their worst case because
+    the vendor reported no usable usage (:attr:`Verdict.cost_estimates
+    <cross_judge.verdict.Verdict.cost_estimates>`); ``cost_usd`` includes them.
     """
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -88,6 +94,7 @@ class CriticStats(BaseModel):
     mean_elapsed_s: float | None = None
     usage: Usage = Field(default_factory=Usage)
     cost_usd: float | None = None
+    cost_estimates: int = 0
     error_kinds: dict[str, int] = Field(default_factory=dict)
     error_messages: dict[str, str] = Field(default_factory=dict)
 
@@ -120,7 +127,12 @@ class BatchResult(BaseModel):
 
     ``verdicts`` holds one :class:`~cross_judge.verdict.EnsembleVerdict` per item;
     ``critics`` names the panel (the rows of the reliability matrix); ``voting`` the
-    strategy; ``elapsed_s`` the wall time of the run. Statistics are computed on demand
+    strategy; ``elapsed_s`` the wall time of the run; ``simulated_critics`` the critics
+    whose answers came from the simulated vendor (:mod:`cross_judge.testing`), not a
+    language model, as the run manifest of a results file records them (see
+    :meth:`from_jsonl`): every view of the batch says so; ``simulated_without_gold`` those
+    of them whose simulator was told no item's truth (their accuracy against gold labels
+    measures chance, and ``stats`` says so). Statistics are computed on demand
     from ``verdicts`` and never call a model; ``None`` means undefined, never a made-up 0.
     ``len(batch)`` is the number of items; ``print(batch)`` prints :meth:`summary`.
     """
@@ -131,6 +143,8 @@ class BatchResult(BaseModel):
     critics: list[str]
     voting: str
     elapsed_s: float = 0.0
+    simulated_critics: list[str] = Field(default_factory=list)
+    simulated_without_gold: list[str] = Field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.verdicts)
@@ -386,7 +400,7 @@ class BatchResult(BaseModel):
 
         revote = provider("revote")
         results = [
-            revote(r, voting, weights=weights, min_valid=min_valid, **voting_kwargs)
+            _same_item(revote(r, voting, weights=weights, min_valid=min_valid, **voting_kwargs), r)
             for r in self.verdicts
         ]
         return self.model_copy(update={"verdicts": results, "voting": strategy_name(voting)})
@@ -404,14 +418,21 @@ class BatchResult(BaseModel):
     def from_jsonl(cls, path: str | os.PathLike[str], *, slim: bool = False) -> BatchResult:
         """Read a results file written by :meth:`to_jsonl` or ``cross-judge review``.
 
-        Critics are named in first-seen order; ``voting`` is the first record's. With
-        ``slim`` each verdict's ``raw_response`` and ``reasoning`` are dropped as lines are
-        read, which keeps a large run's statistics in a fraction of the memory.
+        Critics are named in first-seen order; ``voting`` is the first record's;
+        ``simulated_critics`` are those the run manifest beside the file
+        (``OUT.jsonl.manifest.json``, when there is a readable one) records as simulated,
+        and ``simulated_without_gold`` those its simulator knew no item's truth for.
+        With ``slim`` each verdict's ``raw_response`` and ``reasoning`` are dropped as
+        lines are read, which keeps a large run's statistics in a fraction of the memory
+        (each result's ``item`` text is kept: it is bounded).
 
         Raises:
             ConfigError: the file is missing or a line is not a result (line number given).
         """
-        return cls.from_results(read_results(path, slim=slim))
+        batch = cls.from_results(read_results(path, slim=slim))
+        batch.simulated_critics = recorded_simulated_critics(path)
+        batch.simulated_without_gold = recorded_simulated_without_gold(path)
+        return batch
 
     @classmethod
     def from_results(cls, results: Iterable[EnsembleVerdict]) -> BatchResult:
@@ -508,10 +529,12 @@ class BatchResult(BaseModel):
 
         Per item, repeated on each of its rows: ``consensus``, ``agreement_pct`` (float),
         ``fallback`` (bool, no vote decided), ``disagreement`` (bool), ``decided_tier``
-        (int?, the cascade tier that decided), then ``meta.<key>`` for each key of the
-        items' ``meta`` (missing where an item lacks it). Item totals such as cost are left
-        out on purpose: summed over rows they would count once per critic; sum
-        ``cost_usd`` instead. (:meth:`to_records` is the wide one-row-per-item table.)
+        (int?, the cascade tier that decided), ``query`` (str?, the text judged as the
+        result stores it: ``item``), then ``context.<key>`` for each key of the stored
+        items' context and ``meta.<key>`` for each key of the items' ``meta`` (missing
+        where an item lacks it). Item totals such as cost are left out on purpose: summed
+        over rows they would count once per critic; sum ``cost_usd`` instead.
+        (:meth:`to_records` is the wide one-row-per-item table.)
 
         dtypes: ``int64``, ``float64`` (``NaN`` when missing), ``bool``; nullable ``Int64``
         and ``boolean`` for ints and bools that may be missing; text in pandas' default
@@ -581,6 +604,7 @@ class _CriticTally:
         "cost_known",
         "elapsed",
         "errors",
+        "estimates",
         "failed",
         "items",
         "parse",
@@ -592,6 +616,7 @@ class _CriticTally:
         self.items = self.asked = self.valid = self.agreeing = self.errors = self.parse = 0
         self.elapsed = self.cost = 0.0
         self.cost_known = True
+        self.estimates = 0
         self.tokens = [0, 0, 0, 0, 0]  # prompt, completion, total, cache read, cache write
         self.failed: list[Verdict] = []
 
@@ -613,6 +638,7 @@ class _CriticTally:
             return
         self.asked += 1
         self.elapsed += verdict.elapsed_s
+        self.estimates += verdict.cost_estimates
         if verdict.cost_usd is None:
             self.cost_known = False
         else:
@@ -647,6 +673,7 @@ class _CriticTally:
                 cache_write_tokens=cache_write,
             ),
             cost_usd=self.cost if asked and self.cost_known else None,
+            cost_estimates=self.estimates,
             error_kinds=kinds,
             error_messages=messages,
         )
@@ -712,20 +739,48 @@ def _numeric(verdict: Verdict, level: str) -> float:
 def dump_result(result: EnsembleVerdict) -> str:
     """``result`` as one line of JSON (no newline), as results files hold it.
 
-    Lossless for any text, including a lone surrogate (valid JSON as an escape such as
-    ``"\\udc80"``, e.g. in an item id read from a JSONL file): UTF-8 cannot encode one, so
-    such a record is written with ASCII escapes instead of failing. :func:`load_result`
+    Lossless for any text, including a lone surrogate anywhere, mapping keys included
+    (valid JSON as an escape such as ``"\\ud800"``, e.g. in an item id read from a JSONL
+    file or a label from a vendor): UTF-8 cannot encode one, so such a record is written
+    with ASCII escapes instead of failing. :func:`load_result`
     reads both forms back.
     """
     try:
         return result.model_dump_json()
     except PydanticSerializationError:
         # Rare (text that is not Unicode); the escaped form is ~3x slower to write.
-        return json.dumps(result.model_dump(mode="json"), ensure_ascii=True, separators=(",", ":"))
+        # pydantic's JSON mode mangles a lone surrogate in a mapping's key (to U+FFFD), so
+        # keys come from the Python-mode dump, values from the JSON-mode one.
+        value = _with_keys_of(result.model_dump(mode="json"), result.model_dump())
+        return json.dumps(value, ensure_ascii=True, separators=(",", ":"))
+
+
+def _with_keys_of(dumped: Any, original: Any) -> Any:
+    """``dumped`` (a JSON-mode dump) with each mapping's text keys taken from ``original``
+    (the Python-mode dump of the same model, whose keys are the model's own). Where the
+    two do not line up (two keys that JSON mode made equal), ``original``'s value is made
+    JSON-able directly, anything unusual as its ``str()``."""
+    if isinstance(dumped, dict) and isinstance(original, dict):
+        if len(dumped) != len(original):
+            return json.loads(json.dumps(original, default=str, ensure_ascii=True))
+        return {
+            (key if isinstance(key, str) else dumped_key): _with_keys_of(item, original_item)
+            for (dumped_key, item), (key, original_item) in zip(
+                dumped.items(), original.items(), strict=True
+            )
+        }
+    if isinstance(dumped, list) and isinstance(original, (list, tuple)):
+        if len(dumped) != len(original):
+            return dumped
+        return [_with_keys_of(a, b) for a, b in zip(dumped, original, strict=True)]
+    return dumped
 
 
 def load_result(line: str | bytes) -> EnsembleVerdict:
     """One line written by :func:`dump_result`, as an :class:`EnsembleVerdict`.
+
+    Reads every line :func:`dump_result` writes, lone surrogate escapes included (high
+    ``"\\ud800"`` or low ``"\\udc80"``, anywhere: an id, a label, a reasoning, meta).
 
     Raises:
         ValidationError: the line is not JSON or not a result record.
@@ -733,14 +788,80 @@ def load_result(line: str | bytes) -> EnsembleVerdict:
     try:
         return EnsembleVerdict.model_validate_json(line)
     except ValidationError as exc:
-        # pydantic's JSON parser refuses lone surrogate escapes, which json.loads keeps.
-        if not any("surrogate" in str(e.get("msg", "")) for e in exc.errors()):
+        # pydantic's JSON parser refuses lone surrogate escapes (with messages such as
+        # "lone leading surrogate" or "unexpected end of hex escape"), which json.loads
+        # keeps; any line it calls invalid JSON gets a second reading.
+        if not any(e.get("type") == "json_invalid" for e in exc.errors()):
             raise
         try:
             value = json.loads(line)
         except ValueError:
             raise exc from None
         return EnsembleVerdict.model_validate(value)
+
+
+def manifest_path(results: str | os.PathLike[str]) -> Path:
+    """The run manifest beside a results file: ``out.jsonl`` -> ``out.jsonl.manifest.json``
+    (see :mod:`cross_judge.report.manifest`)."""
+    path = Path(results)
+    return path.with_name(path.name + ".manifest.json")
+
+
+def _manifest_runs(results: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The runs the manifest beside ``results`` records; empty when there is no manifest or
+    it cannot be read. Never raises."""
+    try:
+        with open(manifest_path(results), encoding="utf-8") as handle:
+            document = json.load(handle)
+    except (OSError, ValueError, RecursionError):
+        return []
+    runs = document.get("runs") if isinstance(document, dict) else None
+    return [run for run in runs if isinstance(run, dict)] if isinstance(runs, list) else []
+
+
+def _run_options(run: dict[str, Any]) -> dict[str, Any]:
+    options = run.get("options")
+    return options if isinstance(options, dict) else {}
+
+
+def recorded_simulated_critics(results: str | os.PathLike[str]) -> list[str]:
+    """The critics the run manifest beside ``results`` records as simulated (each run's
+    ``options.simulated_critics``, first-seen order): their answers came from the
+    simulated vendor, not a language model. Empty when there is no manifest, or it cannot
+    be read (a view then has nothing to say, and says nothing). Never raises."""
+    names: dict[str, None] = {}
+    for run in _manifest_runs(results):
+        listed = _run_options(run).get("simulated_critics")
+        if isinstance(listed, list):
+            names.update((str(name), None) for name in listed)
+    return list(names)
+
+
+def recorded_simulated_without_gold(results: str | os.PathLike[str]) -> list[str]:
+    """The simulated critics of the runs whose simulator, as the manifest beside ``results``
+    records it (``options.simulator``, written by ``cross-judge review`` for a panel file
+    with simulated critics), was told no item's truth (``gold: false``): each item's truth
+    was drawn from a hash of its text, so these critics' accuracy against the user's gold
+    labels is chance agreement. First-seen order; empty for manifests that do not record
+    the simulator (older runs, Python-built panels), or when there is no readable manifest.
+    Never raises."""
+    names: dict[str, None] = {}
+    for run in _manifest_runs(results):
+        simulator = _run_options(run).get("simulator")
+        if not isinstance(simulator, dict) or simulator.get("gold") is not False:
+            continue
+        listed = simulator.get("critics")
+        if isinstance(listed, list):
+            names.update((str(name), None) for name in listed)
+    return list(names)
+
+
+def _same_item(revoted: EnsembleVerdict, stored: EnsembleVerdict) -> EnsembleVerdict:
+    """``revoted`` with what re-voting does not change carried over from ``stored``: the
+    text judged (``item``) and a pair's lengths."""
+    revoted.item = stored.item
+    revoted.pair_lengths = stored.pair_lengths
+    return revoted
 
 
 def read_results(path: str | os.PathLike[str], *, slim: bool = False) -> Iterator[EnsembleVerdict]:

@@ -17,6 +17,15 @@ and the parse-failure log line, hiding every run of 8 or more characters of a ke
 same call for async code and for :class:`~cross_judge.panel.JudgePanel`, which asks its
 reviewers concurrently.
 
+An injected client is a blocking object, called in a worker thread. ``timeout``
+(:data:`DEFAULT_REVIEWER_TIMEOUT`, 600 s) bounds the whole call: a client that has not
+returned by then gives an ``ERROR`` verdict, and its thread, which nothing can stop, is left
+to finish. A client holds at most
+:data:`~cross_judge.transport.blocking.THREADS_PER_CLIENT` threads at once, counting those
+(:func:`~cross_judge.transport.blocking.run_blocking`); a call beyond them waits for one,
+within its timeout. 0.1 had no timeout of its own here: a call waited as long as the client
+did (an ``openai.OpenAI`` gives up after 600 s per attempt, 3 attempts).
+
 Answers are 0.1's wherever 0.1's tests pin them: a reply without a verdict has
 ``error == "parse_fail"`` exactly (the reason is logged at DEBUG on the ``cross_judge``
 logger; the reply stays in ``raw_response``), and a confidence above 1 up to 10 (``1.5``,
@@ -28,22 +37,24 @@ and ``85`` are 0.85 (0.1 gave 0.0 and 1.0), and NaN is no confidence, 0.0 (0.1 g
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio.to_thread
+import anyio
 
 from . import _sync
 from .critic.critic import DEFAULT_SYSTEM_PROMPT, Critic
 from .critic.parsing import extract_json, parse_answer
-from .errors import ErrorKind
+from .errors import ConfigError, ErrorKind
 from .schema import Verdict
+from .transport.blocking import run_blocking
 from .transport.redaction import Redactor, redact, redactor_for, secrets_of
 from .vendors import make_client
 
-__all__ = ["LEGACY_LABEL_KEYS", "LEGACY_REASONING_KEYS", "Reviewer"]
+__all__ = ["DEFAULT_REVIEWER_TIMEOUT", "LEGACY_LABEL_KEYS", "LEGACY_REASONING_KEYS", "Reviewer"]
 
 _extract_json = extract_json  # cross-judge 0.1 test suites import reviewer._extract_json
 
@@ -53,7 +64,9 @@ LEGACY_LABEL_KEYS: tuple[str, ...] = ("verdict", "kind", "label", "decision")
 LEGACY_REASONING_KEYS: tuple[str, ...] = ("rationale", "reasoning", "explanation")
 """Where a reviewer looks for the reasoning, first match wins: 0.1's key first."""
 
-_LEGACY_TIMEOUT = 600.0  # seconds per attempt: openai-python's read timeout, which 0.1 used
+DEFAULT_REVIEWER_TIMEOUT = 600.0
+"""``Reviewer.timeout``: openai-python's read timeout, which bounded each attempt in 0.1."""
+
 _LEGACY_RETRIES = 2  # openai-python's default retries, which 0.1 got implicitly
 _PARSE_FAIL = "parse_fail"  # 0.1's exact error string for a reply without a verdict
 _build_lock = threading.Lock()
@@ -81,6 +94,11 @@ class Reviewer:
             own HTTP stack is used.
         api_key: the key; else the vendor's environment variable.
         base_url: endpoint override (required for ``custom``).
+        timeout: seconds an answer may take (new; 0.1's fields come first). With an
+            injected ``client``, the whole ``create(...)`` call, the client's own retries
+            included: a client that has not returned by then gives an ``ERROR`` verdict
+            (its thread is left to finish, see the module docstring). Without one, each
+            attempt of the core's call (2 retries, as openai-python made in 0.1).
     """
 
     reviewer_id: str
@@ -93,6 +111,7 @@ class Reviewer:
     client: Any = field(default=None, repr=False)
     api_key: str | None = field(default=None, repr=False)
     base_url: str | None = field(default=None, repr=False)
+    timeout: float = DEFAULT_REVIEWER_TIMEOUT
 
     def ask(self, user_prompt: str) -> Verdict:
         """Call the LLM once and return the parsed verdict (works inside a running loop).
@@ -104,20 +123,31 @@ class Reviewer:
         characters as ``rationale`` when the text holds no verdict (the parser's reason is
         logged at DEBUG). A confidence is read by the parser's rule: 0..1 as is, above 1
         up to 10 clamped to 1.0 (as 0.1 did), above 10 up to 100 or ``"NN%"`` a
-        percentage; none or an unusable one is 0.0.
+        percentage; none or an unusable one is 0.0. An injected client that gives no
+        answer within ``timeout`` is ``verdict="ERROR"`` with
+        ``error="TimeoutError: client.chat.completions.create() gave no answer within <t>s"``.
 
         Raises:
             MissingAPIKeyError: (a ``RuntimeError``, as 0.1 raised) no key and no injected
                 client.
             UnknownVendorError: (a ``KeyError``) unknown vendor and no injected client.
-            ConfigError: another invalid setting (e.g. ``custom`` without ``base_url``).
+            ConfigError: another invalid setting (e.g. ``custom`` without ``base_url``, a
+                ``timeout`` that is not a positive number).
         """
         return _sync.run_sync(self.ask_async, user_prompt)
 
     async def ask_async(self, user_prompt: str) -> Verdict:
         """:meth:`ask` for async code: same result, same exceptions."""
+        self._check_timeout()
         if self.client is not None:
-            return await anyio.to_thread.run_sync(self._ask_client, user_prompt)
+            started = time.perf_counter()
+            with anyio.move_on_after(self.timeout):
+                return await run_blocking(self.client, self._ask_client, user_prompt)
+            problem = (
+                "TimeoutError: client.chat.completions.create() gave no answer within "
+                f"{self.timeout:g}s"
+            )
+            return self._verdict("ERROR", started, rationale=problem, error=problem)
         verdict = await self._checked_critic().judge(user_prompt)
         legacy = Verdict.from_verdict(verdict, extras=False)
         if verdict.error_kind is ErrorKind.PARSE:
@@ -144,6 +174,15 @@ class Reviewer:
                 vendor=self.vendor, api_key=self.api_key, base_url=self.base_url
             )
         return self.client
+
+    def _check_timeout(self) -> None:
+        timeout = self.timeout
+        ok = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+        if not (ok and math.isfinite(timeout) and timeout > 0):
+            raise ConfigError(
+                f"Reviewer {self.reviewer_id!r}: timeout must be a positive number of "
+                f"seconds, got {timeout!r}"
+            )
 
     def _log_parse_failure(self, reason: str | None, hide: Redactor | None = None) -> None:
         text = reason or ""
@@ -187,6 +226,7 @@ class Reviewer:
             self.max_tokens,
             self.api_key,
             self.base_url,
+            self.timeout,
         )
         with _build_lock:  # one critic per configuration, even when asked from many threads
             cached: tuple[tuple[Any, ...], Critic] | None = self.__dict__.get(_CACHE)
@@ -202,7 +242,7 @@ class Reviewer:
                 max_tokens=self.max_tokens,
                 api_key=self.api_key,
                 base_url=self.base_url,
-                timeout=_LEGACY_TIMEOUT,
+                timeout=self.timeout,
                 max_retries=_LEGACY_RETRIES,
                 json_mode=False,
                 max_item_chars=None,  # 0.1 sent any prompt; the vendor decided

@@ -4,12 +4,27 @@ The module name and the field names of ``Verdict`` are those of cross-judge 0.1,
 0.1 JSON loads unchanged and 0.1 code reading ``v.kind`` / ``v.verdict`` keeps working. New
 fields all have defaults. These are plain data: no network, no parsing (see
 :mod:`cross_judge.critic.parsing`), no voting (see :mod:`cross_judge.voting`).
+
+Two things every layer above needs are defined here, next to the data they read:
+
+* **What makes two labels one label**: :func:`clean_label_text` (NFKC, invisible characters
+  removed), :data:`LATIN_LOOKALIKES` and :func:`label_skeleton` (Cyrillic and Greek letters
+  drawn like Latin ones), :func:`latin_spelling` and :func:`lookalike_labels`, which the
+  parser and the voting strategies apply (see :mod:`cross_judge.voting` for the rule).
+* **What a result says when printed**: ``str()``, ``repr()`` and
+  :attr:`EnsembleVerdict.outcome` name the consensus and, for every critic that did not
+  vote, why (:func:`failure_reason`): never raising, never printing a control character
+  a vendor sent, never a key-shaped string.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Literal, cast
 
 from pydantic import (
@@ -30,6 +45,7 @@ __all__ = [
     "RESERVED_KINDS",
     "Answer",
     "EnsembleVerdict",
+    "ItemText",
     "Usage",
     "Verdict",
     "VerdictKind",
@@ -69,6 +85,154 @@ def default_query_id(query: str) -> str:
         return query
     digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"{query[:64]}#{digest}"
+
+
+# -- what makes two labels one label ----------------------------------------------------------
+
+LATIN_LOOKALIKES: Mapping[str, str] = MappingProxyType(
+    {
+        # Cyrillic capitals and small letters drawn like Latin ones
+        **dict(zip("АВЕЅІЈКМНОРСТХУҮӀԚԜѴ", "ABESIJKMHOPCTXYYIQWV", strict=True)),
+        **dict(zip("аеорсхуѕіјԛԝһԁӏѵ", "aeopcxysijqwhdlv", strict=True)),
+        # Greek capitals and small letters drawn like Latin ones
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),
+        **dict(zip("οναιρυ", "ovaipu", strict=True)),
+    }
+)
+"""Cyrillic and Greek letters that look like a Latin letter in common fonts, mapped to it:
+the Latin look-alikes of UTS #39's confusables among the letters a label is written in.
+Deliberately small: digits, symbols and other scripts are not folded."""
+
+# Default_Ignorable_Code_Point (Unicode 15) outside category Cf, which is checked apart:
+# combining grapheme joiner, Hangul fillers, Khmer inherent vowels, Mongolian variation
+# selectors, variation selectors, reserved ignorables and tag variation selectors.
+_IGNORABLE_RANGES = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x2065, 0x2065),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0xE0000, 0xE0FFF),
+)
+_LATIN = "LATIN"
+
+
+def _invisible(char: str) -> bool:
+    code = ord(char)
+    return unicodedata.category(char) == "Cf" or any(
+        low <= code <= high for low, high in _IGNORABLE_RANGES
+    )
+
+
+def clean_label_text(text: str) -> str:
+    """``text`` in NFKC with every invisible character removed: format characters
+    (category Cf: zero-width spaces and joiners, the BOM, the soft hyphen, direction
+    marks and overrides, tags) and the other default-ignorable code points (variation
+    selectors, Hangul fillers, ...). Case, spaces and punctuation are kept.
+
+    Fullwidth ``ＫＥＥＰ`` and mathematical bold ``𝐊𝐄𝐄𝐏`` give ``KEEP``; ``KE\\u200bEP``
+    gives ``KEEP``. ASCII text comes back as it is, at once. Idempotent: removing a
+    character can let NFKC compose what it separated, so both steps repeat until nothing
+    changes. Runs in linear time.
+    """
+    if text.isascii():
+        return text
+    for _ in range(4):
+        cleaned = unicodedata.normalize("NFKC", "".join(c for c in text if not _invisible(c)))
+        if cleaned == text:
+            break
+        text = cleaned
+    return text
+
+
+def label_skeleton(label: str) -> str:
+    """What ``label`` looks like: :func:`clean_label_text`, then every letter of
+    :data:`LATIN_LOOKALIKES` replaced by the Latin letter it imitates. Two labels that
+    differ but share a skeleton are *look-alikes* (``KEEP``, ``КЕЕР`` in Cyrillic,
+    ``KE\\u200bEP``). Case is kept: ``keep`` and ``KEEP`` are not look-alikes."""
+    cleaned = clean_label_text(label)
+    if cleaned.isascii():
+        return cleaned
+    return "".join(LATIN_LOOKALIKES.get(c, c) for c in cleaned)
+
+
+def _script(char: str) -> str | None:
+    """The script of a letter, from its Unicode name (``LATIN``, ``CYRILLIC``, ``GREEK``,
+    ``CJK``, ...); ``None`` for a character that is not a letter."""
+    if not char.isalpha():
+        return None
+    if char.isascii():
+        return _LATIN
+    return unicodedata.name(char, "?").split(" ", 1)[0]
+
+
+def latin_spelling(label: str) -> str | None:
+    """The Latin spelling of a label that mixes scripts only by look-alike letters, else
+    ``None``.
+
+    A label whose letters come from more than one script, and whose letters outside the
+    Latin script are all in :data:`LATIN_LOOKALIKES` (``КEEP`` with a Cyrillic ``К``,
+    ``ΚЕЕР`` mixing Greek and Cyrillic), is no word of any language: it is read as the
+    Latin label it imitates. A label in one script (``НЕТ``, Russian "no") or with a
+    letter that has no Latin look-alike (``ТИП_A``) gives ``None``.
+    """
+    if label.isascii():
+        return None
+    scripts = {_script(c) for c in label} - {None}
+    if len(scripts) < 2:
+        return None
+    if any(_script(c) not in (None, _LATIN) and c not in LATIN_LOOKALIKES for c in label):
+        return None
+    return "".join(LATIN_LOOKALIKES.get(c, c) for c in label)
+
+
+def _cleaned(label: str) -> str:
+    """``label`` as the parser would have read it, case aside: invisible characters and
+    compatibility forms folded (:func:`clean_label_text`), a mixed-script look-alike in its
+    Latin spelling (:func:`latin_spelling`)."""
+    cleaned = clean_label_text(label)
+    latin = latin_spelling(cleaned)
+    return cleaned if latin is None else latin
+
+
+def lookalike_labels(labels: Iterable[str], known: Sequence[str] = ()) -> dict[str, str]:
+    """The labels of one vote that must be counted as another label: ``{label: label it
+    counts as}``, only for those that change; empty when no two labels are look-alikes.
+
+    Each label is first read as the parser reads one (invisible characters and
+    compatibility forms folded; a label mixing Latin letters with Cyrillic or Greek
+    look-alikes in its Latin spelling). Then labels sharing a :func:`label_skeleton` are
+    one label, spelt as the first of ``known`` with that skeleton (the labels the vote
+    names: priority, pass and fail labels, ...), else as the Latin spelling if one was
+    given, else as the most common spelling (the first given on a tie). A label in another
+    script that no other label and no known label imitates (``НЕТ``) stays as it is.
+
+    Only ASCII labels and known labels: nothing to fold, answered at once.
+    """
+    given = list(labels)
+    if all(label.isascii() for label in given) and all(k.isascii() for k in known):
+        return {}
+    cleaned = {label: _cleaned(label) for label in dict.fromkeys(given)}
+    counts = Counter(cleaned[label] for label in given)
+    groups: dict[str, list[str]] = {}
+    for spelling in counts:  # first-given order
+        groups.setdefault(label_skeleton(spelling), []).append(spelling)
+    named: dict[str, str] = {}
+    for label in known:
+        named.setdefault(label_skeleton(label), label)
+    spelt: dict[str, str] = {}
+    for skeleton, spellings in groups.items():
+        target = named.get(skeleton)
+        if target is None:
+            target = skeleton if skeleton in spellings else max(spellings, key=counts.__getitem__)
+        spelt.update(dict.fromkeys(spellings, target))
+    return {
+        label: spelt[spelling] for label, spelling in cleaned.items() if spelt[spelling] != label
+    }
 
 
 class Usage(BaseModel):
@@ -161,6 +325,7 @@ def call_totals(verdicts: Sequence[Verdict]) -> dict[str, Any]:
     return {
         "usage": usage,
         "cost_usd": None if any(c is None for c in costs) else sum(c for c in costs if c),
+        "cost_estimates": sum(v.cost_estimates for v in verdicts),
         "attempts": sum(v.attempts for v in verdicts),
         "elapsed_s": max((v.elapsed_s for v in verdicts), default=0.0),
         "cached": all(v.cached for v in verdicts),
@@ -198,6 +363,12 @@ class Verdict(BaseModel):
     verdicts that stated a confidence, and a line written before the flag existed loads as
     stated; it is written only as ``"confidence_stated": false``.
 
+    ``cost_estimates`` counts the calls behind this verdict whose vendor reported no usable
+    usage (none, or zero tokens): their ``cost_usd`` share is the call's worst case
+    (:func:`cross_judge.pricing.worst_case_cost`), the amount a budget reserved for it,
+    not a measured cost. 0 (the default, left out of dumps) when the cost is the reported
+    usage at known prices.
+
     Set only for a pair (see :class:`~cross_judge.ensemble.Ensemble`'s ``order``):
     ``order``, the order the candidates were shown in (``"ab"``: ``a`` first; ``"ba"``;
     ``"both"``: both orders stand); ``kind`` is always in the item's own names (``A`` is
@@ -213,6 +384,12 @@ class Verdict(BaseModel):
     label): 1.0 when the critic always said the same. ``None`` for a single call, and when
     no answer is valid; left out of dumps when ``None``. It measures a critic against
     itself, not against the other critics.
+
+    ``written_label`` is the label as the answer wrote it (upper-cased, punctuation
+    stripped), set only when ``kind`` was read from it by folding characters: invisible
+    ones, compatibility forms (fullwidth letters), or Cyrillic and Greek look-alikes of
+    Latin letters (by the parser, or by a vote that counted it as a look-alike of another
+    label: see :func:`lookalike_labels`). ``None`` otherwise, and left out of dumps then.
 
     ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
     """
@@ -237,12 +414,14 @@ class Verdict(BaseModel):
     prompt_sha256: str | None = None
     attempts: NonNegativeInt = 0
     cached: bool = False
+    cost_estimates: NonNegativeInt = 0
     stated_confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence_stated: bool = True
     order: Literal["ab", "ba", "both"] | None = None
     answers: list[Answer] | None = None
     flipped: bool | None = None
     self_agreement: float | None = Field(default=None, ge=0.0, le=1.0)
+    written_label: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -269,8 +448,11 @@ class Verdict(BaseModel):
             for name in ("order", "answers", "flipped"):
                 if data.get(name) is None:
                     data.pop(name, None)
-        if data.get("self_agreement") is None:
-            data.pop("self_agreement", None)
+        for name in ("self_agreement", "written_label"):
+            if data.get(name) is None:
+                data.pop(name, None)
+        if not self.cost_estimates:
+            data.pop("cost_estimates", None)
         return data
 
     @property
@@ -314,8 +496,133 @@ def as_verdict(value: Any) -> Verdict:
     return cast(Verdict, convert() if callable(convert) else value)
 
 
+# -- what a result says when printed ----------------------------------------------------------
+
+_FAILURE_WORDS = {
+    "timeout": "timed out",
+    "rate_limit": "rate limited",
+    "server": "server error",
+    "auth": "API key rejected",
+    "bad_request": "request rejected",
+    "connection": "connection failed",
+    "invalid_response": "invalid response",
+    "empty": "empty answer",
+    "refusal": "the model refused",
+    "parse": "unreadable answer",
+    "missing_key": "missing API key",
+    "cancelled": "cancelled",
+    "internal": "internal error",
+    "early_stop": "not asked (early stop)",
+    "budget": "not asked (over budget)",
+    "batch": "no answer from the batch API",
+}
+_MESSAGE_PREFIXES = ("parse_fail: ", "refusal: ", "internal: ")
+_REFUSED = re.compile(r"(?i)refused|errno 111\b|econnrefused|connect call failed|winerror 10061")
+_KEY_VARIABLE = re.compile(r"set the (\w+) environment variable")
+_EXCEPTION_NAME = re.compile(r"^\w*(?:Error|Exception): (?=\S)")
+# Error messages are redacted where they are made (the wire layer knows the key); this
+# base-layer net also hides anything shaped like a key that reached a verdict another way
+# (a hand-built or stored verdict), so printing a result can never show one.
+_KEY_SHAPED = re.compile(
+    r"(?i)\b(?:sk-[a-z0-9_\-]{6,}|bearer\s+[a-z0-9._\-]{8,}|AIza[0-9a-z_\-]{20,})"
+)
+_SKIPPED = "SKIPPED"
+_CLIP = 200
+
+
+def _printable(value: object, limit: int = _CLIP) -> str:
+    """``value`` as one line of plain text: key-shaped strings hidden, whitespace folded,
+    every other unprintable character (terminal escapes, lone surrogates, direction
+    overrides) shown as its ``\\x..`` / ``\\u....`` escape, cut to ``limit`` characters."""
+    text = _KEY_SHAPED.sub("[REDACTED]", value if isinstance(value, str) else str(value))
+    if not text.isprintable():
+        text = "".join(
+            c
+            if c.isprintable()
+            else " "
+            if c.isspace()
+            else c.encode("unicode_escape", "backslashreplace").decode("ascii")
+            for c in text
+        )
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_vote(verdict: Verdict) -> bool:
+    return verdict.error is None and verdict.kind != _SKIPPED
+
+
+def _kind_value(verdict: Verdict) -> str:
+    kind = verdict.error_kind
+    return str(getattr(kind, "value", kind or ""))
+
+
+def _who(verdict: Verdict) -> str:
+    """``critic (vendor/model)``, as far as the verdict says."""
+    name = _printable(verdict.critic_id or "?", 60)
+    where = "/".join(_printable(p, 60) for p in (verdict.vendor, verdict.model) if p)
+    return f"{name} ({where})" if where else name
+
+
+def failure_reason(verdict: Verdict) -> str | None:
+    """Why ``verdict`` is not a vote, in words and on one line; ``None`` for a vote.
+
+    The :class:`~cross_judge.errors.ErrorKind` in words (``timed out``, ``API key
+    rejected``, ``missing API key``, ...), then the message without the prefix that
+    repeats the kind, cut to 200 characters: ``"missing API key (set DEEPSEEK_API_KEY or
+    pass api_key=...)"``, ``"connection refused: Cannot connect to host localhost:11434
+    ..."`` (``refused`` when the message says the connection was refused, ``failed``
+    otherwise). A verdict without an ``error_kind`` gives its message. Control characters
+    are escaped and key-shaped strings hidden, whatever the message holds.
+    """
+    if verdict.error is None:
+        return None
+    kind = _kind_value(verdict)
+    message = str(verdict.error)
+    for prefix in (f"{kind}: ", *_MESSAGE_PREFIXES):
+        if kind and message.startswith(prefix):
+            message = message[len(prefix) :]
+            break
+    words = _FAILURE_WORDS.get(kind, kind.replace("_", " ") or "failed")
+    if kind == "missing_key":
+        variable = _KEY_VARIABLE.search(message)
+        if variable is not None:
+            return f"missing API key (set {variable[1]} or pass api_key=...)"
+    if kind == "connection":
+        if _REFUSED.search(message):
+            words = "connection refused"
+        # "ClientConnectorError: Cannot connect to host ..." says it twice.
+        message = _EXCEPTION_NAME.sub("", message, count=1) or message
+    detail = _printable(message)
+    if not detail or detail.lower().replace(" ", "_") in (kind, "empty_response"):
+        return words
+    return f"{words}: {detail}"
+
+
+class ItemText(BaseModel):
+    """The text of the item a result judged, stored with the result by the batch entry
+    points (``judge_many``, ``stream``, ``cross-judge review``) so that a report can show
+    what was judged.
+
+    ``query`` and ``context`` are the item's, each text kept up to a cap (see
+    :data:`cross_judge.batch.items.ITEM_TEXT_CAP`) and, past it, cut with a visible marker;
+    ``cut`` names what was cut (``"query"``, ``"context.<key>"``), empty when all is whole.
+    Context values are kept as the critics saw them: text, numbers and booleans as they
+    are, anything else as its ``str()``.
+    """
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    query: str
+    context: dict[str, Any] = Field(default_factory=dict)
+    cut: list[str] = Field(default_factory=list)
+
+
 class EnsembleVerdict(BaseModel):
     """A panel's result for one item: every critic's verdict and the consensus.
+
+    ``print(result)`` says what was decided and, for every critic that gave no vote, why
+    (:attr:`outcome`); ``repr()`` is one line ending with the same.
 
     The first nine fields are cross-judge 0.1's. Statistics follow 0.1 and count only
     valid verdicts (``error is None``): ``avg_confidence`` and ``agreement_pct`` are over
@@ -343,6 +650,10 @@ class EnsembleVerdict(BaseModel):
     Set for a pair (an item whose context holds ``response_a`` and ``response_b``) only:
     ``pair_lengths``, the two candidates' lengths in characters (``[a, b]``), which the
     length-bias statistics read. Written to results files only when set.
+
+    Set by the batch entry points unless told not to (``item_text=False``,
+    ``review --no-item-text``): ``item``, the text judged (:class:`ItemText`). Written to
+    results files only when set; results stored without it read back with ``None``.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -368,12 +679,15 @@ class EnsembleVerdict(BaseModel):
     tier: NonNegativeInt | None = None
     tiers: list[EnsembleVerdict] | None = None
     pair_lengths: list[NonNegativeInt] | None = None
+    item: ItemText | None = None
 
     @model_serializer(mode="wrap")
     def _omit_unset_pair(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         if self.pair_lengths is None:
             data.pop("pair_lengths", None)
+        if self.item is None:
+            data.pop("item", None)
         return data
 
     def _repr_html_(self) -> str:
@@ -381,3 +695,108 @@ class EnsembleVerdict(BaseModel):
         :func:`cross_judge.report.notebook.ensemble_html`)."""
         html: str = provider("ensemble_html")(self)
         return html
+
+    @property
+    def outcome(self) -> str:
+        """What was decided and why, on one line; what ``str()`` says without the item id,
+        and what ``repr()`` ends with.
+
+        * No valid vote: ``"no critic answered (UNCLEAR is the fallback, not a vote): "``,
+          then each critic (``name (vendor/model)``) and why it gave no vote (see
+          :func:`failure_reason`), ``"; "`` between them. No verdict at all: ``"no critic
+          was asked ..."``.
+        * A fallback despite votes (no quorum, no unanimity, a tie left to abstain): ``"no
+          consensus (UNCLEAR is the fallback; votes: KEEP 1, REJECT 1)"``.
+        * Decided: ``"KEEP (majority, 2 of 3 valid votes)"`` (a score strategy gives its
+          score; a cascade its deciding tier, whose votes are counted).
+
+        Then, ``"; "``-separated: the critics against the consensus (``against: b voted
+        REJECT``), each failed or skipped call (``failed: c (openai/gpt-4o-mini): timed
+        out: ...``), the calls saved by early stop, and each look-alike label counted as
+        another (``look-alike label: a wrote 'КEEP', counted as KEEP``). Never raises;
+        every text from a critic or a vendor is shown escaped, cut and without key-shaped
+        strings.
+        """
+        headline, details, unanswered = self._explained()
+        if not details:
+            return headline
+        return headline + (": " if unanswered else "; ") + "; ".join(details)
+
+    def __str__(self) -> str:
+        """``<item id>: <what was decided>``, then one indented line per detail (see
+        :attr:`outcome`): what ``print(result)`` shows."""
+        headline, details, _ = self._explained()
+        lines = [f"{_printable(self.query_id, 80)}: {headline}"]
+        lines.extend(f"  {detail}" for detail in details)
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        """One line: the item id, consensus, voting, agreement, counts and :attr:`outcome`
+        (every field is in ``model_dump()``)."""
+        parts = [
+            f"query_id={_printable(self.query_id, 80)!r}",
+            f"consensus={_printable(self.consensus, 80)!r}",
+            f"voting={_printable(self.voting, 80)!r}",
+            f"agreement_pct={self.agreement_pct!r}",
+            f"n_valid={self.n_valid!r}",
+            f"n_errors={self.n_errors!r}",
+        ]
+        if self.score is not None:
+            parts.append(f"score={self.score!r}")
+        if self.tier is not None:
+            parts.append(f"tier={self.tier!r}")
+        parts.append(f"outcome={self.outcome!r}")
+        return f"EnsembleVerdict({', '.join(parts)})"
+
+    def _explained(self) -> tuple[str, list[str], bool]:
+        """``(headline, details, no critic answered)`` for :attr:`outcome` and ``str()``."""
+        consensus = _printable(self.consensus, 80)
+        role = "the fallback, not a vote" if self.fallback else "the consensus"
+        if not self.verdicts:
+            return f"no critic was asked ({consensus} is {role})", [], False
+        if not any(_is_vote(v) for v in self.verdicts):
+            reasons = [f"{_who(v)}: {failure_reason(v) or 'no vote'}" for v in self.verdicts]
+            return f"no critic answered ({consensus} is {role})", reasons, True
+        deciding = self
+        if self.tiers and self.tier is not None and self.tier < len(self.tiers):
+            deciding = self.tiers[self.tier]
+        votes = [v for v in deciding.verdicts if _is_vote(v)]
+        where = f", tier {self.tier}" if self.tier is not None else ""
+        details: list[str] = []
+        if self.fallback:
+            counts = Counter(_printable(v.kind, 40) for v in votes)
+            tally = ", ".join(f"{label} {n}" for label, n in counts.items()) or "none"
+            headline = f"no consensus ({consensus} is the fallback{where}; votes: {tally})"
+        else:
+            voting = _printable(self.voting, 40)
+            if self.score is not None:
+                count = f"score {self.score:.2f}, {len(votes)} valid votes"
+            else:
+                agree = sum(1 for v in votes if v.kind == self.consensus)
+                count = f"{agree} of {len(votes)} valid votes"
+            headline = f"{consensus} ({voting}{where}, {count})"
+            against = [
+                f"{_who(v)} voted {_printable(v.kind, 40)}"
+                for v in votes
+                if v.kind != self.consensus
+            ]
+            if against:
+                details.append("against: " + ", ".join(against))
+        saved = 0
+        for v in self.verdicts:
+            if _is_vote(v):
+                continue
+            if _kind_value(v) == "early_stop":
+                saved += 1
+                continue
+            what = "skipped" if v.kind == _SKIPPED else "failed"
+            details.append(f"{what}: {_who(v)}: {failure_reason(v) or 'no vote'}")
+        if saved:
+            details.append(f"{saved} call{'s' if saved > 1 else ''} saved by early stop")
+        for v in self.verdicts:
+            if v.written_label is not None and _is_vote(v):
+                details.append(
+                    f"look-alike label: {_printable(v.critic_id or '?', 60)} wrote "
+                    f"{_printable(v.written_label, 60)!r}, counted as {_printable(v.kind, 60)}"
+                )
+        return headline, details, False

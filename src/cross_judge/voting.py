@@ -23,8 +23,23 @@ The module also checks a strategy and its keywords before anything is billed
 (:func:`validate_voting`) and tells the Ensemble when early stop may cancel the remaining
 critics (:func:`outcome_is_decided`).
 
-Deliberately not here: no network and no model calls; no label normalisation (``"keep"``
-and ``"KEEP"`` are different labels: the parser normalises); no reliability statistics over
+**Look-alike labels.** Labels are compared as written, case included (``"keep"`` and
+``"KEEP"`` are different labels: the parser upper-cases), with one exception: labels that
+only *look* different from each other are one label. Before any ballot is counted (every
+built-in, the early-stop test, and an :class:`~cross_judge.Ensemble`'s statistics through
+:func:`reconcile_labels`), the valid verdicts' labels go through
+:func:`cross_judge.verdict.lookalike_labels`: invisible characters and compatibility forms
+are folded (``KE\\u200bEP``, ``ＫＥＥＰ``), a label mixing Latin letters with Cyrillic or Greek
+look-alikes is read in Latin (``КEEP``), and labels that then share a skeleton (``KEEP``
+and an all-Cyrillic ``КЕЕР``) count as one, spelt as the label the policy names (priority,
+pass, fail, fallback, abstain and score labels, in that order), else the Latin spelling,
+else the most common one. So a look-alike can neither split a label's votes nor win under
+its own spelling, and nothing is silent: each relabelled verdict keeps what it wrote in
+``Verdict.written_label``, which ``print(result)`` and the notebook view show. A label in
+another script that no other label imitates (Russian ``НЕТ``) is left as it is.
+
+Deliberately not here: no network and no model calls; no case folding; no reliability
+statistics over
 many items (see :mod:`cross_judge.agreement`; :func:`krippendorff_alpha` here is 0.1's
 per-item flag, kept for compatibility); no legacy ``aggregation`` strategies (their shim
 lives elsewhere and keeps 0.1's tie-breaking).
@@ -42,7 +57,7 @@ from numbers import Real
 from typing import Any, Literal, TypeVar, get_args
 
 from .errors import ConfigError, ErrorKind, UnknownStrategyError
-from .verdict import Verdict, as_verdict
+from .verdict import Verdict, as_verdict, lookalike_labels
 
 __all__ = [
     "VOTING_STRATEGIES",
@@ -63,6 +78,7 @@ __all__ = [
     "majority_vote",
     "median_score",
     "outcome_is_decided",
+    "reconcile_labels",
     "register_voting_strategy",
     "strategy_name",
     "supports_early_stop",
@@ -259,6 +275,33 @@ class _Policy:
             threshold=_unit("threshold", args["threshold"]),
         )
 
+    @property
+    def known_labels(self) -> tuple[str, ...]:
+        """The labels the policy names, in the order :func:`reconcile_labels` prefers
+        them as the spelling of a look-alike (as :func:`_known_labels` orders them)."""
+        scores = () if self.scores is None else tuple(self.scores)
+        named = (self.pass_label, self.fail_label, self.fallback, self.abstain_label)
+        return (*self.priority, *named, *scores)
+
+
+def _known_labels(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """The labels named in voting keywords ``args``: ``priority``, ``pass_label``,
+    ``fail_label``, ``fallback``, ``abstain_label``, the keys of ``scores``, ``target``
+    and ``disagree_label``, in that order; values that are not labels are skipped (a custom
+    strategy's keywords may mean anything)."""
+    names: list[str] = []
+    priority = args.get("priority")
+    if isinstance(priority, Sequence) and not isinstance(priority, str):
+        names.extend(p for p in priority if isinstance(p, str))
+    for key in ("pass_label", "fail_label", "fallback", "abstain_label"):
+        if isinstance(args.get(key), str):
+            names.append(args[key])
+    scores = args.get("scores")
+    if isinstance(scores, Mapping):
+        names.extend(k for k in scores if isinstance(k, str))
+    names.extend(args[k] for k in ("target", "disagree_label") if isinstance(args.get(k), str))
+    return tuple(names)
+
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
@@ -347,31 +390,35 @@ def _clamp_unit(x: float) -> float:
     return min(1.0, max(0.0, x)) if not math.isnan(x) else 0.0
 
 
-def _score_of(v: Verdict, policy: _Policy) -> float | None:
+def _score_of(v: Verdict, label: str, policy: _Policy) -> float | None:
+    """The verdict's score, else the score of ``label`` (its label as counted)."""
     if v.score is not None:
         return v.score
-    if policy.scores is not None and v.kind in policy.scores:
-        return policy.scores[v.kind]
-    if v.kind == policy.pass_label:
+    if policy.scores is not None and label in policy.scores:
+        return policy.scores[label]
+    if label == policy.pass_label:
         return 1.0
-    if v.kind == policy.fail_label:
+    if label == policy.fail_label:
         return 0.0
     return None
 
 
 def _panel(verdicts: Sequence[Verdict], policy: _Policy, *, use_confidence: bool = False) -> _Panel:
-    """Turn verdicts into ballots: the one place the error policy is applied."""
+    """Turn verdicts into ballots: the one place the error policy is applied, and where
+    look-alike labels become one label (see the module's docstring)."""
     ballots: list[_Ballot] = []
     n_valid = 0
-    for v in map(as_verdict, verdicts):
-        if _is_uncast(v):
-            continue
+    made = [v for v in map(as_verdict, verdicts) if not _is_uncast(v)]
+    # Answered at once for an all-ASCII vote under an all-ASCII policy (the usual case).
+    counted_as = lookalike_labels([v.kind for v in made if v.error is None], policy.known_labels)
+    for v in made:
         weight = policy.weights.get(v.critic_id, 1.0)
         if v.error is None:
             n_valid += 1
             if use_confidence:
                 weight *= _clamp_unit(v.confidence)
-            ballots.append(_Ballot(v.kind, _score_of(v, policy), weight, abstained=False))
+            label = counted_as.get(v.kind, v.kind)
+            ballots.append(_Ballot(label, _score_of(v, label, policy), weight, abstained=False))
         # An error ballot weighs its critic's weight without a confidence factor: a failed
         # call has confidence 0, which would make errors="fail" a no-op under `weighted`.
         elif policy.errors == "abstain":
@@ -379,6 +426,38 @@ def _panel(verdicts: Sequence[Verdict], policy: _Policy, *, use_confidence: bool
         elif policy.errors == "fail":
             ballots.append(_Ballot(policy.fail_label, 0.0, weight, abstained=False))
     return _Panel(tuple(ballots), n_valid, policy)
+
+
+def reconcile_labels(verdicts: Sequence[Verdict], kwargs: Mapping[str, Any]) -> list[Verdict]:
+    """``verdicts`` with look-alike labels counted as one label, as every built-in counts
+    them (see the module's docstring); an :class:`~cross_judge.Ensemble` applies it before
+    voting, so its statistics (agreement, dissenters, per-item alpha) and a custom
+    strategy see the labels the built-ins count.
+
+    ``kwargs`` are the voting keywords: the labels they name (``priority``, ``pass_label``,
+    ``fail_label``, ``fallback``, ``abstain_label``, ``scores`` keys, ``target``,
+    ``disagree_label``; defaults ``PASS``, ``FAIL``, ``UNCLEAR``) are preferred as the
+    spelling. A relabelled verdict is a copy with the new ``kind`` and, unless the parser
+    already set it, ``written_label`` holding the label it had. Failed and skipped verdicts
+    are never changed. Without look-alikes (any all-ASCII panel), the verdicts come back
+    unchanged, as a new list.
+    """
+    given = [as_verdict(v) for v in verdicts]
+    votes = [v for v in given if v.error is None and not _is_uncast(v)]
+    counted_as = lookalike_labels(
+        [v.kind for v in votes], _known_labels({**_POLICY_DEFAULTS, **kwargs})
+    )
+    if not counted_as:
+        return given
+    relabel = {id(v) for v in votes if v.kind in counted_as}
+    return [
+        v.model_copy(
+            update={"kind": counted_as[v.kind], "written_label": v.written_label or v.kind}
+        )
+        if id(v) in relabel
+        else v
+        for v in given
+    ]
 
 
 def _quorum(panel: _Panel, vote: Vote) -> Vote:

@@ -157,6 +157,18 @@ async def test_a_reviewer_base_url_password_echoed_in_an_error_is_redacted() -> 
     assert verdict.error == f"RuntimeError: bad credentials {MARKER}"
 
 
+async def test_a_key_echoed_in_base64_in_a_client_error_is_redacted() -> None:
+    # A proxy quoting the header it got, the key inside a longer base64 token.
+    token = base64.b64encode(b'{"auth":"' + PLAIN_KEY.encode() + b'"}').decode()
+    client = DuckClient(exc=RuntimeError(f"rejected token {token}"), api_key=PLAIN_KEY)
+    verdict = await Reviewer("r", "m", client=client).ask_async("x")
+    # What encodes the token's start ('{"auth":"') and end stays; the key becomes the marker.
+    assert verdict.error is not None
+    assert verdict.error.startswith(f"RuntimeError: rejected token {token[:12]}{MARKER}")
+    assert token.endswith(verdict.error.rpartition(MARKER)[2])
+    assert_hidden(base64.b64encode(PLAIN_KEY.encode()).decode()[2:-2], *surfaces_of(verdict))
+
+
 # -- echoed in an answer ------------------------------------------------------------------------
 
 
@@ -183,6 +195,15 @@ async def test_a_piece_shorter_than_8_characters_is_left_as_it_is() -> None:
     answer = GOOD_ANSWER % f"it ends in {piece}"
     verdict = await Reviewer("r", "m", client=DuckClient(answer), api_key=PLAIN_KEY).ask_async("x")
     assert (verdict.rationale, verdict.raw_response) == (f"it ends in {piece}", answer)
+
+
+async def test_a_key_spread_with_zero_width_characters_in_an_answer_is_redacted() -> None:
+    spread = "\u200b".join(PLAIN_KEY)
+    answer = json.dumps({"verdict": "KEEP", "confidence": 0.9, "rationale": f"key {spread}"})
+    verdict = await Reviewer("r", "m", client=DuckClient(answer), api_key=PLAIN_KEY).ask_async("x")
+    assert (verdict.verdict, verdict.rationale) == ("KEEP", f"key {MARKER}")
+    assert verdict.raw_response is not None and MARKER in verdict.raw_response
+    assert_hidden(PLAIN_KEY, *[str(s).replace("\u200b", "") for s in surfaces_of(verdict)])
 
 
 async def test_a_key_as_the_label_is_redacted() -> None:

@@ -17,7 +17,10 @@ in an error body and inside a 200 answer's text, whole, without its prefix or as
 from its middle, for a key shaped like a vendor key (``sk-...``, which cross-judge also
 masks by shape in error messages) and for one that is not (which only redacting the
 configured key can hide). The same holds for a base URL's ``user:password@``, sent as
-Basic auth, whose password and base64 a vendor may echo too.
+Basic auth, whose password and base64 a vendor may echo too, and for a key echoed in
+another encoding: base64 (alone, URL-safe, or inside a longer blob at each byte offset),
+with invisible characters between its characters, or percent-escaped; there the surfaces
+are decoded as a reader would before they are searched.
 
 No outcome depends on timing: every timeout is far longer than any answer takes, except
 for a vendor that never answers (a hang), where the timeout always fires.
@@ -29,9 +32,12 @@ import base64
 import dataclasses
 import json
 import logging
+import re
 import secrets
 import string
 import traceback
+import unicodedata
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -404,6 +410,115 @@ async def test_an_answer_echoing_the_key_or_a_piece_of_it_is_a_vote_with_the_key
         captured.out,
         captured.err,
         keys=[key],
+    )
+
+
+def _base64(data: bytes, *, urlsafe: bool = False, padded: bool = True) -> str:
+    encoded = (base64.urlsafe_b64encode if urlsafe else base64.b64encode)(data).decode()
+    return encoded if padded else encoded.rstrip("=")
+
+
+ENCODED_ECHOES: dict[str, tuple[str, str]] = {
+    # echo -> (the configured key, what the vendor sends back)
+    "base64-whole": (KEY, _base64(KEY.encode())),
+    "base64-urlsafe-unpadded": (PLAIN_KEY, _base64(PLAIN_KEY.encode(), urlsafe=True, padded=False)),
+    # Inside a longer blob (a token holding the key) its base64 depends on its offset mod 3.
+    "base64-in-a-blob-offset-0": (PLAIN_KEY, _base64(b'{"k":"' + PLAIN_KEY.encode() + b'"}')),
+    "base64-in-a-blob-offset-1": (PLAIN_KEY, _base64(b'{"ky":"' + PLAIN_KEY.encode() + b'"}')),
+    "base64-in-a-blob-offset-2": (KEY, _base64(b'{"key":"' + KEY.encode() + b'"}')),
+    "zero-width-spaces-between-characters": (PLAIN_KEY, "\u200b".join(PLAIN_KEY)),
+    "soft-hyphens-and-joiners": (
+        KEY,
+        "".join(c + "\u00ad\u2060"[i % 2] for i, c in enumerate(KEY)),
+    ),
+    "byte-order-marks-in-the-secret": (
+        PLAIN_KEY,
+        "\ufeff".join(PLAIN_KEY[i : i + 3] for i in range(0, len(PLAIN_KEY), 3)),
+    ),
+    "percent-encoded": (PLAIN_KEY, "".join(f"%{ord(c):02X}" for c in PLAIN_KEY)),
+}
+"""A vendor or proxy echoing the key in another encoding. In a blob, the bytes before the
+key (6, 7 or 8 here) set its offset modulo 3, and so how its base64 reads."""
+
+
+def _unescaped(text: str) -> str:
+    """``text`` as a reader sees it: percent- and ``\\uXXXX`` escapes decoded, invisible
+    characters dropped (an oracle independent of the redactor)."""
+    text = re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m.group(1), 16)), text)
+    text = urllib.parse.unquote(text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf" and c != "\u00ad")
+
+
+def _base64_leaks(text: str, key: str) -> str | None:
+    """A run of ``text`` that base64-decodes (standard or URL-safe, at any of the four
+    character offsets) to 6 consecutive bytes of ``key``, if there is one."""
+    data = key.encode()
+    pieces = {data[i : i + 6] for i in range(len(data) - 5)}
+    for run in re.findall(r"[A-Za-z0-9+/_-]{8,}", text):
+        standard = run.replace("-", "+").replace("_", "/")
+        for shift in range(4):
+            chunk = standard[shift:]
+            decoded = base64.b64decode(chunk[: len(chunk) // 4 * 4])
+            if any(piece in decoded for piece in pieces):
+                return run
+    return None
+
+
+def assert_no_encoded_key(what: str, *surfaces: object, key: str) -> None:
+    """:func:`assert_no_key` on each surface as a reader sees it, and no piece of the key
+    readable by base64-decoding any of it."""
+    assert_no_key(what, *[_unescaped(_as_text(s)) for s in surfaces], keys=[key])
+    for index, surface in enumerate(surfaces):
+        leaked = _base64_leaks(_unescaped(_as_text(surface)), key)
+        assert leaked is None, f"{what} (surface {index}) leaks the key in base64: {leaked}"
+
+
+@pytest.mark.anyio
+@PROTOCOLS
+@pytest.mark.parametrize("where", ["401-body", "answer"])
+@pytest.mark.parametrize("echo", list(ENCODED_ECHOES))
+async def test_a_key_echoed_in_another_encoding_is_redacted_in_the_verdict_and_the_logs(
+    protocol: str,
+    where: str,
+    echo: str,
+    vendor: VendorServer,
+    open_vendor: VendorServer,
+    model: str,
+    logs: Logs,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    key, echoed = ENCODED_ECHOES[echo]
+    srv = _echoing_server(key, vendor, open_vendor)
+    if where == "401-body":
+        srv.script(model, Reply.status(401, message=f"Invalid credentials: {echoed} (check it)"))
+    else:
+        srv.script(model, _answer(f"The token {echoed} was sent; a whale is a mammal."))
+    critic = critic_on(srv, protocol, model, api_key=key)
+    try:
+        verdict = await critic.judge("Is a whale a fish?")
+    finally:
+        await aclose_sessions()
+    # The key becomes a marker; what was around it in a blob (the base64 of '{"k":"')
+    # and the words around the echo stay.
+    if where == "401-body":
+        assert verdict.error_kind is ErrorKind.AUTH
+        assert re.search(
+            f"Invalid credentials: \\S*{re.escape(MARKER)}\\S* \\(check it\\)", verdict.error or ""
+        )
+    else:
+        assert (verdict.kind, verdict.error) == ("KEEP", None)
+        assert re.fullmatch(
+            f"The token \\S*{re.escape(MARKER)}\\S* was sent; a whale is a mammal.",
+            verdict.reasoning,
+        )
+    captured = capsys.readouterr()
+    assert_no_encoded_key(
+        f"a {where} echoing the key ({echo})",
+        *dumps_of(verdict),
+        logs(),
+        captured.out,
+        captured.err,
+        key=key,
     )
 
 

@@ -294,16 +294,16 @@ async def test_a_critic_whose_call_fails_to_start_gives_an_error_verdict_for_it_
     from cross_judge.critic import calls as core
 
     broken_url = sims.url.rstrip("/") + "/broken/v1"
-    real = core.shared_session
+    real = core.ready_session
 
-    def shared_session(base_url: str) -> Any:
+    async def ready_session(base_url: str) -> Any:
         # A client library failing for one endpoint at call time, in a way no check
         # before the call could foresee.
         if base_url.rstrip("/") == broken_url:
             raise ValueError("this endpoint cannot be reached by the client library")
-        return real(base_url)
+        return await real(base_url)
 
-    monkeypatch.setattr(core, "shared_session", shared_session)
+    monkeypatch.setattr(core, "ready_session", ready_session)
     critics = [
         Critic(name=name, model=name, vendor="custom", base_url=url, api_key=KEY)
         for name, url in ((CRITICS[0], sims.url), (CRITICS[1], sims.url), ("broken", broken_url))

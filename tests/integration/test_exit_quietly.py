@@ -5,6 +5,14 @@ with``, no ``aclose()``) against the simulated vendor and require an empty stder
 aiohttp "Unclosed client session" / "Unclosed connector" report, no ResourceWarning, no
 "Task was destroyed", also under ``python -X dev``. The in-process tests pin the mechanism
 of :mod:`cross_judge.transport._pool` with a probe client.
+
+What the ``-X dev`` tests check is leaks: dev mode's reports of unclosed sessions and
+transports, ResourceWarnings, exceptions never retrieved, tasks destroyed while pending.
+Dev mode also logs every asyncio loop step over 0.1 s; whether a step takes that long on a
+loaded machine is the OS scheduler's doing, so the script raises that threshold rather than
+let the test fail at random. That cross-judge's own first call does not stall the loop is
+checked apart, structurally (``test_first_call_off_loop.py``: no import, no TLS context on
+the loop thread), and measured by ``bench/bench_loop_stall.py``.
 """
 
 from __future__ import annotations
@@ -57,7 +65,8 @@ QUICK_START = textwrap.dedent(
     async def main() -> None:
         if RUNNER != "anyio.run(trio)":
             # -X dev also logs each loop step over 0.1 s: a report on timing, not a leak,
-            # which a loaded machine produces at random.
+            # which a loaded machine produces at random (see the module docstring for
+            # where the first call's stall is checked instead).
             asyncio.get_running_loop().slow_callback_duration = 3600
         print((await panel.judge("Felines (see also: Cats)")).consensus)
 
@@ -116,7 +125,7 @@ def test_the_quick_start_without_closing_prints_nothing_but_its_result(
 
 @pytest.mark.parametrize("runner", RUNNERS)
 @pytest.mark.parametrize("vendor", VENDORS)
-def test_the_quick_start_without_closing_is_quiet_under_dev_mode(
+def test_the_quick_start_without_closing_reports_no_leak_under_dev_mode(
     server: VendorServer, model: str, vendor: str, runner: str
 ) -> None:
     done = run_quick_start(server, model, runner=runner, vendor=vendor, flags=("-X", "dev"))
@@ -181,7 +190,8 @@ def test_the_readme_quick_start_runs_as_pasted_and_exits_quietly(
     finally:
         for name in models:
             server.always(name, None)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "KEEP 1.0 []\n", "")
+    printed = "Felines (see also: Cats): KEEP (majority, 3 of 3 valid votes)\n"
+    assert (done.returncode, done.stdout, done.stderr) == (0, printed, "")
 
 
 # -- the mechanism, in process ------------------------------------------------------------------

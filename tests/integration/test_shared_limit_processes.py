@@ -205,7 +205,11 @@ def test_two_processes_sharing_a_limit_of_4_draw_no_429_and_judge_everything(
 def test_a_killed_process_loses_its_permits_and_the_other_completes(
     vendor: VendorServer, workers: list[Worker]
 ) -> None:
-    with LimitServer(CAPACITY, term_s=1.0) as server:
+    # A term of 3 s: the broker takes back a client's permits after three terms (9 s) without
+    # an exchange. A live worker that the loaded CI machine does not schedule for that long
+    # would lose permits it is about to use, and the vendor would count a 429 that says
+    # nothing about the dead client; 1 s terms made that happen under load (2 of 60).
+    with LimitServer(CAPACITY, term_s=3.0) as server:
         doomed = Worker(vendor.url, server.address, 1000, "doomed", "asyncio")
         workers.append(doomed)
         doomed.wait_for("JUDGED")  # it holds permits and is mid-run

@@ -425,6 +425,7 @@ def test_reviewer_fields_defaults_and_repr() -> None:
         "client",
         "api_key",
         "base_url",
+        "timeout",  # new, after 0.1's fields: positional 0.1 calls are unchanged
     ]
 
 
@@ -465,7 +466,7 @@ def test_reviewer_builds_one_critic_per_configuration() -> None:
     assert first._label_keys[0] == "verdict" and first._reasoning_keys[0] == "rationale"
     r.model = "other"
     assert r._critic() is not first and r._critic().model == "other"
-    assert len(dataclasses.asdict(r)) == 10  # the cache is not a field
+    assert len(dataclasses.asdict(r)) == 11  # the cache is not a field
 
 
 def test_panel_raises_configuration_errors_before_calling_anyone() -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .items import ItemError
+from .items import ItemError, with_item_text
 
 if TYPE_CHECKING:
     import anyio
@@ -24,15 +24,20 @@ if TYPE_CHECKING:
 __all__ = ["admit", "judge_item"]
 
 
-async def judge_item(panel: Panel, item: Item, budget: Budget | None) -> EnsembleVerdict:
-    """``panel``'s verdict on ``item``: its query, with its id, context and meta."""
-    return await panel.judge(
+async def judge_item(
+    panel: Panel, item: Item, budget: Budget | None, *, item_text: bool = True
+) -> EnsembleVerdict:
+    """``panel``'s verdict on ``item``: its query, with its id, context and meta; with
+    ``item_text``, the result stores the item's text (:func:`~cross_judge.batch.items.
+    with_item_text`)."""
+    result = await panel.judge(
         item.query,
         query_id=item.id,
         context=item.context or None,
         meta=item.meta,
         budget_usd=budget,
     )
+    return with_item_text(result, item) if item_text else result
 
 
 async def admit(

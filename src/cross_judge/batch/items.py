@@ -1,6 +1,7 @@
 """Items of a batch: :class:`Item` (one thing to judge), reading them lazily from a sync or
 async source (:class:`ItemFeed`) with each checked against the panel's prompts before it is
-judged, and :func:`shard_of` for splitting a dataset across machines.
+judged, :func:`shard_of` for splitting a dataset across machines, and :func:`item_text`, the
+bounded copy of an item's text a result stores (:data:`ITEM_TEXT_CAP`).
 
 Nothing here calls a vendor or judges anything (:mod:`cross_judge.batch.runner` does).
 """
@@ -8,6 +9,7 @@ Nothing here calls a vendor or judges anything (:mod:`cross_judge.batch.runner` 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,12 +17,33 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ConfigError, ItemError, PromptError
-from ..verdict import default_query_id
+from ..verdict import ItemText, default_query_id
 
 if TYPE_CHECKING:
+    from ..verdict import EnsembleVerdict
     from .panel_protocol import Panel
 
-__all__ = ["Item", "ItemError", "ItemFeed", "checked_item", "shard_of"]
+__all__ = [
+    "ITEM_TEXT_CAP",
+    "ITEM_TEXT_TOTAL_CAP",
+    "Item",
+    "ItemError",
+    "ItemFeed",
+    "checked_item",
+    "cut_marker",
+    "item_text",
+    "shard_of",
+    "with_item_text",
+]
+
+ITEM_TEXT_CAP = 4_000
+"""Characters of each text of an item (its query, each context value) that its result
+stores (:class:`~cross_judge.verdict.ItemText`); a longer text keeps its first
+``ITEM_TEXT_CAP`` characters followed by :func:`cut_marker`."""
+
+ITEM_TEXT_TOTAL_CAP = 16_000
+"""Characters of an item's text its result stores in all, the query first, then the context
+values in order: a value past it keeps only :func:`cut_marker`."""
 
 
 class Item(BaseModel):
@@ -125,6 +148,71 @@ def shard_of(item_id: str, n: int) -> int:
     # surrogatepass: any str has a digest, so no id makes the split raise
     digest = hashlib.sha256(item_id.encode("utf-8", "surrogatepass")).digest()
     return int.from_bytes(digest, "big") % n + 1
+
+
+def cut_marker(more: int) -> str:
+    """What ends a stored text that was cut: ``" … [cut: 1,234 more characters]"``."""
+    return f" \u2026 [cut: {more:,} more characters]"
+
+
+def item_text(item: Item) -> ItemText:
+    """The text of ``item`` as its result stores it: ``query`` and ``context``, bounded.
+
+    Each text keeps at most :data:`ITEM_TEXT_CAP` characters and the whole item at most
+    :data:`ITEM_TEXT_TOTAL_CAP` (the query first, then the context values in order); a cut
+    text ends with :func:`cut_marker` and is named in ``cut`` (``"query"``,
+    ``"context.<key>"``). Context values are kept as the critics' prompts render them:
+    text, booleans, integers, finite floats and ``None`` as they are, anything else as its
+    ``str()`` (an object whose ``str()`` raises as ``<TypeName>``). An item with no
+    context stores an empty one. Never raises.
+    """
+    budget = ITEM_TEXT_TOTAL_CAP
+    cut: list[str] = []
+
+    def bounded(name: str, text: str) -> str:
+        nonlocal budget
+        keep = min(ITEM_TEXT_CAP, budget)
+        if len(text) <= keep:
+            budget -= len(text)
+            return text
+        budget -= keep
+        cut.append(name)
+        return text[:keep] + cut_marker(len(text) - keep)
+
+    query = bounded("query", item.query)
+    context: dict[str, Any] = {}
+    for key, value in item.context.items():
+        if _kept_as_is(value):
+            context[key] = value
+        else:
+            context[key] = bounded(f"context.{key}", _as_text(value))
+    return ItemText(query=query, context=context, cut=cut)
+
+
+def with_item_text(result: EnsembleVerdict, item: Item) -> EnsembleVerdict:
+    """``result`` with the text of ``item`` it judged (:func:`item_text`) as its ``item``;
+    the result is updated in place and returned."""
+    result.item = item_text(item)
+    return result
+
+
+def _kept_as_is(value: object) -> bool:
+    """A context value stored as it is: ``None``, a boolean, an integer a JSON reader takes
+    (below 2**63 in size), a finite float."""
+    if value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return abs(value) < 2**63
+    return isinstance(value, float) and math.isfinite(value)
+
+
+def _as_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return str(value)
+    except Exception:  # any object may be context; its text is for show only
+        return f"<{type(value).__name__}>"
 
 
 def _candidates(

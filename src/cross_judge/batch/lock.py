@@ -9,6 +9,17 @@ advisory lock held on the open lock file for the whole run (``fcntl.flock`` on P
 it ends (Ctrl-C, a crash, SIGKILL), so a lock file left by a dead run never blocks the
 next one: it is simply taken over. A clean release also removes the file.
 
+A results file has other names than the one a run is given: a symlink to it, a hard link.
+So the lock is the file's, not the name's. ``OUT.lock`` sits beside the file a symlink
+points to (``link.jsonl`` -> ``out.jsonl`` locks ``out.jsonl.lock``, whether or not OUT
+exists yet), and on POSIX the results file itself is locked by its identity (device and
+inode) as soon as it exists: at :meth:`ResultsLock.acquire` when it does, else once the run
+has created it (:meth:`ResultsLock.hold_results`, before anything is billed). A rewrite that
+replaces OUT by an atomic rename (``--retry-failed``) gives it a new identity, which the run
+locks the same way, keeping the old one. Two runs on two names of one file then never both
+run: the second is refused, whichever name it was given. On Windows only the symlink case
+is covered (hard links to a results file are not detected there).
+
 Where the file system has no working locks (some network mounts answer ``ENOLCK``), the
 run goes on unlocked and :attr:`ResultsLock.warning` says so, rather than refusing to run
 at all. Only cross-judge honours the lock: it does not stop other programs editing OUT.
@@ -21,6 +32,7 @@ import errno
 import json
 import os
 import socket
+import stat
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -39,17 +51,28 @@ _UNSUPPORTED = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL}
 
 
 def lock_path(results: Path) -> Path:
-    """``results.jsonl`` -> ``results.jsonl.lock``."""
+    """``results.jsonl`` -> ``results.jsonl.lock``; for a symlink, beside the file it points
+    to (followed to the end, whether or not that file exists yet), so every symlink to one
+    results file shares one lock file."""
+    if results.is_symlink():
+        results = Path(os.path.realpath(results))
     return results.with_name(results.name + ".lock")
 
 
 class ResultsLock:
-    """The lock of one results file, held until :meth:`release` (or the end of ``with``)."""
+    """The lock of one results file, held until :meth:`release` (or the end of ``with``).
 
-    def __init__(self, path: Path, fd: int | None, warning: str | None = None) -> None:
+    ``path`` is the lock file; ``warning`` says why the run goes on unlocked, if it does.
+    """
+
+    def __init__(
+        self, path: Path, fd: int | None, warning: str | None = None, *, results: Path | None = None
+    ) -> None:
         self.path = path
         self.warning = warning
         self._fd = fd
+        self._results = results
+        self._held: dict[tuple[int, int], int] = {}  # identity of a results file -> its fd
 
     @classmethod
     def acquire(cls, results: Path, *, command: Sequence[str] = ()) -> ResultsLock:
@@ -85,15 +108,74 @@ class ResultsLock:
                 os.close(fd)
                 raise ResultsLocked(_locked_message(results, holder), holder)
             _write_holder(fd, command)
-            return cls(path, fd)
+            lock = cls(path, fd, results=results)
+            try:
+                lock.hold_results()
+            except BaseException:
+                lock.release()
+                raise
+            return lock
         raise ResultsLocked(
             f"{results}: its lock file {path} keeps being replaced; another review is "
             "starting or stopping on it right now: try again in a moment",
             {},
         )
 
+    def hold_results(self) -> None:
+        """Lock the results file by its identity (device and inode), if it exists and is
+        not held yet; earlier identities stay held. Call it once the run has created the
+        file, or replaced it by an atomic rewrite, before anything is billed. Does nothing
+        on Windows, or when the run goes on unlocked (:attr:`warning`).
+
+        Raises:
+            ResultsLocked: another process holds this file, under another name (a hard
+                link made to it); this lock is left as it was.
+            OSError: the results file exists but cannot be opened or locked (other than
+                for lack of lock support, or of permission to write it: no run could).
+        """
+        results = self._results
+        if results is None or self._fd is None or sys.platform == "win32":
+            return
+        try:
+            # Opened for writing, as file systems that emulate flock with fcntl locks (NFS)
+            # need for an exclusive lock; O_NONBLOCK: a FIFO given as OUT must not block.
+            fd = os.open(results, os.O_RDWR | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            return  # not created yet: a hard link needs a file, a symlink shares OUT.lock
+        except (IsADirectoryError, PermissionError):
+            return  # no run can write it: the run's own checks say so
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):  # not a results file: the run refuses it
+                os.close(fd)
+                return
+            identity = (info.st_dev, info.st_ino)
+            mine = self._held.get(identity)
+            if mine is not None:
+                # Already held: lock it again through the same descriptor, which changes
+                # nothing where flock is native and re-takes a lock a file system emulating
+                # flock with fcntl locks drops when the process closes another descriptor.
+                os.close(fd)
+                fd = mine
+            try:
+                held = _try_lock(fd)
+            except OSError as exc:
+                if exc.errno not in _UNSUPPORTED:
+                    raise
+                held = True  # a file system without locks: the lock file is all there is
+            if not held:
+                raise ResultsLocked(_linked_message(results), {})
+        except BaseException:
+            if fd not in self._held.values():
+                os.close(fd)
+            raise
+        self._held[identity] = fd
+
     def release(self) -> None:
         """Release the lock and remove its file; idempotent."""
+        held, self._held = self._held, {}
+        for results_fd in held.values():
+            os.close(results_fd)  # closing drops its lock
         fd, self._fd = self._fd, None
         if fd is None:
             return
@@ -176,6 +258,16 @@ def _read_holder(fd: int) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return holder if isinstance(holder, dict) else {}
+
+
+def _linked_message(results: Path) -> str:
+    return (
+        f"{results} is the same file as one another cross-judge review is writing under "
+        "another name (a hard link to it). Two runs on one results file would judge and "
+        "bill every item twice. Wait for that run to finish, then run this command again "
+        "with --resume to continue its results; or write to another --out. A run that has "
+        "ended, however it ended, holds no lock."
+    )
 
 
 def _locked_message(results: Path, holder: dict[str, Any]) -> str:

@@ -41,6 +41,7 @@ class _Judging(Panel, Protocol):
         budget_usd: Budget | float | None = ...,
         mode: Mode = ...,
         batch: BatchOptions | None = ...,
+        item_text: bool = ...,
         **panel_options: Any,
     ) -> BatchResult: ...
 
@@ -99,18 +100,22 @@ class PanelMethods:
         budget_usd: Budget | float | None = None,
         mode: Mode = "live",
         batch: BatchOptions | None = None,
+        item_text: bool = True,
         **panel_options: Any,
     ) -> BatchResult:
         """Judge every item, at most ``concurrency`` at once; results in input order.
 
         ``items``: strings, mappings (``id``, ``query``, ``context``, ``meta``) or
         :class:`~cross_judge.batch.Item` objects, sync or async. Every item is checked
-        before the first call. ``budget_usd`` caps the whole batch: once it is spent, the
-        remaining calls are ``SKIPPED`` with ``error_kind="budget"``. ``mode="batch"``
+        before the first call. ``budget_usd`` caps the whole batch: a call whose worst
+        case does not fit waits for the calls in flight to settle, and once what is left
+        cannot pay for one, the remaining calls are ``SKIPPED`` with
+        ``error_kind="budget"``. ``mode="batch"``
         goes through the vendors' batch APIs at about half the price (``batch``:
-        :class:`~cross_judge.BatchOptions`). A Cascade also takes ``all_tiers=True``: ask
-        every tier on every item, the stored results calibration
-        (:func:`~cross_judge.cascade_calibration.calibrate_cascade`) and
+        :class:`~cross_judge.BatchOptions`). Each result stores its item's query and
+        context (``item``, bounded) unless ``item_text=False`` (private data). A Cascade
+        also takes ``all_tiers=True``: ask every tier on every item, the stored results
+        calibration (:func:`~cross_judge.cascade_calibration.calibrate_cascade`) and
         :meth:`~cross_judge.cascade.Cascade.replay` need. See
         :func:`cross_judge.batch.judge_many`.
 
@@ -127,6 +132,7 @@ class PanelMethods:
             budget_usd=budget_usd,
             mode=mode,
             batch=batch,
+            item_text=item_text,
         )
 
     def judge_many_sync(
@@ -138,6 +144,7 @@ class PanelMethods:
         budget_usd: Budget | float | None = None,
         mode: Mode = "live",
         batch: BatchOptions | None = None,
+        item_text: bool = True,
         **panel_options: Any,
     ) -> BatchResult:
         """``judge_many`` for synchronous code; also works inside a running event loop."""
@@ -150,6 +157,7 @@ class PanelMethods:
             budget_usd=budget_usd,
             mode=mode,
             batch=batch,
+            item_text=item_text,
             **panel_options,
         )
         return _sync.run_sync(call)
@@ -163,13 +171,15 @@ class PanelMethods:
         budget_usd: Budget | float | None = None,
         mode: Mode = "live",
         batch: BatchOptions | None = None,
+        item_text: bool = True,
         **panel_options: Any,
     ) -> ResultStream:
         """Judge items and hand out results as they finish: ``async for r in
         panel.stream(items)``. Items are read lazily, so memory stays flat.
         ``budget_usd`` caps the whole stream; ``mode="batch"`` goes through the vendors'
-        batch APIs; a Cascade takes ``all_tiers`` as in :meth:`judge_many`. The panel's
-        ``aclose()`` stops it. See :func:`cross_judge.batch.stream`.
+        batch APIs; ``item_text=False`` leaves the items' text out of the results; a
+        Cascade takes ``all_tiers`` as in :meth:`judge_many`. The panel's ``aclose()``
+        stops it. See :func:`cross_judge.batch.stream`.
 
         Raises:
             ConfigError: the panel has no critics (at once, before any item is read).
@@ -183,4 +193,5 @@ class PanelMethods:
             owner=self,
             mode=mode,
             batch=batch,
+            item_text=item_text,
         )

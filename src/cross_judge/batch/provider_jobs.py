@@ -69,6 +69,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
+from ..critic.calls import charge_unreported_usage
 from ..critic.parking import active_job, reset_active_job, set_active_job
 from ..errors import ConfigError, ErrorKind
 from ..transport import CallFailure
@@ -165,6 +166,22 @@ class BatchOptions:
     def takes(self, config: VendorConfig) -> bool:
         """Whether a critic on ``config``'s vendor goes through the batch API."""
         return config.name.lower() in self.vendors
+
+    def why_live(self, config: VendorConfig) -> str | None:
+        """Why a critic on ``config``'s vendor runs live in batch mode (at live prices),
+        in words for a user; ``None`` when it goes through the vendor's batch API.
+
+        A vendor not in :attr:`vendors` runs live: DeepSeek has no batch API; any other
+        (``custom``, a local server, OpenRouter) is batched only when named there, as an
+        OpenAI-compatible gateway that serves ``/v1/files`` and ``/v1/batches`` (or an
+        Anthropic-protocol one serving ``/v1/messages/batches``) can be.
+        """
+        if self.takes(config):
+            return None
+        if config.name.lower() == "deepseek":
+            return "DeepSeek has no batch API"
+        listed = ", ".join(sorted(self.vendors)) or "none"
+        return f"{config.name} is not among the batch vendors: {listed}"
 
 
 def _positive(value: object) -> bool:
@@ -420,7 +437,11 @@ class _Job:
             self._update(track)
 
     @contextlib.contextmanager
-    def _waiting(self) -> Iterator[None]:
+    def waiting(self) -> Iterator[None]:
+        """Count one running call of the current item as waiting here while the block
+        runs: parked, making a live call, or waiting for a budget's reservations to settle
+        (:meth:`~cross_judge.budget.Budget.reserve_or_wait`). An item whose running calls
+        all wait is settled, so a round can go."""
         track = _item.get()
         if track is None:
             yield
@@ -458,7 +479,7 @@ class _Job:
             self._place(parked)
         parked.waiters += 1
         try:
-            with self._waiting():
+            with self.waiting():
                 await parked.ready.wait()
         except BaseException:
             parked.waiters -= 1
@@ -474,10 +495,13 @@ class _Job:
         assert outcome is not None
         if outcome is _GO_LIVE:
             return await self._live_call(live)
-        return critic.verdict_from_batch(outcome)
+        verdict = critic.verdict_from_batch(outcome)
+        if isinstance(outcome, CallFailure):
+            return verdict
+        return charge_unreported_usage(verdict, outcome, request, critic.price(), batch=True)
 
     async def _live_call(self, live: Callable[[], Awaitable[Verdict]]) -> Verdict:
-        with self._waiting():
+        with self.waiting():
             async with self._live:
                 return await live()
 
@@ -707,9 +731,12 @@ async def run_job(
     concurrency: int,
     deliver: Callable[[int, EnsembleVerdict], Awaitable[None]],
     budget: Budget | None,
+    *,
+    item_text: bool = True,
 ) -> None:
-    """Judge the feed's items in batch mode and ``deliver`` each result as it finishes.
-    The feed is closed however this ends.
+    """Judge the feed's items in batch mode and ``deliver`` each result as it finishes
+    (with its item's text unless ``item_text`` is false). The feed is closed however this
+    ends.
 
     Raises:
         ItemError: an item cannot be judged; items in flight finish first.
@@ -729,7 +756,7 @@ async def run_job(
             nonlocal outstanding
             _item.set(track)  # this task's context: its calls' tasks inherit it
             try:
-                await deliver(index, await judge_item(panel, item, budget))
+                await deliver(index, await judge_item(panel, item, budget, item_text=item_text))
             finally:
                 job.item_finished(track)
                 slots.release()

@@ -78,6 +78,7 @@ async def _judge_each(
     concurrency: int,
     deliver: Deliver,
     budget: Budget | None = None,
+    item_text: bool = True,
 ) -> None:
     """Judge the feed's items with at most ``concurrency`` in flight; ``deliver`` each result.
 
@@ -91,7 +92,7 @@ async def _judge_each(
 
     async def run(index: int, item: Item) -> None:
         try:
-            await deliver(index, await judge_item(panel, item, budget))
+            await deliver(index, await judge_item(panel, item, budget, item_text=item_text))
         finally:
             slots.release()
 
@@ -117,6 +118,7 @@ async def judge_many(
     budget_usd: Budget | float | None = None,
     mode: Mode = "live",
     batch: BatchOptions | None = None,
+    item_text: bool = True,
 ) -> BatchResult:
     """Judge every item and return the results in input order (``Ensemble.judge_many``).
 
@@ -131,8 +133,9 @@ async def judge_many(
         concurrency: items in flight at once (each fans out to every critic).
         progress: show a ``rich`` progress bar on stderr.
         budget_usd: a cap in USD for the whole batch (or a shared
-            :class:`~cross_judge.budget.Budget`); calls that no longer fit are not made
-            and give ``SKIPPED`` verdicts with ``error_kind="budget"``.
+            :class:`~cross_judge.budget.Budget`); a call whose worst case does not fit
+            beside the calls in flight waits for them to settle, and calls that cannot
+            fit are not made and give ``SKIPPED`` verdicts with ``error_kind="budget"``.
         mode: ``"live"`` calls each vendor at once; ``"batch"`` sends the calls of
             critics on vendors with a batch API through it, at about half the price,
             results within the vendor's window (24 h), and the others live
@@ -141,6 +144,9 @@ async def judge_many(
         batch: batch mode's options (:class:`~cross_judge.BatchOptions`: which vendors,
             the ledger that makes a killed job resumable, polling, deadline); only with
             ``mode="batch"``.
+        item_text: store each item's query and context with its result (``item``,
+            bounded: :data:`~cross_judge.batch.items.ITEM_TEXT_CAP`), so reports show
+            what was judged; ``False`` leaves them out (private data).
 
     Raises:
         ItemError: an item cannot be judged; nothing was sent.
@@ -177,9 +183,9 @@ async def judge_many(
 
         again = ItemFeed(ensemble, checked, checked=True)
         if options is None:
-            await _judge_each(ensemble, again, limit, deliver, budget)
+            await _judge_each(ensemble, again, limit, deliver, budget, item_text)
         else:
-            await run_job(ensemble, again, options, limit, deliver, budget)
+            await run_job(ensemble, again, options, limit, deliver, budget, item_text=item_text)
     done = [r for r in results if r is not None]
     return BatchResult(
         verdicts=done,
@@ -248,6 +254,7 @@ def stream(
     owner: Panel | None = None,
     mode: Mode = "live",
     batch: BatchOptions | None = None,
+    item_text: bool = True,
 ) -> ResultStream:
     """Judge items and hand out each result as it finishes (``Ensemble.stream``).
 
@@ -268,7 +275,7 @@ def stream(
     whose ``aclose()`` stops the stream (:func:`stop_streams`), ``ensemble`` by default;
     the stream keeps it alive. ``mode="batch"`` (with ``batch`` options) goes through the
     vendors' batch APIs as in :func:`judge_many`: ``batch.window`` items are in flight, and
-    results come as each round's batches end.
+    results come as each round's batches end. ``item_text`` is as in :func:`judge_many`.
 
     Raises:
         ConfigError: the ensemble has no critics, ``concurrency`` is not an integer
@@ -301,9 +308,11 @@ def stream(
 
             feed = ItemFeed(ensemble, items)
             if options is None:
-                await _judge_each(ensemble, feed, limit, handed_out, budget)
+                await _judge_each(ensemble, feed, limit, handed_out, budget, item_text)
             else:
-                await run_job(ensemble, feed, options, limit, handed_out, budget)
+                await run_job(
+                    ensemble, feed, options, limit, handed_out, budget, item_text=item_text
+                )
 
     return ResultStream(run, buffer=limit, owner=ensemble if owner is None else owner)
 

@@ -83,6 +83,19 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _escape_unprintable_output() -> None:
+    """Let stdout and stderr print any text: a lone surrogate (valid JSON, not Unicode; an
+    id, a label or a message from an untrusted file or vendor may hold one) is written as
+    its escape (``\\ud800``) instead of failing the command after its work is done.
+    ``strict`` and ``surrogateescape`` streams (the latter can write only ``\\udc80`` to
+    ``\\udcff``) change; a stream with another error handler is left alone."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        errors = getattr(stream, "errors", None)
+        if reconfigure is not None and errors in ("strict", "surrogateescape"):
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code (also for usage errors, instead of exiting)."""
     parser = _build_parser()
@@ -92,6 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error already printed
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     args.argv = arguments  # for the run manifest
+    _escape_unprintable_output()
     try:
         command = _COMMANDS.get(args.command)
         if command is not None:

@@ -26,7 +26,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "kappa heatmap, per-critic error, parse-fail, latency and cost, confusion against "
             "--gold (else against the consensus), the consensus distribution, a cascade's "
             "tiers, the position bias of pairs, and a searchable, sortable table of the "
-            "disputed items with each critic's label, confidence and reasoning. Calls no model."
+            "disputed items with the text each judged (when OUT stores it) and each critic's "
+            "label, confidence and reasoning. Simulated critics are said to be so. Calls no "
+            "model."
         ),
     )
     report.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")

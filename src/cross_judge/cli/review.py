@@ -41,8 +41,9 @@ if TYPE_CHECKING:
 
     from ..batch import BatchOptions, BatchResult
     from ..budget import Budget
+    from ..critic.critic import Critic
 
-__all__ = ["add_parser", "ledger_path", "run"]
+__all__ = ["add_parser", "batch_mode_note", "ledger_path", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -94,8 +95,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="X",
         help=(
             "spend at most X dollars on OUT as a whole: a resumed run counts what OUT's "
-            "results already cost. A call whose worst case no longer fits is not made (its "
-            "verdict is SKIPPED, error_kind budget); needs known model prices"
+            "results already cost. A call whose worst case does not fit waits for the calls "
+            "in flight; one that cannot fit is not made (its verdict is SKIPPED, error_kind "
+            "budget). A call whose vendor reports no usage is charged its worst case. Needs "
+            "known model prices"
         ),
     )
     review.add_argument(
@@ -179,6 +182,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="no progress bar (by default it is drawn when stderr is a terminal)",
     )
+    review.add_argument(
+        "--no-item-text",
+        action="store_true",
+        help=(
+            "leave each item's query and context out of OUT (private data); by default "
+            "each result stores them, up to 4,000 characters per text and 16,000 per item, "
+            "so that stats --disputed and the report show what was judged"
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -205,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
             "ensemble (critics:, no tiers:) whose critics judge every item anyway; remove "
             "--all-tiers, or use a panel file with tiers:"
         )
-    if out_path.exists() and out_path.resolve() == items_path.resolve():
+    if out_path.exists() and out_path.samefile(items_path):
         raise ConfigError(f"--out {out_path} is the items file; write results to another file")
     if not out_path.parent.exists():
         raise ConfigError(f"{out_path.parent} does not exist; create it or choose another path")
@@ -245,7 +257,9 @@ def run(args: argparse.Namespace) -> int:
             "retry_failed": args.retry_failed,
             "allow_panel_change": args.allow_panel_change,
             "simulated_critics": list(simulated),
+            "simulator": spec.simulator_record(),  # what it knew: gold, pairs, personas
             "mode": args.mode,
+            "item_text": not args.no_item_text,
         }
         if batch is not None:
             options["batch_vendors"] = sorted(batch.vendors)
@@ -267,6 +281,9 @@ def run(args: argparse.Namespace) -> int:
         results = stack.enter_context(
             ResultsFile.open(out_path, resume=args.resume, retry_failed=args.retry_failed)
         )
+        # OUT exists now (created, or rewritten by --retry-failed): lock it by its identity
+        # too, so a run given another name of it (a hard link) is refused before any call.
+        lock.hold_results()
         if results.repaired:
             note(
                 err,
@@ -296,11 +313,7 @@ def run(args: argparse.Namespace) -> int:
         elif progress:
             total = max(0, count_lines(items_path) - len(results.done_ids))
         if batch is not None:
-            note(
-                err,
-                f"batch mode: {', '.join(sorted(batch.vendors))} through their batch APIs; "
-                f"submitted batches are recorded in {batch.ledger}",
-            )
+            note(err, batch_mode_note(panel.critics, batch))
         manifest.begin()
         state = RunState()
         status = "failed"  # unless the run gets further
@@ -318,6 +331,7 @@ def run(args: argparse.Namespace) -> int:
                     state=state,
                     all_tiers=args.all_tiers,
                     batch=batch,
+                    item_text=not args.no_item_text,
                 )
             )
             status = "interrupted" if state.interrupted else "done"
@@ -401,6 +415,48 @@ def _batch_options(args: argparse.Namespace, out_path: Path) -> BatchOptions | N
     )
 
 
+def batch_mode_note(critics: Sequence[Critic], batch: BatchOptions) -> str:
+    """What ``--mode batch`` will do with each critic, said before the run: which go
+    through their vendor's batch API (at its batch price; their batches recorded in the
+    ledger) and which run live, and why. With no critic batched, it says that every call
+    runs live at live prices, that no ledger is written, and how to batch a custom
+    endpoint that serves a batch API (``--batch-vendors``)."""
+    batched: dict[str, list[str]] = {}
+    live: list[str] = []
+    unlisted: set[str] = set()  # live vendors that --batch-vendors could name
+    for critic in critics:
+        config = critic.endpoint()
+        why = batch.why_live(config)
+        if why is None:
+            batched.setdefault(config.name, []).append(critic.name)
+            continue
+        live.append(f"{critic.name} ({why})")
+        if config.name.lower() != "deepseek":
+            unlisted.add(config.name.lower())
+    hint = ""
+    if unlisted:
+        wanted = ",".join(sorted({*batch.vendors, *unlisted}))
+        hint = (
+            ". An endpoint that serves a batch API (OpenAI's: /v1/files and /v1/batches; "
+            "Anthropic's: /v1/messages/batches) is batched by naming its vendor: "
+            f"--batch-vendors {wanted}; a priced model then needs a batch rate "
+            "('batch: 0.5' in a --prices file)"
+        )
+    if not batched:
+        return (
+            "batch mode: no critic is on a vendor whose batch API is used, so every critic "
+            "runs live, at live prices, and no batch ledger is written: " + "; ".join(live) + hint
+        )
+    through = ", ".join(f"{', '.join(names)} on {vendor}" for vendor, names in batched.items())
+    line = (
+        f"batch mode: {through} through the vendor's batch API (at its batch price); "
+        f"submitted batches are recorded in {batch.ledger}"
+    )
+    if live:
+        line += ". Live, at live prices: " + "; ".join(live) + hint
+    return line
+
+
 def ledger_path(results: Path) -> Path:
     """``OUT.jsonl`` -> ``OUT.jsonl.batches.jsonl``: batch mode's ledger beside the results."""
     return results.with_name(results.name + ".batches.jsonl")
@@ -458,6 +514,11 @@ def _review_report(
         line += f", {counted(state.cache_hits, 'answer')} from the cache"
     if state.cost_known:
         line += f", ${state.cost_usd:.4f}"
+    if state.cost_estimates:
+        line += (
+            f" ({counted(state.cost_estimates, 'call')} priced at worst case: the vendor "
+            "reported no usable usage)"
+        )
     if reader.already_done:
         line += f"; {counted(reader.already_done, 'item')} already in {out_path}"
     if args.shard is not None:
@@ -472,7 +533,13 @@ def _review_report(
             f"budget (all of {out_path}): ${spent_before:.4f} before this run + "
             f"${budget.spent_usd - spent_before:.4f} in this run = ${budget.spent_usd:.4f} of "
             f"${budget.limit_usd:g}; {counted(state.budget_skips, 'call')} not made "
-            "(over budget)",
+            "(over budget)"
+            + (
+                f"; {counted(state.cost_estimates, 'call')} charged at worst case (the "
+                "vendor reported no usable usage)"
+                if state.cost_estimates
+                else ""
+            ),
         )
     say(out, f"results: {out_path}")
     if simulated:

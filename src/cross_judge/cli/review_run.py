@@ -33,13 +33,16 @@ __all__ = ["RunState", "judge_into", "sigint_held"]
 
 @dataclass
 class RunState:
-    """What one review run did so far: results written, calls, cost; interrupted or not."""
+    """What one review run did so far: results written, calls, cost; interrupted or not.
+    ``cost_estimates`` counts the calls priced at their worst case because the vendor
+    reported no usable usage (their share of ``cost_usd`` is that estimate)."""
 
     interrupted: bool = False
     written: int = 0
     calls: int = 0
     cache_hits: int = 0
     budget_skips: int = 0
+    cost_estimates: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -52,6 +55,7 @@ class RunState:
             self.calls += verdict.attempts
             self.cache_hits += verdict.cached
             self.budget_skips += verdict.error_kind is ErrorKind.BUDGET
+            self.cost_estimates += verdict.cost_estimates
         self.prompt_tokens += result.usage.prompt_tokens
         self.completion_tokens += result.usage.completion_tokens
         if result.cost_usd is None:
@@ -69,6 +73,7 @@ class RunState:
             "calls": self.calls,
             "cache_hits": self.cache_hits,
             "calls_over_budget": self.budget_skips,
+            "calls_priced_at_worst_case": self.cost_estimates,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost_usd": round(self.cost_usd, 6) if self.cost_known else None,
@@ -115,9 +120,11 @@ async def judge_into(
     state: RunState,
     all_tiers: bool = False,
     batch: BatchOptions | None = None,
+    item_text: bool = True,
 ) -> RunState:
     """Stream ``items`` through ``panel`` (every tier of a cascade with ``all_tiers``; in
-    batch mode with ``batch``) and append each result to ``results`` at once."""
+    batch mode with ``batch``) and append each result to ``results`` at once (with its
+    item's text unless ``item_text`` is false)."""
     import anyio
 
     from ..batch.progress import BatchProgress
@@ -140,10 +147,16 @@ async def judge_into(
                         all_tiers=all_tiers,
                         mode=mode,
                         batch=batch,
+                        item_text=item_text,
                     )
                 else:
                     stream = panel.stream(
-                        items, concurrency=concurrency, budget_usd=budget, mode=mode, batch=batch
+                        items,
+                        concurrency=concurrency,
+                        budget_usd=budget,
+                        mode=mode,
+                        batch=batch,
+                        item_text=item_text,
                     )
                 async with stream:
                     async for result in stream:

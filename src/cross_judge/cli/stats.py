@@ -1,6 +1,8 @@
 """``cross-judge stats``: the agreement statistics of a finished run; with ``--gold`` the
-critics against labels, and with ``--fit-confidence`` their confidence calibration (that
-part is :mod:`.fit_confidence`). No model is called.
+critics against labels, with ``--fit-confidence`` their confidence calibration (that part
+is :mod:`.fit_confidence`), and with ``--disputed`` the items that need a look, with the
+text they judged. Critics the run manifest records as simulated are named as such. No
+model is called.
 """
 
 from __future__ import annotations
@@ -9,13 +11,15 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
-from .arguments import fraction
+from .arguments import fraction, positive_int
 from .common import EXIT_OK, read_results_file, stdout_console
 from .fit_confidence import fit_confidence
 
 __all__ = ["LEVELS", "add_parser", "run"]
 
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+DISPUTED_SHOWN = 20
+"""Disputed items ``--disputed`` lists when given no number."""
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,7 +34,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "sampled more than once, their self-agreement. With --gold, the critics and "
             "the consensus against the labels; with --fit-confidence too, each critic's "
             "confidence calibration fitted on them and the calibration: lines to paste into "
-            "the panel file. Calls no model."
+            "the panel file. With --disputed, the items that need a look with the text "
+            "they judged. Critics the run manifest records as simulated are named as "
+            "such. Calls no model."
         ),
     )
     stats.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
@@ -61,6 +67,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="with --gold: bootstrap intervals at this level (e.g. 0.95) for accuracy and kappa",
     )
     stats.add_argument(
+        "--disputed",
+        nargs="?",
+        const=DISPUTED_SHOWN,
+        type=positive_int,
+        metavar="N",
+        help=(
+            f"also list the disputed items (split vote, failed call, no consensus, "
+            f"escalated, order flip), at most N (default {DISPUTED_SHOWN}), each with its "
+            "query and context as stored in OUT and every critic's label"
+        ),
+    )
+    stats.add_argument(
         "--fit-confidence",
         choices=("temperature", "isotonic"),
         help=(
@@ -75,7 +93,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge stats``; the exit code."""
-    from ..report.summary import render_summary
+    from ..report.summary import render_disputed, render_summary
 
     batch = read_results_file(args.results, slim=True)
     order = [label.strip() for label in args.order.split(",")] if args.order else None
@@ -103,7 +121,10 @@ def run(args: argparse.Namespace) -> int:
     summary = render_summary(
         batch, level=args.level, alpha=alpha, detailed=True, gold=gold_path, ci=args.ci
     )
-    stdout_console().print(summary)
+    console = stdout_console()
+    console.print(summary)
+    if args.disputed is not None:
+        console.print(render_disputed(batch, args.disputed))
     if args.fit_confidence is None or gold_path is None:
         return EXIT_OK
     return fit_confidence(batch, gold_path, args.fit_confidence, args.results)

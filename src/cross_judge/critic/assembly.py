@@ -152,6 +152,7 @@ class VerdictAssembly:
             confidence, stated = calibration.apply(parsed.confidence), parsed.confidence
         return Verdict(
             kind=parsed.kind,
+            written_label=parsed.written_label,
             confidence=confidence,
             stated_confidence=stated,
             confidence_stated=parsed.confidence_given,

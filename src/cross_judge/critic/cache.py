@@ -28,7 +28,10 @@ The store is one SQLite file (stdlib :mod:`sqlite3`) in WAL mode, so several pro
 (say, two ``cross-judge review`` runs) and several event loops or threads of one process
 can read and write it at once. Per row it keeps the key (the hash), the answer text, the
 token usage, the model id and the time it was stored: no prompt, no request header, no
-API key. Entries are never changed once written (``INSERT OR IGNORE``: the first answer
+API key. An answer or model id holding a lone surrogate (a vendor's JSON may escape one;
+UTF-8 cannot encode it) is stored as a BLOB of its bytes with the surrogate kept
+(``surrogatepass``) and read back as the same text; a release from before this reads such
+an entry as a miss. Entries are never changed once written (``INSERT OR IGNORE``: the first answer
 for a key wins, so every run reading that key replays the same answer).
 
 What it deliberately does not do: expire or size-limit entries (``cache clear`` empties
@@ -385,8 +388,9 @@ class ResponseCache:
             return None
         text, usage, model = row
         try:
-            if not isinstance(text, str) or not isinstance(model, (str, type(None))):
-                raise ValueError("a stored entry's text or model is not text")
+            text, model = _stored_text(text), _stored_text(model)
+            if text is None:
+                raise ValueError("a stored entry has no text")
             completion = Completion(
                 text=text,
                 usage=None if usage is None else Usage.model_validate_json(usage),
@@ -404,7 +408,7 @@ class ResponseCache:
         if completion.text is None:
             return
         usage = None if completion.usage is None else completion.usage.model_dump_json()
-        row = (key, completion.text, usage, completion.model, time.time())
+        row = (key, _storable(completion.text), usage, _storable(completion.model), time.time())
         try:
             stored = self._locked(
                 lambda conn: (
@@ -602,6 +606,32 @@ class ResponseCache:
             path=self.path,
             removable=False,
         )
+
+
+def _storable(text: str | None) -> str | bytes | None:
+    """``text`` as SQLite can store it: itself, or, when it holds a lone surrogate (a
+    vendor's JSON may escape one; UTF-8 cannot encode it), its bytes with each surrogate
+    kept (``surrogatepass``), stored as a BLOB that :func:`_stored_text` reads back."""
+    if text is None or text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+    return text
+
+
+def _stored_text(value: object) -> str | None:
+    """A text column as :func:`_storable` wrote it.
+
+    Raises:
+        ValueError: the value is neither text, ``None``, nor bytes that decode.
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogatepass")  # a UnicodeDecodeError is a ValueError
+    raise ValueError(f"a stored entry's text or model is a {type(value).__name__}")
 
 
 def default_cache_path() -> Path:

@@ -3,11 +3,14 @@ the budget, the vendor's gate and retries, or a provider batch job.
 
 :class:`CallPath` is one of the parts :class:`~cross_judge.critic.critic.Critic` is made
 of: its methods are the critic's (``await critic.judge(query)``). In order, one call looks
-up the response cache, resolves the API key, reserves its worst case from the budget, and
-sends the request under the retry policy and the vendor's limits, or hands it to the
-batch-mode job in force (:mod:`.parking`); ``samples > 1`` makes that many such calls at
-once and votes them. It does not build the request (:mod:`.request`) nor read the answer
-(:mod:`.assembly`), and it never raises for anything the vendor does.
+up the response cache, resolves the API key, reserves its worst case from the budget
+(waiting, if it must, for the calls in flight to settle: :meth:`Budget.reserve_or_wait
+<cross_judge.budget.Budget.reserve_or_wait>`), and sends the request under the retry policy
+and the vendor's limits, or hands it to the batch-mode job in force (:mod:`.parking`);
+``samples > 1`` makes that many such calls at once and votes them. An answer whose usage is
+missing or implausible is priced at the call's worst case (:func:`charge_unreported_usage`).
+It does not build the request (:mod:`.request`) nor read the answer (:mod:`.assembly`), and
+it never raises for anything the vendor does.
 
 This is the benchmarked hot path: each step is a method call, nothing more.
 """
@@ -26,16 +29,17 @@ from .. import _otel, _sync
 from ..budget import Budget
 from ..errors import ConfigError, ErrorKind, MissingAPIKeyError
 from ..limits.gate import VendorGate
-from ..pricing import Price, estimate_prompt_tokens, worst_case_cost
+from ..pricing import Price, estimate_prompt_tokens, usage_is_plausible, worst_case_cost
 from ..stats.confidence_calibration import ConfidenceCalibration
 from ..transport import (
     CallFailure,
     ChatRequest,
     Completion,
     HTTPSession,
+    anthropic,
     openai_compat,
-    shared_session,
 )
+from ..transport._pool import ready_session
 from ..transport.redaction import Redactor, redacted_exception, redactor_for, secrets_of
 from ..transport.retry import Gate, call_with_retries
 from ..vendors import VendorConfig, resolve_api_key
@@ -43,12 +47,13 @@ from ..verdict import Usage, Verdict
 from .assembly import combine_samples, redacted_verdict
 from .parking import ParkingJob, active_job
 from .request import sample_request
+from .warmup import warm_up
 
 if TYPE_CHECKING:
     from .cache import ResponseCache
     from .critic import Critic
 
-__all__ = ["CallPath"]
+__all__ = ["CallPath", "charge_unreported_usage"]
 
 logger = logging.getLogger("cross_judge")
 
@@ -111,9 +116,11 @@ class CallPath:
             query: the item to judge, inserted literally into the template.
             context: values for the template's other fields.
             budget: a spending cap in USD (or a :class:`~cross_judge.budget.Budget` shared
-                with other calls). The call's worst case is reserved before it is sent; if
-                it does not fit, nothing is sent and the verdict is ``SKIPPED`` with
-                ``error_kind="budget"``.
+                with other calls). The call's worst case is reserved before it is sent,
+                after waiting for calls in flight to settle if only they hold the room it
+                needs; if it cannot fit, nothing is sent and the verdict is ``SKIPPED``
+                with ``error_kind="budget"``. A call whose vendor reports no usable usage
+                is charged its worst case (the verdict's ``cost_estimates`` is 1).
             cache: a response cache for this call, instead of the critic's own ``cache``.
 
         Every attempt first waits its turn under the vendor's limits (``max_concurrency``,
@@ -156,6 +163,7 @@ class CallPath:
         calls any, so a template mistake costs nothing). With ``samples > 1``, the
         samples' requests (:func:`sample_request`) are made concurrently, each as one call,
         and voted by :func:`combine_samples`."""
+        await warm_up()  # the first call's one-off set-up, off the event loop
         config = self.endpoint()
         if self.calibration is not None:
             self._calibration_in_use()  # one assigned after construction: fail before sending
@@ -229,7 +237,10 @@ class CallPath:
             assert price is not None
             batched = job is not None and job.options.takes(config)
             reserved = worst_case_cost(price, request, batch=batched)
-            if not spending.reserve(reserved):
+            # In batch mode a call waiting for room counts as waiting, so a round holding
+            # the reservations it waits on is submitted.
+            waiting = None if job is None else job.waiting
+            if not await spending.reserve_or_wait(reserved, while_waiting=waiting):
                 return self._over_budget(spending, reserved, started)
         spent: float | None = None
         hide = redactor_for(*secrets_of(config.base_url, api_key))
@@ -273,15 +284,15 @@ class CallPath:
         ``INTERNAL`` verdict for this critic alone). ``hide`` redacts what this logs (the
         caller redacts the verdict).
 
-        The Anthropic SDK's first use in a process imports it (1-3 s, in a worker thread):
-        that is set-up, not the call, so it runs before the first attempt, outside the
-        per-attempt timeout and the deadline, and ``elapsed_s`` starts after it.
+        The first use of a transport in a process or event loop sets it up in worker
+        threads: the Anthropic SDK's import (1-3 s), the HTTP library's import and its
+        client (0.1-1 s). That is set-up, not the call, so it runs before the first
+        attempt, outside the per-attempt timeout and the deadline, and ``elapsed_s``
+        starts after it.
         """
         sending = False
         try:
             if config.protocol == "anthropic":
-                from ..transport import anthropic
-
                 await anthropic.prepare(config, api_key)
                 started = time.perf_counter()
 
@@ -292,7 +303,8 @@ class CallPath:
 
                 self_timed = False
             else:
-                session = self._injected or shared_session(config.base_url)
+                session = self._injected or await ready_session(config.base_url)
+                started = time.perf_counter()
                 self_timed = session.enforces_total_timeout
 
                 async def attempt() -> Completion:
@@ -315,7 +327,8 @@ class CallPath:
             )
             if _otel.available:
                 _otel.record_completion(completion)
-            return self._verdict_from(completion, attempts, started, price=price)
+            verdict = self._verdict_from(completion, attempts, started, price=price)
+            return charge_unreported_usage(verdict, completion, request, price)
         except CallFailure as failure:
             message = str(failure)
             if failure.attempts > 1:
@@ -344,3 +357,34 @@ class CallPath:
     def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
         return _sync.run_sync(self.judge, query, context)
+
+
+def charge_unreported_usage(
+    verdict: Verdict,
+    completion: Completion,
+    request: ChatRequest,
+    price: Price | None,
+    *,
+    batch: bool = False,
+) -> Verdict:
+    """``verdict``, for a call the vendor answered with ``completion``, priced at the call's
+    worst case when the vendor's usage is missing or implausible
+    (:func:`~cross_judge.pricing.usage_is_plausible`): ``cost_usd`` becomes
+    :func:`~cross_judge.pricing.worst_case_cost` of ``request`` (at the batch rate with
+    ``batch``), what a budget reserved for it, and ``cost_estimates`` 1. The usage stays as
+    the vendor reported it. Unchanged when the usage is plausible or the price unknown
+    (``cost_usd`` is then ``None``: never a made-up $0).
+    """
+    if price is None:
+        return verdict
+    answered = bool((completion.text or "").strip() or completion.refusal or completion.reasoning)
+    if usage_is_plausible(completion.usage, answered=answered):
+        return verdict
+    estimate = worst_case_cost(price, request, batch=batch)
+    logger.debug(
+        "critic %s: no usable usage in the answer (%s); charged its worst case, $%.6f",
+        verdict.critic_id,
+        "none" if completion.usage is None else "implausible token counts",
+        estimate,
+    )
+    return verdict.model_copy(update={"cost_usd": estimate, "cost_estimates": 1})

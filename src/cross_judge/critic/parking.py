@@ -48,6 +48,12 @@ class ParkingJob(Protocol):
         """A block during which one call of the current item counts as running."""
         ...
 
+    def waiting(self) -> AbstractContextManager[None]:
+        """A block during which one running call of the current item waits on something
+        that only other calls can end (a budget's reservations), so it does not hold a
+        round back."""
+        ...
+
     async def ask(
         self,
         critic: Critic,

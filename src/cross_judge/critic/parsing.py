@@ -36,6 +36,12 @@ Deliberate changes from cross-judge 0.1 (behaviour notes §3.2-3.3, bugs B8-B10)
 * Labels lose trailing punctuation and have internal spaces and hyphens replaced
   (``"Keep."`` -> ``KEEP``, ``"not sure"`` -> ``NOT_SURE``). A label over 100 characters
   is a sentence, not a vote, and fails.
+* Labels are read in NFKC with invisible characters removed (``"KE\\u200bEP"`` and
+  fullwidth ``"ＫＥＥＰ"`` are ``KEEP``), and Cyrillic or Greek letters that look like Latin
+  ones are read as those when the label mixes scripts (``"КEEP"`` with a Cyrillic ``К``)
+  or when it is then one of the prompt's labels (``"КЕЕР"``, all Cyrillic, with labels
+  ``KEEP``/``REJECT``). :attr:`ParsedAnswer.written_label` keeps what was written. See
+  :func:`parse_answer`.
 * Confidence follows the table below: ``"85%"`` and ``85`` mean 0.85, while ``5`` and
   ``1.5`` (a score on a 1-5 or 1-10 habit) are clamped to 1.0 as 0.1 did. NaN, infinities,
   booleans and words such as ``"high"`` count as *no* confidence (0.0,
@@ -83,7 +89,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..verdict import RESERVED_KINDS
+from ..verdict import RESERVED_KINDS, clean_label_text, label_skeleton, latin_spelling
 
 __all__ = [
     "LABEL_KEYS",
@@ -162,6 +168,10 @@ class ParsedAnswer:
     """``None`` for a vote; ``"parse_fail: <reason>"`` otherwise."""
     data: dict[str, Any] | None
     """The JSON object that was used, if any."""
+    written_label: str | None = None
+    """The label as written (upper-cased, punctuation stripped) when ``kind`` was read
+    from it by folding characters (invisible ones, compatibility forms, look-alike
+    letters); ``None`` when ``kind`` is what was written."""
 
     @property
     def ok(self) -> bool:
@@ -183,6 +193,15 @@ def parse_answer(
     labels, so case, spaces and hyphens don't matter. When it is given and not empty, a
     label outside it fails. Reserved labels are never allowed, even if listed. A lone
     ``str`` counts as a one-label vocabulary.
+
+    Look-alike labels (see :func:`cross_judge.verdict.label_skeleton`): a label is read in
+    NFKC with invisible characters removed (:func:`normalize_label`). With a vocabulary, a
+    label not in it whose Cyrillic or Greek look-alike letters make it one vocabulary label
+    (``КЕЕР`` for ``KEEP``) is read as that label; a label in it is never folded. Without
+    one, a label that mixes scripts only by look-alike letters (``КEEP``) is read in Latin
+    (:func:`cross_judge.verdict.latin_spelling`), while a label in one script stays (``НЕТ``
+    is Russian, not ``HET``). Either way ``written_label`` keeps what was written, and a
+    look-alike of a reserved label fails like the reserved label.
 
     Edge cases:
 
@@ -328,19 +347,32 @@ def coerce_confidence(value: object) -> float | None:
 def normalize_label(value: object) -> str | None:
     """Normalise a label. Returns ``None`` for non-strings and for blank labels.
 
-    Steps: strip surrounding whitespace, quotes and backticks, and trailing ``.,;:!``;
-    upper-case; replace each internal run of whitespace or hyphens with one underscore;
-    collapse repeated underscores. ``"Keep."`` gives ``KEEP``, ``"`keep`"`` gives
-    ``KEEP``, ``"parse fail"`` gives ``PARSE_FAIL``, ``"not-sure"`` gives ``NOT_SURE``.
-    A leading hyphen stays (``"-1"`` gives ``-1``). Booleans, numbers, ``None``, lists and
-    dicts give ``None``: they are not labels. Runs in linear time.
+    Steps: NFKC with invisible characters (zero-width spaces and joiners, the BOM, soft
+    hyphens, direction marks: category Cf and the other default-ignorable code points)
+    removed (:func:`cross_judge.verdict.clean_label_text`); strip surrounding whitespace,
+    quotes and backticks, and trailing ``.,;:!``; upper-case; replace each internal run of
+    whitespace or hyphens with one underscore; collapse repeated underscores. ``"Keep."``
+    gives ``KEEP``, ``"`keep`"`` gives ``KEEP``, ``"parse fail"`` gives ``PARSE_FAIL``,
+    ``"not-sure"`` gives ``NOT_SURE``, ``"KE\\u200bEP"`` and fullwidth ``"ＫＥＥＰ"`` give
+    ``KEEP``. A leading hyphen stays (``"-1"`` gives ``-1``). Look-alike letters of other
+    scripts are kept (``"КEEP"`` stays; :func:`parse_answer` decides about those).
+    Booleans, numbers, ``None``, lists and dicts give ``None``: they are not labels. Runs
+    in linear time; normalising a normalised label changes nothing.
     """
     if not isinstance(value, str):
         return None
-    core = value.rstrip(_LABEL_TRAILING).lstrip(_LABEL_LEADING)
+    return _label_form(clean_label_text(value), fold=True)
+
+
+def _label_form(text: str, *, fold: bool) -> str | None:
+    """The steps of :func:`normalize_label` after cleaning. ``fold`` cleans again after
+    upper-casing, which can give characters NFKC changes; without it, the label as written
+    (to tell whether cleaning changed it)."""
+    core = text.rstrip(_LABEL_TRAILING).lstrip(_LABEL_LEADING)
     if not core:
         return None
-    label = _LABEL_SEPARATORS.sub("_", core.upper())
+    upper = core.upper()
+    label = _LABEL_SEPARATORS.sub("_", clean_label_text(upper) if fold else upper)
     return _REPEATED_UNDERSCORES.sub("_", label)
 
 
@@ -412,6 +444,7 @@ def _parse_answer(
     label, reason = _read_label(data, _vocabulary(labels), label_keys, placeholders)
     if label is None:
         return _failure(text, reason, data)
+    written = _written_label(data, label_keys)
     reasoning = _read_reasoning(data, reasoning_keys)
     if examples and _copies_reasoning(reasoning, examples):
         return _failure(text, f"{_COPIED} (its reasoning is the example's text)", data)
@@ -424,6 +457,7 @@ def _parse_answer(
         score=_coerce_score(_get(data, _SCORE_KEYS)),
         error=None,
         data=data,
+        written_label=None if written == label else written,
     )
 
 
@@ -698,17 +732,41 @@ def _read_label(
     length = len(value.rstrip(_LABEL_TRAILING).lstrip(_LABEL_LEADING))
     if length > _MAX_LABEL_CHARS:
         return None, f"label is too long ({length} characters; at most {_MAX_LABEL_CHARS})"
-    label = normalize_label(value)
-    if label is None:
+    written = normalize_label(value)
+    if written is None:
         return None, "label is empty"
-    if label in placeholders:
+    label = _lookalike_resolved(written, vocabulary)
+    if label in placeholders or written in placeholders:
         return None, f"{_COPIED} (its label {value.strip()!r} is the example's placeholder)"
-    if label in RESERVED_KINDS:
-        return None, f"the model answered the reserved label {label!r}, which is not a vote"
+    reserved = label if label in RESERVED_KINDS else label_skeleton(label)
+    if reserved in RESERVED_KINDS:
+        return None, f"the model answered the reserved label {reserved!r}, which is not a vote"
     if vocabulary is not None and label not in vocabulary:
         allowed = ", ".join(vocabulary) if vocabulary else "(no usable labels were given)"
         return None, f"label {label!r} is not one of {allowed}"
     return label, ""
+
+
+def _lookalike_resolved(label: str, vocabulary: tuple[str, ...] | None) -> str:
+    """``label`` (normalised) as the label its look-alike letters imitate: the one
+    vocabulary label with its skeleton, or, without a vocabulary or a match, its Latin
+    spelling if it mixes scripts; else ``label`` itself."""
+    if vocabulary is not None:
+        if label in vocabulary:
+            return label
+        skeleton = label_skeleton(label)
+        matches = [entry for entry in vocabulary if label_skeleton(entry) == skeleton]
+        if len(matches) == 1:
+            return matches[0]
+    latin = latin_spelling(label)
+    return label if latin is None else latin
+
+
+def _written_label(data: dict[str, Any], label_keys: tuple[str, ...]) -> str | None:
+    """The label of ``data`` as written, case and punctuation aside (see
+    :func:`_label_form`); ``None`` when there is no label key (``UNCLEAR`` was assumed)."""
+    value = _get(data, label_keys)
+    return _label_form(value, fold=False) if isinstance(value, str) else None
 
 
 def _describe_non_string(value: object) -> str:

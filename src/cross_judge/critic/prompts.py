@@ -62,7 +62,7 @@ from pydantic import (
 from .._resources import prompt_files
 from .._yaml import YAMLSyntaxError, load as load_yaml
 from ..errors import PromptError
-from ..verdict import RESERVED_KINDS
+from ..verdict import RESERVED_KINDS, label_skeleton
 from .parsing import LABEL_KEYS, ExampleAnswer, normalize_label, parse_answer
 from .template import Template
 
@@ -165,8 +165,10 @@ class PromptSpec(BaseModel):
             braces are doubled (``{{"kind": "PASS"}}``).
         labels: the allowed verdict vocabulary, normalised as the answer parser normalises
             a model's label (upper-cased, stripped, spaces to ``_``; a YAML integer such as
-            ``3`` becomes ``"3"``). ``None`` allows any label. Never empty, no duplicates,
-            never a reserved kind (``ERROR``, ``PARSE_FAIL``, ``SKIPPED``).
+            ``3`` becomes ``"3"``; NFKC, invisible characters removed). ``None`` allows any
+            label. Never empty, no duplicates, no two look-alikes (``KEEP`` and ``КЕЕР``
+            in Cyrillic: an answer could not say which it meant), never a reserved kind
+            (``ERROR``, ``PARSE_FAIL``, ``SKIPPED``).
         output: the JSON fields the prompt asks for; must include a label key (``kind``,
             ``verdict``, ``label`` or ``decision``).
         score: label -> number in [0, 1], used when the model gives no score; keys are
@@ -240,10 +242,18 @@ class PromptSpec(BaseModel):
         if not value:
             raise ValueError("is empty; list the allowed labels, or omit the field to allow any")
         out: list[str] = []
+        seen: dict[str, str] = {}  # skeleton -> the label listed with it
         for raw in value:
             label = _label(raw)
             if label in out:
                 raise ValueError(f"lists {label!r} twice; list each label once")
+            twin = seen.setdefault(label_skeleton(label), label)
+            if twin != label:
+                # An answer could not say which of the two it meant.
+                raise ValueError(
+                    f"lists {label!r} and {twin!r}, which are look-alikes (letters of "
+                    "another script drawn the same); list each label once"
+                )
             out.append(label)
         return tuple(out)
 

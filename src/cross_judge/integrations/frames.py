@@ -49,9 +49,11 @@ COLUMNS: dict[str, str] = {
     "fallback": "bool",
     "disagreement": "bool",
     "decided_tier": "int?",
+    "query": "str?",
 }
 """The fixed columns of a long results frame, in order, and their types (``?``: may be
-missing). ``meta.<key>`` columns follow. What each holds is documented on
+missing). ``context.<key>`` columns follow (the context of the text judged, where results
+store it), then ``meta.<key>`` columns. What each holds is documented on
 :meth:`cross_judge.batch.BatchResult.to_pandas`."""
 
 
@@ -66,19 +68,29 @@ def _require(module: str, method: str) -> Any:
 
 def columns_of(batch: BatchResult) -> dict[str, list[Any]]:
     """The long frame of ``batch`` as plain columns: :data:`COLUMNS` in order, then one
-    ``meta.<key>`` column per meta key in first-seen order. Rows: each item in batch order,
-    and within it each verdict in order (a cascade's tier by tier, from ``tiers``), so
-    a panel's batch has items x critics rows and a cascade's one row per critic asked. An
-    empty batch gives empty columns."""
+    ``context.<key>`` column per key of the stored items' context (``EnsembleVerdict.item``)
+    and one ``meta.<key>`` column per meta key, each in first-seen order. ``query`` and the
+    context columns hold the text judged as results store it (bounded, see
+    :data:`cross_judge.batch.items.ITEM_TEXT_CAP`), missing where a result stores none.
+    Rows: each item in batch order, and within it each verdict in order (a cascade's tier
+    by tier, from ``tiers``), so a panel's batch has items x critics rows and a cascade's
+    one row per critic asked. An empty batch gives empty columns."""
     meta_keys = list(dict.fromkeys(key for r in batch.verdicts for key in r.meta))
+    context_keys = list(
+        dict.fromkeys(key for r in batch.verdicts if r.item is not None for key in r.item.context)
+    )
     rows: list[tuple[Any, ...]] = []
     for position, result in enumerate(batch.verdicts):
+        stored = result.item
+        context = stored.context if stored is not None else {}
         item = (
             result.consensus,
             result.agreement_pct,
             result.fallback,
             result.disagreement,
             result.tier,
+            stored.query if stored is not None else None,
+            *(context.get(key) for key in context_keys),
             *(result.meta.get(key) for key in meta_keys),
         )
         parts = list(enumerate(result.tiers)) if result.tiers else [(None, result)]
@@ -112,7 +124,11 @@ def columns_of(batch: BatchResult) -> dict[str, list[Any]]:
                         *item,
                     )
                 )
-    names = [*COLUMNS, *(f"meta.{key}" for key in meta_keys)]
+    names = [
+        *COLUMNS,
+        *(f"context.{key}" for key in context_keys),
+        *(f"meta.{key}" for key in meta_keys),
+    ]
     if not rows:
         return {name: [] for name in names}
     return {name: list(values) for name, values in zip(names, zip(*rows, strict=True), strict=True)}
@@ -132,11 +148,13 @@ _PANDAS_DTYPES = {
 
 @provide("to_pandas")
 def to_pandas(batch: BatchResult) -> Any:
-    """``batch`` as a long ``pandas.DataFrame`` (:data:`COLUMNS`, then ``meta.<key>``).
+    """``batch`` as a long ``pandas.DataFrame`` (:data:`COLUMNS`, then ``context.<key>``
+    and ``meta.<key>``).
 
     Integers that may be missing are ``Int64`` and booleans that may be missing
     ``boolean`` (pandas' nullable types); floats are ``float64`` with ``NaN`` for
-    missing; text columns have pandas' default string dtype; meta columns are inferred.
+    missing; text columns have pandas' default string dtype; context and meta columns
+    are inferred.
 
     Raises:
         ConfigError: pandas is not installed.
@@ -167,9 +185,9 @@ _POLARS_DTYPES = {
 
 @provide("to_polars")
 def to_polars(batch: BatchResult) -> Any:
-    """``batch`` as a long ``polars.DataFrame`` (:data:`COLUMNS`, then ``meta.<key>``),
-    missing values as nulls; meta columns are inferred, and a meta key whose values mix
-    types is a ``String`` column of their text.
+    """``batch`` as a long ``polars.DataFrame`` (:data:`COLUMNS`, then ``context.<key>``
+    and ``meta.<key>``), missing values as nulls; context and meta columns are inferred,
+    and a key whose values mix types is a ``String`` column of their text.
 
     Raises:
         ConfigError: polars is not installed.

@@ -85,14 +85,35 @@ keys and values that break the fit's invariants are reported at the key's line.
 **Simulated critics.** ``vendor: simulated`` critics are answered by a local
 :class:`cross_judge.testing.VendorServer` (seeded random answers, not a language model),
 for dry runs and the shipped examples. An optional ``persona:`` mapping shapes each one
-(``accuracy``, ``latency``, ``jitter``, ``style``, ``seed``, ``bias``, ``labels``,
-``fault_rate``); its model name (default ``sim-<name>``) selects it on the server, so
-simulated critics need distinct models (across tiers too). A simulated critic with
-``samples`` > 1 gets a persona that resamples (:class:`~cross_judge.testing.Persona`'s
-``resample=True``): its samples are independent draws, not one answer repeated. An
-optional top-level ``simulator:`` mapping configures that server: ``error_correlation``
-(in [0, 1); above 0 the personas err together on hard items, as real judges do) and
-``difficulty_seed``.
+with every field of :class:`~cross_judge.testing.Persona` but its model (``accuracy``,
+``labels``, ``bias``, ``confidence: [low, high]``, ``latency``, ``jitter``, ``style``,
+``seed``, ``fault_rate``, ``position_bias``, ``resample``); its model name (default
+``sim-<name>``) selects it on the server, so simulated critics need distinct models
+(across tiers too). ``resample`` defaults to ``samples`` > 1, so a critic's samples are
+independent draws, not one answer repeated. ``position_bias`` is refused on a prompt that
+shows no pair, and when the simulator knows no pair's better answer (it would show
+nowhere). An optional top-level ``simulator:`` mapping configures that server::
+
+    simulator:
+      error_correlation: 0.5          # in [0, 1): above 0 the personas err together on
+      difficulty_seed: 0              #   hard items, as real judges do
+      items: items.jsonl              # ids -> item texts, for the files below
+      gold: gold.jsonl                # {"id", "label"} lines (the file stats --gold
+                                      #   reads), or {item text: label}; a pair's label
+                                      #   (A, B or TIE) is its better answer
+      difficulty: difficulty.jsonl    # {"id", "difficulty"} lines, or {item text: d}
+      better: {"Query?": "Answer."}   # a query's better answer (null: a tie)
+      capacity: 4                     # 429s beyond 4 concurrent calls
+      batch_polls: 1                  # provider batches (--mode batch --batch-vendors
+      batch_failure_rate: 0.0         #   custom): polls to end, failed and expired
+      batch_expiry_rate: 0.0          #   request shares
+
+Paths are relative to the panel file's folder and read when it is loaded; a file that
+cannot be read, a bad line, gold ids none of which is an item's, or a gold label a
+simulated critic does not answer is reported at its key. Without gold the simulator's
+truth is a hash of each item's text, so simulated critics score at chance against the
+user's labels: :meth:`PanelSpec.simulator_record` (which ``cross-judge review`` writes to
+the run manifest as ``options.simulator``) says ``gold: false`` then.
 ``load_panel(path).build()`` starts one server for the simulated critics of every tier,
 which lives as long as the ensemble or cascade (stopped when it is garbage collected, or
 at exit). To control its lifetime, start it yourself::

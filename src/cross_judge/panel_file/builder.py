@@ -93,6 +93,8 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
     critic = critic or critic_from_spec(spec, base_url=PLACEHOLDER_URL)
     labels = persona.labels or (list(critic.labels) if critic.labels else None)
     kwargs: dict[str, Any] = {"labels": tuple(labels)} if labels else {}
+    if persona.confidence is not None:
+        kwargs["confidence"] = tuple(persona.confidence)
     return Persona(
         spec.model_name,
         accuracy=persona.accuracy,
@@ -102,7 +104,8 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
         seed=persona.seed,
         bias=persona.bias,
         fault_rate=persona.fault_rate,
-        resample=spec.samples > 1,
+        position_bias=persona.position_bias,
+        resample=spec.samples > 1 if persona.resample is None else persona.resample,
         **kwargs,
     )
 
@@ -110,14 +113,24 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
 def simulator_for(panel: PanelSpec, **kwargs: Any) -> VendorServer:
     """A :class:`~cross_judge.testing.VendorServer` (not started) for the simulated
     critics of ``panel`` (see ``PanelSpec.simulator``); ``kwargs`` win over the file's
-    ``simulator:`` settings."""
+    ``simulator:`` settings (a ``gold=`` replaces the file's gold labels, ...)."""
     from ..testing import VendorServer  # here, not above: see persona_from_spec
 
     settings: dict[str, Any] = {}
-    if panel.simulator_config is not None:
+    config = panel.simulator_config
+    if config is not None:
+        truth = config.truth
         settings = {
-            "error_correlation": panel.simulator_config.error_correlation,
-            "difficulty_seed": panel.simulator_config.difficulty_seed,
+            "error_correlation": config.error_correlation,
+            "difficulty_seed": config.difficulty_seed,
+            "gold": truth.gold,
+            "difficulty": truth.difficulty,
+            "better": truth.better,
+            "pair_better": truth.pair_better,
+            "capacity": config.capacity,
+            "batch_polls": config.batch_polls,
+            "batch_failure_rate": config.batch_failure_rate,
+            "batch_expiry_rate": config.batch_expiry_rate,
         }
     return VendorServer(panel.personas(), **{**settings, **kwargs})
 

@@ -63,6 +63,13 @@ from .problems import (
     line_of,
     yaml_type,
 )
+from .simulation import (
+    SimulatorTruth,
+    gold_mapping,
+    pair_prompt,
+    read_truth,
+    simulator_record,
+)
 
 if TYPE_CHECKING:
     from ..testing import Persona, VendorServer
@@ -91,9 +98,13 @@ _MODEL_CONFIG = ConfigDict(
 
 
 class PersonaSpec(BaseModel):
-    """How a ``vendor: simulated`` critic answers (see :class:`cross_judge.testing.Persona`).
+    """How a ``vendor: simulated`` critic answers: every field of
+    :class:`cross_judge.testing.Persona` but its model (the critic's).
 
-    ``labels`` defaults to the critic's labels (or its prompt's).
+    ``labels`` defaults to the critic's labels (or its prompt's); ``confidence`` is
+    ``[low, high]``; ``resample`` defaults to the critic's ``samples`` > 1.
+    ``position_bias`` needs a prompt that shows a pair (checked by :class:`CriticSpec`)
+    and a simulator that knows the pairs' better answers (checked by :class:`PanelSpec`).
     """
 
     model_config = _MODEL_CONFIG
@@ -106,6 +117,27 @@ class PersonaSpec(BaseModel):
     bias: dict[str, float] | None = None
     labels: list[str] | None = None
     fault_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    confidence: list[float] | None = None
+    position_bias: float = Field(default=0.0, ge=0.0, le=1.0)
+    resample: bool | None = None
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _low_then_high(cls, value: object) -> object:
+        if value is None:
+            return None
+        if (
+            isinstance(value, list)
+            and len(value) == 2
+            and all(_is_number(v) for v in value)
+            and 0.0 <= value[0] <= value[1] <= 1.0
+        ):
+            return [float(v) for v in value]
+        got = f"[{', '.join(map(str, value))}]" if isinstance(value, list) else yaml_type(value)
+        raise ValueError(
+            "expected [low, high] with 0 <= low <= high <= 1, e.g. [0.6, 0.95] (right answers "
+            f"state a confidence drawn from it, wrong ones from its lower half), got {got}"
+        )
 
 
 class CriticSpec(BaseModel):
@@ -238,6 +270,15 @@ class CriticSpec(BaseModel):
                 self.to_persona(critic)
             except ValueError as exc:
                 raise FieldProblem(("persona",), str(exc)) from None
+            biased = self.persona is not None and self.persona.position_bias > 0
+            if biased and not pair_prompt(critic.prompt_template):
+                prompt = self.prompt or "the default prompt"
+                raise FieldProblem(
+                    ("persona", "position_bias"),
+                    f"leans towards the answer shown first in a pair, and {prompt} shows no "
+                    "pair (the simulator reads one in <item>, <response_a> and <response_b> "
+                    "fences); use prompt: pairwise, or remove position_bias",
+                )
         return self
 
     # -- building -----------------------------------------------------------------------
@@ -426,12 +467,104 @@ class EscalateSpec(BaseModel):
 
 class SimulatorSpec(BaseModel):
     """The ``simulator:`` mapping: settings of the :class:`~cross_judge.testing.VendorServer`
-    that answers ``vendor: simulated`` critics."""
+    that answers ``vendor: simulated`` critics (its arguments but those a run sets itself:
+    personas, host, port, api_key, default_persona, count_items).
+
+    ``items``, ``gold`` and ``difficulty`` given as paths are read when the file is loaded
+    (relative to its folder; see :mod:`cross_judge.panel_file.simulation`), into
+    :attr:`truth`.
+    """
 
     model_config = _MODEL_CONFIG
 
     error_correlation: float = Field(default=0.0, ge=0.0, lt=1.0)
     difficulty_seed: int = 0
+    items: str | None = Field(default=None, min_length=1)
+    gold: Any = None
+    difficulty: Any = None
+    better: Any = None
+    capacity: int | None = Field(default=None, ge=1)
+    batch_polls: int = Field(default=1, ge=0)
+    batch_failure_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    batch_expiry_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    _truth: SimulatorTruth = PrivateAttr(default_factory=SimulatorTruth)
+
+    @field_validator("gold")
+    @classmethod
+    def _gold(cls, value: Any) -> Any:
+        mapping = gold_mapping(value, _GOLD_EXPECTED)
+        for text, label in (mapping or {}).items():
+            if not isinstance(label, str):
+                raise FieldProblem(
+                    (text,), f"expected a label (text), got {yaml_type(label)}; put it in quotes"
+                )
+        return value
+
+    @field_validator("difficulty")
+    @classmethod
+    def _difficulty(cls, value: Any) -> Any:
+        mapping = gold_mapping(value, _DIFFICULTY_EXPECTED)
+        for text, number in (mapping or {}).items():
+            if not (_is_number(number) and 0.0 <= number <= 1.0):
+                got = repr(number) if _is_number(number) else yaml_type(number)
+                raise FieldProblem(
+                    (text,), f"expected a number in [0, 1] (0 easiest, 1 hardest), got {got}"
+                )
+        return value
+
+    @field_validator("better")
+    @classmethod
+    def _better(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, dict) or not all(
+            v is None or isinstance(v, str) for v in value.values()
+        ):
+            raise ValueError(
+                "expected a mapping {query: the better answer's text, or null for a tie}, e.g. "
+                'better: {"Capital of France?": "Paris."}'
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _read_files(self, info: ValidationInfo) -> SimulatorSpec:
+        if self.batch_failure_rate + self.batch_expiry_rate > 1.0:
+            raise FieldProblem(
+                ("batch_expiry_rate",),
+                "batch_failure_rate + batch_expiry_rate must be at most 1 (they share each "
+                f"request's draw), got {self.batch_failure_rate} + {self.batch_expiry_rate}",
+            )
+        if self.difficulty is not None and self.error_correlation == 0:
+            raise FieldProblem(
+                ("difficulty",),
+                "matters only with error_correlation above 0 (difficulty moves every critic "
+                "the same way); set error_correlation, e.g. 0.5, or remove difficulty",
+            )
+        context = info.context if isinstance(info.context, Mapping) else {}
+        self._truth = read_truth(
+            items=self.items,
+            gold=self.gold,
+            difficulty=self.difficulty,
+            better=self.better,
+            base_dir=Path(context.get("base_dir") or Path.cwd()),
+        )
+        return self
+
+    @property
+    def truth(self) -> SimulatorTruth:
+        """What the simulator is told: gold labels, better answers, difficulties."""
+        return self._truth
+
+
+_GOLD_EXPECTED = (
+    'the path of a gold file (JSONL lines {"id": ..., "label": ...}, the file '
+    "cross-judge stats --gold reads; give items: too) or a mapping {item text: label}"
+)
+_DIFFICULTY_EXPECTED = (
+    'the path of a file of JSONL lines {"id": ..., "difficulty": 0.7} (give '
+    "items: too) or a mapping {item text: difficulty in [0, 1]}"
+)
 
 
 class PanelSpec(EnsembleFields):
@@ -496,9 +629,57 @@ class PanelSpec(EnsembleFields):
                     "has none; remove it",
                 )
             )
+        if not problems:
+            problems = self._simulator_problems()
         if problems:
             raise FieldProblems(problems)
         return self
+
+    def _simulator_problems(self) -> list[FieldProblem]:
+        """What the simulated critics would do with what the simulator is told: position
+        bias with no pair's better answer known, gold labels a critic does not answer."""
+        config = self.simulator_config
+        truth = config.truth if config is not None else SimulatorTruth()
+        problems: list[FieldProblem] = []
+        for path, spec in self._critic_paths():
+            if not spec.simulated:
+                continue
+            if (
+                spec.persona is not None
+                and spec.persona.position_bias > 0
+                and not truth.knows_pairs
+            ):
+                problems.append(
+                    FieldProblem(
+                        (*path, "persona", "position_bias"),
+                        "shows only on pairs whose better answer the simulator knows, and it "
+                        "knows no pair's better answer (each pair would get one label in both "
+                        "orders); give simulator: {items: ITEMS.jsonl, gold: GOLD.jsonl} (the "
+                        "pairs' gold labels: A, B or TIE) or simulator: {better: {QUERY: "
+                        "BETTER ANSWER}}",
+                    )
+                )
+            critic = spec.to_critic(base_url=PLACEHOLDER_URL)
+            if not truth.gold or not critic.labels or pair_prompt(critic.prompt_template):
+                continue
+            # Exactly as written: stats --gold compares labels as written too.
+            outside = sorted(set(truth.gold.values()) - set(critic.labels))
+            if outside:
+                shown = ", ".join(repr(g) for g in outside[:3]) + (
+                    ", ..." if len(outside) > 3 else ""
+                )
+                these = "gold label" if len(outside) == 1 else "gold labels"
+                verb = "is not a label" if len(outside) == 1 else "are not labels"
+                problems.append(
+                    FieldProblem(
+                        ("simulator", "gold"),
+                        f"{these} {shown} {verb} of simulated critic {spec.name!r} "
+                        f"({', '.join(critic.labels)}): right answers would be refused as "
+                        "outside its labels; correct the gold file, or give the critic "
+                        "labels: [...] that include them",
+                    )
+                )
+        return problems
 
     def _cascade_problems(self) -> list[FieldProblem]:
         """Problems of the escalation against the tiers, then anything else the
@@ -551,6 +732,15 @@ class PanelSpec(EnsembleFields):
         """The cascade's :class:`~cross_judge.cascade.Escalation` (the default one when the
         file has no ``escalate:``)."""
         return self.escalate.to_escalation() if self.escalate is not None else Escalation()
+
+    def simulator_record(self) -> dict[str, Any] | None:
+        """What the simulator of this panel's simulated critics knows, JSON-ready, as a
+        run records it (``cross-judge review`` writes it to the manifest's
+        ``options.simulator``); ``None`` without simulated critics. Its ``gold`` is
+        ``False`` when the simulator was told no item's truth: the critics' accuracy
+        against the user's gold labels then measures nothing. See
+        :func:`cross_judge.panel_file.simulation.simulator_record` for every key."""
+        return simulator_record(self)
 
     def personas(self) -> list[Persona]:
         """The simulator personas of the simulated critics (of every tier), in panel order."""

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
+from ..results import manifest_path
 
 if TYPE_CHECKING:
     from ..cascade import Cascade, EscalateRule, Escalation
@@ -52,11 +53,6 @@ if TYPE_CHECKING:
 __all__ = ["RunManifest", "manifest_path"]
 
 MANIFEST_VERSION = 1
-
-
-def manifest_path(results: Path) -> Path:
-    """``results.jsonl`` -> ``results.jsonl.manifest.json``."""
-    return results.with_name(results.name + ".manifest.json")
 
 
 def _now() -> str:

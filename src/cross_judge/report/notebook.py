@@ -24,7 +24,14 @@ from .._extensions import provide
 from ..results import is_incomplete
 from ..stats.agreement import fleiss_kappa, reliability_alpha
 from ..verdict import ABSTAIN
-from .summary import format_cost, format_number, format_rate
+from .summary import (
+    format_cost,
+    format_number,
+    format_rate,
+    judged_text,
+    printable,
+    simulated_note,
+)
 
 if TYPE_CHECKING:
     from ..results import BatchResult, CriticStats, TierStats
@@ -58,7 +65,18 @@ _NOTE = "opacity:.75;font-size:.85em;margin:.1em 0 .6em 0"
 
 
 def _text(value: object) -> str:
-    return escape(str(value), quote=True)
+    """``value`` as HTML text; a lone surrogate as its escape (:func:`printable`)."""
+    return escape(printable(str(value)), quote=True)
+
+
+def _judged(result: EnsembleVerdict, limit: int) -> str:
+    """The text ``result`` judged (query, then context values), each part shortened to
+    ``limit`` characters with the stored whole behind ``<details>``; empty when the
+    result stores none."""
+    return "".join(
+        f'<div style="{_NOTE};margin:0"><code>{_text(name)}</code> {_expandable(text, limit)}</div>'
+        for name, text in judged_text(result)
+    )
 
 
 def _clip(text: str, limit: int) -> str:
@@ -192,10 +210,17 @@ def _call_details(verdict: Verdict) -> str:
     return ", ".join(notes)
 
 
+def _written(verdict: Verdict) -> str | None:
+    """The hover text of a label read from a look-alike spelling, else ``None``."""
+    if verdict.written_label is None:
+        return None
+    return f"written {verdict.written_label!r}, counted as {verdict.kind}"
+
+
 def _verdict_cells(verdict: Verdict, *, dissent: bool = False) -> list[str]:
     return [
         _critic(verdict),
-        _kind_badge(verdict.kind, dissent=dissent),
+        _kind_badge(verdict.kind, dissent=dissent, title=_written(verdict)),
         _confidence(verdict),
         _expandable(verdict.reasoning),
         _error(verdict),
@@ -300,7 +325,11 @@ def ensemble_html(result: EnsembleVerdict) -> str:
         f'<span style="{_NOTE};margin-left:.8em">{" &middot; ".join(_item_facts(result))}</span>'
         "</div>"
     )
-    parts = [head]
+    parts = [head, _judged(result, _CLIP)]
+    if not any(v.error is None for v in result.verdicts) or any(
+        v.written_label is not None for v in result.verdicts
+    ):
+        parts.append(_note(_text(result.outcome)))  # no critic answered, or a look-alike
     if result.tiers:
         headers = ("tier", *_VERDICT_HEADERS)
         rows: list[list[str]] = []
@@ -357,6 +386,11 @@ def _overview(batch: BatchResult, disputed: int, retry: int) -> str:
     rows = [
         ("items", str(n)),
         ("critics", _text(", ".join(batch.critics))),
+        *(
+            [("simulated critics", _text(simulated_note(batch.simulated_critics)))]
+            if batch.simulated_critics
+            else []
+        ),
         ("voting", _text(batch.voting)),
         ("Krippendorff's alpha (nominal)", format_number(alpha)),
         ("Fleiss' kappa", format_number(kappa)),
@@ -371,9 +405,10 @@ def _overview(batch: BatchResult, disputed: int, retry: int) -> str:
     return _table(("batch", ""), rows, right=(1,))
 
 
-def _critics_table(stats: dict[str, CriticStats]) -> str:
+def _critics_table(stats: dict[str, CriticStats], simulated: Sequence[str] = ()) -> str:
     rows = []
     for s in stats.values():
+        mark = f" {_badge('simulated', _TINTS['SKIPPED'])}" if s.critic in simulated else ""
         failures = ", ".join(f"{_text(k)} {n}" for k, n in s.error_kinds.items())
         message = ""
         if s.error_messages:
@@ -381,7 +416,7 @@ def _critics_table(stats: dict[str, CriticStats]) -> str:
             message = f"<b>{_text(kind)}</b> {_expandable(_without_kind(kind, text), 80)}"
         rows.append(
             [
-                _text(s.critic),
+                _text(s.critic) + mark,
                 str(s.valid),
                 str(s.errors),
                 str(s.parse_failures),
@@ -477,7 +512,7 @@ def _items_table(
                 consensus_of.setdefault(verdict.critic_id, part.consensus)
         cells = [
             str(index),
-            _text(result.query_id),
+            _text(result.query_id) + _judged(result, 80),
             _consensus_badge(result),
             format_rate(result.agreement_pct),
             _text(why or ""),
@@ -551,7 +586,10 @@ def batch_html(batch: BatchResult, *, max_rows: int = MAX_ROWS) -> str:
     chosen = heapq.nsmallest(max_rows, disputes)
     rows: list[tuple[int, str | None]] = [(index, why) for _, _, index, why in chosen]
     rows.extend((index, None) for index in calm[: max_rows - len(rows)])
-    parts = [_overview(batch, len(disputes), retry), _critics_table(stats)]
+    parts = [
+        _overview(batch, len(disputes), retry),
+        _critics_table(stats, batch.simulated_critics),
+    ]
     if tiers:
         parts.append(_tiers_table(tiers))
     if batch.verdicts:

@@ -21,14 +21,20 @@ and scripts run only with the page's own nonce). It shows:
   unanimous, with a failed call (``ERROR``, ``PARSE_FAIL``, a budget skip), with no
   consensus (the strategy's fallback), abstained by a cascade or escalated past its first
   tier (a cheaper tier did not settle it), or with a pair whose two orders disagreed
-  (``Verdict.flipped``); each critic's label, confidence and reasoning, and a cascade's
-  deciding tier.
+  (``Verdict.flipped``); each with the text it judged (its query and context, when the
+  results store them: ``EnsembleVerdict.item``), each critic's label, confidence and
+  reasoning, and a cascade's deciding tier.
+
+Critics the run manifest (or ``BatchResult.simulated_critics``) records as simulated are
+said to be so under the overview and marked wherever a critic is named.
 
 Charts are Vega-Lite specs drawn by the Vega, Vega-Lite and Vega-Embed runtimes shipped
 in ``cross_judge/report_assets`` (BSD-3-Clause, versions in :data:`RUNTIME_VERSIONS`; their
 licenses are reproduced at the foot of every page). Every number a chart shows is in an
 HTML table too, so the page reads without scripts. Every text that comes from the results
-(ids, labels, reasoning, meta, critic names, the manifest) is escaped: items are untrusted.
+(ids, item text, labels, reasoning, meta, critic names, the manifest) is escaped: items are
+untrusted. A lone surrogate (valid JSON, not Unicode) is written as its escape
+(``\\ud800``), so any results make a page that UTF-8 can hold.
 
 It calls no model and does not compute statistics of its own beyond counting: those come
 from :class:`~cross_judge.batch.BatchResult` and :mod:`cross_judge.reliability`.
@@ -55,12 +61,11 @@ from ..results import (
     BatchResult,
     call_failed,
     is_fallback,
-    is_incomplete,
+    manifest_path,
     votes_and_consensus,
 )
-from ..verdict import ABSTAIN, RESERVED_KINDS, EnsembleVerdict, Verdict
-from .manifest import manifest_path
-from .summary import format_rate
+from ..verdict import RESERVED_KINDS, EnsembleVerdict, Verdict
+from .summary import dispute_reasons, format_rate, judged_text, printable, simulated_note
 
 if TYPE_CHECKING:
     from ..stats.gold import GoldReport
@@ -262,24 +267,6 @@ def _runtime_script(name: str) -> str:
 # -- the page ------------------------------------------------------------------------------------
 
 
-def _is_disputed(result: EnsembleVerdict) -> list[str]:
-    """Why ``result`` needs a look (empty: it does not)."""
-    reasons: list[str] = []
-    if is_fallback(result):
-        reasons.append("no consensus")
-    elif result.consensus == ABSTAIN and result.tier is not None:
-        reasons.append("abstained")
-    elif result.n_valid > 0 and result.agreement_pct < 1.0:
-        reasons.append("split vote")
-    if result.tier:
-        reasons.append("escalated")
-    if is_incomplete(result) or any(v.kind == "PARSE_FAIL" for v in result.verdicts):
-        reasons.append("failed call")
-    if any(v.flipped for v in result.verdicts):
-        reasons.append("order flip")
-    return reasons
-
-
 class _Page:
     """One report being built: each section is a method returning HTML."""
 
@@ -306,6 +293,8 @@ class _Page:
         self.cascade = any(r.tiers for r in batch.verdicts)
         self.pairs = any(v.order is not None for r in batch.verdicts for v in r.verdicts)
         self.specs: dict[str, dict[str, Any]] = {}
+        recorded = [*batch.simulated_critics, *_simulated_in(runs)]
+        self.simulated = [name for name in dict.fromkeys(recorded) if name in batch.critics]
 
     def render(self) -> str:
         nonce = secrets.token_urlsafe(18)
@@ -329,7 +318,9 @@ class _Page:
             f"script-src 'nonce-{nonce}'; "
             "style-src 'unsafe-inline'; img-src data: blob:; font-src data:"
         )
-        return (
+        # printable: a lone surrogate (an id, a label) is written as its escape, since no
+        # UTF-8 page can hold it.
+        return printable(
             "<!DOCTYPE html>\n"
             '<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
@@ -374,7 +365,7 @@ class _Page:
 
     def _overview(self) -> str:
         batch = self.batch
-        disputed = sum(1 for r in batch.verdicts if _is_disputed(r))
+        disputed = sum(1 for r in batch.verdicts if dispute_reasons(r))
         alpha = batch.reliability_alpha()
         cards = [
             ("items", str(len(batch)), "items"),
@@ -408,8 +399,20 @@ class _Page:
         return (
             f'<section id="overview"><h2>Overview{kind}</h2><div class="cards">{body}</div>'
             f'<p class="muted">Report made {made}{origin} by cross-judge {_e(__version__)}. '
-            "Calls no model: every number comes from the stored verdicts.</p></section>"
+            "Calls no model: every number comes from the stored verdicts.</p>"
+            + self._simulated_note()
+            + "</section>"
         )
+
+    def _simulated_note(self) -> str:
+        if not self.simulated:
+            return ""
+        return f'<p class="note" id="simulated">{_e(simulated_note(self.simulated))}.</p>'
+
+    def _name(self, critic: str) -> str:
+        """A critic's name as HTML, marked when it is simulated."""
+        mark = ' <span class="sim">simulated</span>' if critic in self.simulated else ""
+        return _e(critic) + mark
 
     def _provenance(self) -> str:
         parts = ['<section id="provenance"><h2>Provenance</h2>']
@@ -438,7 +441,7 @@ class _Page:
             shown = " ".join(str(w) for w in command) if isinstance(command, list) else ""
             totals = run.get("totals") if isinstance(run.get("totals"), dict) else {}
             assert isinstance(totals, dict)
-            summary = ", ".join(f"{k} {v}" for k, v in totals.items() if not isinstance(v, dict))
+            summary = _totals_text(totals)
             shard = run.get("shard")
             rows.append(
                 [
@@ -497,7 +500,7 @@ class _Page:
             name = str(critic.get("name", "?"))
             rows.append(
                 [
-                    _e(name),
+                    self._name(name),
                     _e(critic.get("vendor", "")),
                     _e(critic.get("model", "")),
                     _e(tier_of.get(name, "")) if tier_of else "",
@@ -529,7 +532,7 @@ class _Page:
                     first[verdict.critic_id] = verdict
         rows = [
             [
-                _e(name),
+                self._name(name),
                 _e(v.vendor or ""),
                 _e(v.model or ""),
                 _e(v.prompt_id or ""),
@@ -654,7 +657,7 @@ class _Page:
             message = next(iter(s.error_messages.values()), "")
             rows.append(
                 [
-                    _e(name),
+                    self._name(name),
                     str(s.items),
                     str(s.valid),
                     str(s.errors),
@@ -968,7 +971,7 @@ class _Page:
 
     def _disputed(self) -> str:
         critics = self.batch.critics
-        disputed = [(r, why) for r in self.batch.verdicts if (why := _is_disputed(r))]
+        disputed = [(r, why) for r in self.batch.verdicts if (why := dispute_reasons(r))]
         shown = disputed[: self.max_items]
         headers = [
             '<th scope="col" data-sort="text">item</th>',
@@ -978,7 +981,7 @@ class _Page:
         if self.cascade:
             headers.append('<th scope="col" data-sort="num" class=num>tier</th>')
         headers.append('<th scope="col" data-sort="text">why</th>')
-        headers += [f'<th scope="col" data-sort="text">{_e(name)}</th>' for name in critics]
+        headers += [f'<th scope="col" data-sort="text">{self._name(name)}</th>' for name in critics]
         body = "".join(self._disputed_row(result, why, critics) for result, why in shown)
         left_out = len(disputed) - len(shown)
         note = (
@@ -998,7 +1001,7 @@ class _Page:
             "filter.</p>"
             + note
             + '<div class="tools"><input id="search" type="search" placeholder="filter items, '
-            'labels, reasoning…" aria-label="filter the disputed items">'
+            'text, labels, reasoning…" aria-label="filter the disputed items">'
             f' <span id="shown-count">{len(shown)}</span> of {len(shown)} rows shown</div>'
             '<div class="scroll"><table id="disputed-table"><thead><tr>'
             + "".join(headers)
@@ -1013,9 +1016,13 @@ class _Page:
             meta = f'<div class="meta">{_e(text[:300] + ("…" if len(text) > 300 else ""))}</div>'
         consensus_class = "label" + (" fallback" if is_fallback(result) else "")
         agreement = result.agreement_pct if result.n_valid else None
+        judged = "".join(
+            f'<div class="judged"><span class="field">{_e(name)}</span> {_e(text)}</div>'
+            for name, text in judged_text(result)
+        )
         cells = [
             f'<td data-sort="{_e(result.query_id)}">'
-            f'<span class="id">{_e(result.query_id)}</span>{meta}</td>',
+            f'<span class="id">{_e(result.query_id)}</span>{judged}{meta}</td>',
             f'<td data-sort="{_e(result.consensus)}"><span class="{consensus_class}">'
             f"{_e(result.consensus)}</span></td>",
             f'<td class=num data-sort="{_sort_key(agreement)}">{format_rate(agreement)}</td>',
@@ -1078,3 +1085,29 @@ def _shown(value: object) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, default=str)
+
+
+def _simulated_in(runs: list[dict[str, Any]]) -> list[str]:
+    """The critics the manifest's runs record as simulated (``options.simulated_critics``)."""
+    names: list[str] = []
+    for run in runs:
+        options = run.get("options")
+        listed = options.get("simulated_critics") if isinstance(options, dict) else None
+        if isinstance(listed, list):
+            names.extend(str(name) for name in listed)
+    return names
+
+
+def _totals_text(totals: Mapping[str, Any]) -> str:
+    """A run's totals as one line: ``items judged 30, calls 90, ..., cost $0.0123`` (cost
+    ``n/a`` when unknown, any other missing value ``n/a``); nested records are left out."""
+    parts: list[str] = []
+    for key, value in totals.items():
+        if isinstance(value, dict):
+            continue
+        if key == "cost_usd":
+            number = value if isinstance(value, (int, float)) else None
+            parts.append(f"cost {_usd(number)}")
+        else:
+            parts.append(f"{key.replace('_', ' ')} {'n/a' if value is None else value}")
+    return ", ".join(parts)

@@ -15,16 +15,24 @@ from ..results import plain_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+    from rich.text import Text
 
     from ..results import BatchResult
+    from ..verdict import EnsembleVerdict, Verdict
 
 __all__ = [
+    "dispute_reasons",
     "failure_message",
     "format_cost",
     "format_number",
     "format_rate",
+    "judged_text",
     "plain_text",
+    "printable",
+    "render_disputed",
     "render_summary",
+    "simulated_note",
+    "simulated_without_gold_note",
 ]
 
 _MESSAGE_CHARS = 160
@@ -38,6 +46,89 @@ the correlated-errors model to tell hard items from weak critics."""
 _ECHO_AGREEMENT = 0.98
 """Without gold, two critics agreeing on this share of items or more get a warning: nothing
 in their votes tells copies of one model from two critics that are always right."""
+
+
+def printable(text: str) -> str:
+    """``text`` with each lone surrogate written as its escape (``"\\ud800"``), so that a
+    terminal, a web page or a notebook can show it: a lone surrogate is valid JSON (an id,
+    a label or a message from an untrusted file or vendor may hold one) but not Unicode,
+    and UTF-8 output cannot hold it. Any other text is returned as it is."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def dispute_reasons(result: EnsembleVerdict) -> list[str]:
+    """Why ``result`` needs a look, in this order (empty: it does not): ``no consensus``
+    (the strategy's fallback) or ``abstained`` (a cascade left it for a human) or ``split
+    vote`` (valid verdicts that are not unanimous); ``escalated`` (a cascade's first tier
+    did not settle it); ``failed call`` (an ``ERROR``, ``PARSE_FAIL`` or budget skip);
+    ``order flip`` (a pair whose two orders disagreed)."""
+    from ..results import is_fallback, is_incomplete
+    from ..verdict import ABSTAIN
+
+    reasons: list[str] = []
+    if is_fallback(result):
+        reasons.append("no consensus")
+    elif result.consensus == ABSTAIN and result.tier is not None:
+        reasons.append("abstained")
+    elif result.n_valid > 0 and result.agreement_pct < 1.0:
+        reasons.append("split vote")
+    if result.tier:
+        reasons.append("escalated")
+    if is_incomplete(result) or any(v.kind == "PARSE_FAIL" for v in result.verdicts):
+        reasons.append("failed call")
+    if any(v.flipped for v in result.verdicts):
+        reasons.append("order flip")
+    return reasons
+
+
+def judged_text(result: EnsembleVerdict) -> list[tuple[str, str]]:
+    """The text ``result`` judged, as ``(name, text)`` pairs: ``("query", ...)`` then
+    ``("context.<key>", ...)`` per context value (numbers and booleans as JSON text),
+    each as stored (a cut text ends with its marker); empty when the result stores none
+    (``item_text=False``, or a results file from before the text was stored)."""
+    import json
+
+    stored = result.item
+    if stored is None:
+        return []
+    pairs = [("query", stored.query)]
+    for key, value in stored.context.items():
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        pairs.append((f"context.{key}", text))
+    return pairs
+
+
+def simulated_note(critics: list[str]) -> str:
+    """The sentence every view of results prints when some critics were simulated."""
+    verb = "is" if len(critics) == 1 else "are"
+    return (
+        f"{', '.join(critics)} {verb} simulated: their answers come from the simulated vendor "
+        "(cross_judge.testing, a seeded random generator), not a language model"
+    )
+
+
+def simulated_without_gold_note(critics: list[str], *, measured_against_gold: bool) -> str:
+    """The sentence ``stats`` prints when simulated critics had no gold: their simulator drew
+    each item's truth from a hash of its text, so accuracy against gold labels is chance.
+    ``measured_against_gold``: the view measures them against gold labels now."""
+    verb = "was" if len(critics) == 1 else "were"
+    consequence = (
+        "the accuracy against --gold below is chance agreement, not a property of the critic"
+        if measured_against_gold
+        else "their accuracy against gold labels would be chance agreement"
+    )
+    return (
+        f"{', '.join(critics)} {verb} simulated without gold: the simulator knew no item's "
+        f"truth and drew it from a hash of the item's text, so {consequence}. Give the "
+        "panel file's simulator your labels (simulator: {items: ITEMS.jsonl, gold: "
+        "GOLD.jsonl}) to simulate critics of a known accuracy."
+    )
 
 
 def format_rate(value: float | None) -> str:
@@ -75,7 +166,9 @@ def render_summary(
     ci: float | None = None,
 ) -> RenderableType:
     """The run and its agreement, consensus counts, one row per critic, and why calls
-    failed (error kinds and the vendor's message per critic) when any did.
+    failed (error kinds and the vendor's message per critic) when any did. When a vendor
+    reported no usable usage for some calls, the overview counts them (``calls priced at
+    worst case``): the cost shown holds their worst case, not a measured cost.
 
     The consensus table counts labels chosen by a vote; items where the strategy fell
     back to its ``fallback`` label (no valid verdict, quorum not met, no unanimity) get a
@@ -108,6 +201,10 @@ def render_summary(
     more than once (``Critic(samples=n)``), a ``self-consistency`` table. A batch with
     neither shows none of them.
 
+    Critics the batch records as simulated (``simulated_critics``) are marked ``*`` in
+    the critics table, and a line under the overview says that their answers come from
+    the simulated vendor, not a language model.
+
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
     items with disagreement, a pairwise agreement table and each critic's skipped calls.
@@ -131,6 +228,7 @@ def render_summary(
     overview.add_column("value", justify="right")
     overview.add_row("items", str(n))
     overview.add_row("critics", ", ".join(batch.critics))
+    simulated = [name for name in batch.critics if name in batch.simulated_critics]
     overview.add_row("voting", batch.voting)
     overview.add_row(f"Krippendorff's alpha ({level})", format_number(alpha))
     overview.add_row("Fleiss' kappa", format_number(batch.fleiss_kappa()))
@@ -143,10 +241,19 @@ def render_summary(
     tokens = f"{usage.prompt_tokens} / {usage.completion_tokens}"
     overview.add_row("tokens (prompt / completion)", tokens)
     overview.add_row("cost", format_cost(batch.cost_usd))
+    estimated = sum(stats.cost_estimates for stats in batch.critic_stats().values())
+    if estimated:  # calls whose vendor reported no usable usage: the cost above errs high
+        overview.add_row("calls priced at worst case (usage not reported)", str(estimated))
     if batch.elapsed_s:
         rate = n / batch.elapsed_s
         overview.add_row("wall time", f"{batch.elapsed_s:.2f} s ({format_number(rate, 1)} items/s)")
     tables: list[RenderableType] = [overview]
+    if simulated:
+        tables.append(Text(simulated_note(simulated), style="yellow"))
+    without_gold = [name for name in simulated if name in batch.simulated_without_gold]
+    if without_gold:
+        note = simulated_without_gold_note(without_gold, measured_against_gold=gold is not None)
+        tables.append(Text(note, style="yellow"))
 
     consensus = Table(box=box.SIMPLE_HEAD, title="consensus", title_justify="left")
     consensus.add_column("label")
@@ -196,15 +303,24 @@ def render_summary(
                 )
         tables.append(pairs)
 
-    critics = Table(box=box.SIMPLE_HEAD, title="critics", title_justify="left")
+    critics = Table(
+        box=box.SIMPLE_HEAD,
+        title="critics",
+        title_justify="left",
+        caption="*: a simulated critic, not a language model" if simulated else None,
+        caption_justify="left",
+    )
     columns = ["critic", "valid", "errors", "parse fails"]
     if detailed:
         columns.append("skipped")
     for name in (*columns, "error rate", "agrees", "mean s"):
-        critics.add_column(name, justify="left" if name == "critic" else "right")
+        critics.add_column(
+            name, justify="left" if name == "critic" else "right", no_wrap=name == "critic"
+        )
     critic_stats = batch.critic_stats()
     for stats in critic_stats.values():
-        cells = [stats.critic, str(stats.valid), str(stats.errors), str(stats.parse_failures)]
+        name = stats.critic + ("*" if stats.critic in simulated else "")
+        cells = [name, str(stats.valid), str(stats.errors), str(stats.parse_failures)]
         if detailed:
             cells.append(str(stats.skipped))
         critics.add_row(
@@ -238,6 +354,79 @@ def render_summary(
     if not tier_stats:
         tables += _effective_votes_parts(batch, gold)
     return Group(*tables)
+
+
+DISPUTED_TEXT_CHARS = 240
+"""Characters of each stored text (query, context value) ``stats --disputed`` prints."""
+
+
+def render_disputed(batch: BatchResult, limit: int) -> RenderableType:
+    """The items of ``batch`` that need a look (:func:`dispute_reasons`), in batch order,
+    at most ``limit`` of them, one block each: its id, consensus, agreement and why; each
+    critic's label and confidence (a failed call's kind and why); then the text it judged
+    (:func:`judged_text`), one line per part, whitespace folded and each cut to
+    :data:`DISPUTED_TEXT_CHARS` characters. What ``cross-judge stats --disputed`` prints.
+
+    The title counts the disputed items by reason. Results that store no text (judged
+    with ``item_text=False`` or before it was stored) show their ids alone, and a line
+    says so. No disputed item: a line says so.
+    """
+    from rich.console import Group
+    from rich.text import Text
+
+    disputed = [(r, why) for r in batch.verdicts if (why := dispute_reasons(r))]
+    if not disputed:
+        return Text(f"disputed items: none of {len(batch.verdicts)}")
+    counts = Counter(reason for _, why in disputed for reason in why)
+    shown = disputed[: max(0, limit)]
+    title = (
+        f"disputed items: {len(disputed)} of {len(batch.verdicts)} "
+        f"({', '.join(f'{reason} {n}' for reason, n in counts.most_common())})"
+    )
+    if len(shown) < len(disputed):
+        title += f"; the first {len(shown)} shown"
+    parts: list[RenderableType] = [Text(title, style="bold")]
+    for result, why in shown:
+        consensus = f"no consensus ({result.consensus})" if result.fallback else result.consensus
+        agreement = format_rate(result.agreement_pct if result.n_valid else None)
+        head = Text("\n")
+        head.append(result.query_id, style="bold")
+        head.append(f"  consensus {consensus}, agreement {agreement}: {', '.join(why)}")
+        by_critic = {v.critic_id: v for v in result.verdicts}
+        votes = Text("  ")
+        for index, name in enumerate(batch.critics):
+            votes.append(("  " if index else "") + f"{name} ")
+            votes.append_text(_verdict_text(by_critic.get(name)))
+        lines = [head, votes]
+        for name, text in judged_text(result):
+            folded = " ".join(text.split())
+            if len(folded) > DISPUTED_TEXT_CHARS:
+                folded = folded[: DISPUTED_TEXT_CHARS - 1] + "\u2026"
+            line = Text(f"  {name}: ", style="dim")
+            line.append(folded)
+            lines.append(line)
+        parts.extend(lines)
+    if not any(result.item is not None for result, _ in shown):
+        parts.append(
+            Text(
+                "\nthese results store no item text (judged with --no-item-text / "
+                "item_text=False, or before results stored it): ids only"
+            )
+        )
+    return Group(*parts)
+
+
+def _verdict_text(verdict: Verdict | None) -> Text:
+    """One critic's answer on one item for the disputed table: ``KEEP 0.80``, or a failed
+    call's kind and error kind."""
+    from rich.text import Text
+
+    if verdict is None:
+        return Text("-")
+    if verdict.error is not None or verdict.kind == "SKIPPED":
+        kind = verdict.error_kind.value if verdict.error_kind else ""
+        return Text(f"{verdict.kind} {kind}".strip(), style="red")
+    return Text(f"{verdict.kind} {verdict.confidence:.2f}")
 
 
 def _bin_label(low: float, high: float) -> str:

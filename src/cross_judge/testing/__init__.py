@@ -17,10 +17,10 @@ What it **is**:
   model that keeps each persona's accuracy over items) and, when wrong, often give the
   same wrong label. Independent errors (rho 0, the default) flatter every ensemble
   method, since a majority then outvotes most mistakes;
-* a pairwise judge when asked: with ``better=`` a pair of candidates is judged by
-  content, so swapping them swaps the right answer, and a persona's ``position_bias``
-  favours whichever is shown first; :func:`pairwise_rates` gives the exact rates to
-  expect;
+* a pairwise judge when asked: with ``better=`` (per query) or ``pair_better=`` (per
+  pair) a pair of candidates is judged by content, so swapping them swaps the right
+  answer, and a persona's ``position_bias`` favours whichever is shown first;
+  :func:`pairwise_rates` gives the exact rates to expect;
 * scriptable: :meth:`VendorServer.script` queues one-shot :class:`Reply` objects (a 429
   with ``Retry-After``, an HTML error page, a malformed body, a dropped connection, a
   request that never answers...) and :meth:`VendorServer.always` sets a persistent one;

@@ -26,6 +26,7 @@ __all__ = [
     "Pair",
     "check_difficulty",
     "checked_better",
+    "checked_pair_better",
     "decide",
     "decide_pair",
     "distractor_key",
@@ -62,6 +63,27 @@ def checked_better(query_text: str, better_text: object) -> str | None:
             f"got {better_text!r} for query {query_text!r}"
         )
     return better_text.strip()
+
+
+def checked_pair_better(
+    key: object, better_text: object
+) -> tuple[tuple[str, frozenset[str]], str | None]:
+    """A ``pair_better`` entry as stored: ``((query, {candidate, candidate}), better)``,
+    every text stripped; ``ValueError`` unless ``key`` is ``(query, candidate, candidate)``
+    (texts) and ``better_text`` is one of the two candidates or ``None`` (a tie)."""
+    if not (isinstance(key, tuple) and len(key) == 3 and all(isinstance(t, str) for t in key)):
+        raise ValueError(
+            "pair_better must map (query, candidate, candidate), three texts, to the better "
+            f"candidate's text, or None for a tie; got the key {key!r}"
+        )
+    query, first, second = (t.strip() for t in key)
+    better = checked_better(query, better_text)
+    if better is not None and better not in (first, second):
+        raise ValueError(
+            f"the better answer of a pair must be one of the pair's two candidates "
+            f"({first!r}, {second!r}), or None for a tie; got {better!r} for query {query!r}"
+        )
+    return (query, frozenset((first, second))), better
 
 
 def check_difficulty(item_text: str, value: float) -> None:

@@ -26,7 +26,7 @@ from aiohttp import web
 from .batch_endpoints import BatchEndpoints
 from .batches import batch_route
 from .chat_endpoints import serve_chat
-from .decisions import check_difficulty, checked_better, extract_item
+from .decisions import check_difficulty, checked_better, checked_pair_better, extract_item
 from .personas import Persona
 from .protocol import (
     api_error_response,
@@ -147,20 +147,23 @@ class VendorServer:
     then ``<response_a>`` and ``<response_b>`` fences, as the packaged ``pairwise``
     prompt renders them, is judged by content when its query (the ``<item>`` text,
     stripped) has an entry in ``better`` (or :meth:`set_better`): the better candidate's
-    text, or ``None`` for a tie. Candidate texts are stripped before comparing. The truth
-    in the order shown is ``"A"`` when the better text is in ``<response_a>``, ``"B"``
-    when in ``<response_b>``, ``"TIE"`` for a tie or two identical candidates; the
-    persona answers it with probability ``accuracy`` and is otherwise unsure, answering
-    ``"A"`` with probability ``Persona.position_bias``, else a label other than the
-    truth, uniformly (see :func:`pairwise_rates`). The draws are seeded with ``(seed,
-    model, sha256 of the query and the candidates in the order shown)``, so the two
-    orders of a pair are independent and a repeated request gets the same answer. Error correlation,
+    text, or ``None`` for a tie; or when the pair itself has one in ``pair_better`` (for
+    a query shared by several pairs: one entry per pair, winning over the query's).
+    Candidate texts are stripped before comparing. The truth in the order shown is
+    ``"A"`` when the better text is in ``<response_a>``, ``"B"`` when in
+    ``<response_b>``, ``"TIE"`` for a tie or two identical candidates; the persona
+    answers it with probability ``accuracy`` and is otherwise unsure, answering ``"A"``
+    with probability ``Persona.position_bias``, else a label other than the truth,
+    uniformly (see :func:`pairwise_rates`). The draws are seeded with ``(seed, model,
+    sha256 of the query and the candidates in the order shown)``, so the two orders of a
+    pair are independent and a repeated request gets the same answer. Error correlation,
     difficulty, gold labels, ``Persona.labels`` and ``bias`` do not apply to them;
-    faults, latency, confidence and styles do. A pairwise request whose query has no
-    ``better`` entry, or whose candidates both differ from the better text, is answered
-    like any other request (its item is the ``<item>`` text, truth by gold or by
-    sha256): as before position bias existed, which gives both orders the same label,
-    so such a simulation cannot tell a position-biased judge from a fair one.
+    faults, latency, confidence and styles do. A pairwise request with no entry in
+    ``pair_better`` whose query has no ``better`` entry, or whose candidates both differ
+    from the better text, is answered like any other request (its item is the
+    ``<item>`` text, truth by gold or by sha256): as before position bias existed, which
+    gives both orders the same label, so such a simulation cannot tell a position-biased
+    judge from a fair one.
 
     Determinism: a persona's answer, confidence, reasoning and jitter come from
     ``random.Random`` seeded with ``(seed, model, sha256(item))``: the same request gets
@@ -232,6 +235,7 @@ class VendorServer:
         difficulty: Mapping[str, float] | None = None,
         difficulty_seed: int = 0,
         better: Mapping[str, str | None] | None = None,
+        pair_better: Mapping[tuple[str, str, str], str | None] | None = None,
         batch_polls: int = 1,
         batch_failure_rate: float = 0.0,
         batch_expiry_rate: float = 0.0,
@@ -256,7 +260,11 @@ class VendorServer:
 
         ``better`` maps pairwise queries to the better candidate's text, or ``None`` for a
         tie (see the class docstring); keys and texts are stripped, and a value that is
-        neither a string nor ``None`` raises ``ValueError``.
+        neither a string nor ``None`` raises ``ValueError``. ``pair_better`` does the same
+        for one pair, for a query shared by several pairs: it maps ``(query, candidate,
+        candidate)`` (the candidates in either order) to the better candidate's text, or
+        ``None`` for a tie, and wins over ``better`` for that pair; a better text that is
+        neither candidate raises ``ValueError``.
 
         ``batch_polls`` (an int >= 0) is how many status polls a provider batch takes to
         end; ``batch_failure_rate`` and ``batch_expiry_rate`` (probabilities summing to at
@@ -314,6 +322,9 @@ class VendorServer:
         better_texts = {
             query.strip(): checked_better(query, text) for query, text in (better or {}).items()
         }
+        pair_texts = dict(
+            checked_pair_better(key, text) for key, text in (pair_better or {}).items()
+        )
         self._state = VendorState(
             personas=personas_by_model,
             default_persona=default_persona,
@@ -322,6 +333,7 @@ class VendorServer:
             difficulty_seed=difficulty_seed,
             error_correlation=float(error_correlation),
             better=better_texts,
+            pair_better=pair_texts,
             api_key=api_key,
             capacity=capacity,
             count_items=count_items,
@@ -480,10 +492,25 @@ class VendorServer:
         with self._state.lock:
             self._state.gold[item_text.strip()] = label
 
-    def set_better(self, query_text: str, better_text: str | None) -> None:
+    def set_better(
+        self,
+        query_text: str,
+        better_text: str | None,
+        *,
+        candidates: tuple[str, str] | None = None,
+    ) -> None:
         """Set which candidate is better for a pairwise query: its text, or ``None`` for
         a tie (see the class docstring). Both texts are stripped, like extracted ones; a
-        ``better_text`` that is neither a string nor ``None`` raises ``ValueError``."""
+        ``better_text`` that is neither a string nor ``None`` raises ``ValueError``.
+
+        With ``candidates`` (the pair's two texts, in either order) it is set for that
+        pair only, as ``pair_better`` does, and ``better_text`` must be one of them (or
+        ``None``), else ``ValueError``."""
+        if candidates is not None:
+            key, text = checked_pair_better((query_text, *candidates), better_text)
+            with self._state.lock:
+                self._state.pair_better[key] = text
+            return
         text = checked_better(query_text, better_text)
         with self._state.lock:
             self._state.better[query_text.strip()] = text

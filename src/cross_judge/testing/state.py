@@ -46,6 +46,7 @@ class VendorState:
         difficulty_seed: int,
         error_correlation: float,
         better: dict[str, str | None],
+        pair_better: dict[tuple[str, frozenset[str]], str | None],
         api_key: str | None,
         capacity: int | None,
         count_items: bool,
@@ -62,6 +63,8 @@ class VendorState:
         self.gold = gold
         self.difficulty = difficulty
         self.better = better
+        # Per pair: (query, {its two candidates}) -> the better one; wins over `better`.
+        self.pair_better = pair_better
         self.scripts: dict[str, deque[Reply]] = {}
         self.always: dict[str, Reply] = {}
         # Never reset: they make fault attempts and resample draws reproducible.
@@ -121,10 +124,15 @@ class VendorState:
 
     def pair_truth_locked(self, pair: Pair) -> str | None:
         """The truth label of ``pair`` in the order shown, ``None`` when it has none;
-        caller holds :attr:`lock`."""
-        if pair.query not in self.better:
+        caller holds :attr:`lock`. The pair's own entry in :attr:`pair_better` comes
+        first, then its query's in :attr:`better`."""
+        key = (pair.query, frozenset((pair.response_a, pair.response_b)))
+        if key in self.pair_better:
+            better = self.pair_better[key]
+        elif pair.query in self.better:
+            better = self.better[pair.query]
+        else:
             return None
-        better = self.better[pair.query]
         if better is None or pair.response_a == pair.response_b:
             return "TIE"
         if better == pair.response_a:

@@ -11,7 +11,9 @@ Three implementations of :class:`HTTPSession`:
   this choice on every run.
 * :class:`HttpxSession` — an ``httpx.AsyncClient``. Used under trio (aiohttp is
   asyncio-only) and whenever the caller injects an ``httpx.AsyncClient`` (for example one
-  mocked with ``respx`` or an ``httpx.MockTransport`` in unit tests).
+  mocked with ``respx`` or an ``httpx.MockTransport`` in unit tests). The client it makes
+  itself refuses bytes a server sends after a complete response (:mod:`._framing`): the
+  connection is closed and the call fails, so they never become another call's answer.
 * :class:`SyncDuckSession` — cross-judge 0.1's test surface: any object with a synchronous
   ``post(url, json=..., headers=...)`` returning something with ``.json()``. Called in a
   worker thread so it never blocks the event loop.
@@ -28,6 +30,14 @@ requests ask only for what :class:`BodyDecoder` bounds (:data:`ACCEPT_ENCODING`)
 coding a server sends anyway is refused. The sync duck session is the exception: its
 injected client reads and decodes the body itself, so only the decoded size can be checked,
 after the fact.
+
+The first call of a process sets up a session: it imports the HTTP library (aiohttp
+builds its TLS contexts as it is imported; httpx imports its command-line tools too) and
+builds the client (httpx loads the CA bundle). That takes 0.1-1 s, and on the event loop it
+would stall every task for as long, so :meth:`AiohttpSession.prepare` and
+:meth:`HttpxSession.prepare` do it in worker threads (:func:`import_in_worker`), once per
+session, however many calls ask at once. ``post`` alone still works without it, setting up
+on the loop.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import functools
+import importlib
 import io
 import json
 import zlib
@@ -44,9 +55,12 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 import anyio
+import anyio.to_thread
 
 from ..errors import ErrorKind
 from ._failure import CallFailure
+from ._framing import desynchronised, guard_client, stray_bytes
+from .blocking import run_blocking
 
 if TYPE_CHECKING:
     import aiohttp
@@ -64,6 +78,7 @@ __all__ = [
     "SyncDuckSession",
     "basic_auth",
     "finish_abandoned_body",
+    "import_in_worker",
     "split_credentials",
     "too_large",
 ]
@@ -108,6 +123,32 @@ class HTTPSession(Protocol):
     async def aclose(self) -> None:
         """Release the connections this session owns (idempotent)."""
         ...
+
+
+_imported: set[str] = set()
+
+
+async def import_in_worker(*modules: str) -> None:
+    """Import ``modules`` in a worker thread, so that their module code (imports of other
+    modules, TLS contexts built at import) never runs on the event loop.
+
+    Once per process and module: afterwards it returns at once, without a thread. Calls
+    that ask at the same time each wait in a thread of their own, and Python's import lock
+    runs each module's code once. Cancelling it returns at once; the import finishes in
+    its thread and serves the next call.
+
+    Raises:
+        ImportError: a module cannot be imported.
+    """
+    missing = [name for name in modules if name not in _imported]
+    if missing:
+        await anyio.to_thread.run_sync(_import_all, missing, abandon_on_cancel=True)
+
+
+def _import_all(modules: list[str]) -> None:
+    for name in modules:
+        importlib.import_module(name)
+        _imported.add(name)
 
 
 @functools.lru_cache(maxsize=64)  # per call on the hot path; endpoints are few
@@ -260,6 +301,18 @@ class AiohttpSession:
         self._max_connections = max_connections
         self._session: aiohttp.ClientSession | None = None
 
+    async def prepare(self) -> None:
+        """Make the ``aiohttp.ClientSession``, importing aiohttp in a worker thread first.
+
+        The session itself is made on the event loop (aiohttp binds it to the running
+        loop); once aiohttp is imported that takes well under a millisecond. Concurrent
+        callers all get the one session: nothing is awaited between the check and the
+        assignment. Costs an attribute check once the session exists.
+        """
+        if self._session is None or self._session.closed:
+            await import_in_worker("aiohttp")
+            self._client()
+
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             import aiohttp
@@ -339,20 +392,46 @@ class HttpxSession:
         self._client = client
         self._owned = client is None
         self._max_connections = max_connections
+        self._opening: anyio.Lock | None = None
+
+    def _needs_client(self) -> bool:
+        return self._client is None or (self._owned and self._client.is_closed)
+
+    async def prepare(self) -> None:
+        """Make the owned client in a worker thread (importing httpx and loading the CA
+        bundle take 0.1-1 s); nothing to do for an injected one.
+
+        One caller builds it while the others wait on a lock; the build is not abandoned
+        when its caller is cancelled (the client would be made and dropped), so a
+        cancellation waits for it. Costs an attribute check once the client exists.
+        """
+        if not self._needs_client():
+            return
+        if self._opening is None:
+            self._opening = anyio.Lock()
+        async with self._opening:
+            if self._needs_client():
+                self._client = await anyio.to_thread.run_sync(self._new_client)
 
     def _get(self) -> httpx.AsyncClient:
         if self._client is None or (self._owned and self._client.is_closed):
-            import httpx
-
-            self._client = httpx.AsyncClient(
-                limits=httpx.Limits(
-                    max_connections=self._max_connections,
-                    max_keepalive_connections=self._max_connections,
-                    keepalive_expiry=_KEEPALIVE_S,
-                ),
-                headers={"User-Agent": "cross-judge", "Accept-Encoding": ACCEPT_ENCODING},
-            )
+            self._client = self._new_client()
         return self._client
+
+    def _new_client(self) -> httpx.AsyncClient:
+        """The owned client, guarded against bytes after a response (:func:`guard_client`).
+        Blocking: imports httpx, loads the CA bundle."""
+        import httpx
+
+        client = httpx.AsyncClient(
+            limits=httpx.Limits(
+                max_connections=self._max_connections,
+                max_keepalive_connections=self._max_connections,
+                keepalive_expiry=_KEEPALIVE_S,
+            ),
+            headers={"User-Agent": "cross-judge", "Accept-Encoding": ACCEPT_ENCODING},
+        )
+        return cast("httpx.AsyncClient", guard_client(client))
 
     async def post(
         self, url: str, *, headers: Mapping[str, str], body: bytes, timeout: float
@@ -405,6 +484,9 @@ class HttpxSession:
                     await response.aclose()
             if refused is not None:
                 raise refused
+            stray = stray_bytes(response)
+            if stray:  # the pool has closed the connection, as the response was closed
+                raise desynchronised(stray)
             headers_out = {k.lower(): v for k, v in response.headers.items()}
             return RawResponse(response.status_code, headers_out, b"".join(chunks))
         except httpx.TimeoutException as exc:
@@ -476,7 +558,9 @@ class SyncDuckSession:
     """cross-judge 0.1's injected client: ``client.post(url, json=..., headers=...)``.
 
     The object is used as 0.1 used it: ``raise_for_status()`` is called if it exists, then
-    ``json()``. It runs in a worker thread; the caller's timeout still bounds the wait.
+    ``json()``. It runs in a worker thread, one of the at most
+    :data:`~cross_judge.transport.blocking.THREADS_PER_CLIENT` the client holds (blocked
+    ones included); the caller's timeout still bounds the wait, for a thread too.
     """
 
     enforces_total_timeout = False
@@ -518,9 +602,7 @@ class SyncDuckSession:
     async def post(
         self, url: str, *, headers: Mapping[str, str], body: bytes, timeout: float
     ) -> RawResponse:
-        return await anyio.to_thread.run_sync(
-            self._call, url, headers, body, abandon_on_cancel=True
-        )
+        return await run_blocking(self._client, self._call, url, headers, body)
 
     async def aclose(self) -> None:
         """The injected client belongs to the caller; nothing to release."""

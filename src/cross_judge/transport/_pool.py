@@ -9,16 +9,17 @@ critics on the same vendor share one pool and its warm connections.
 Two kinds of client live here, keyed the same way and closed together:
 
 * ``"http"``: the :class:`~cross_judge.transport.HTTPSession` of the chat-completions path
-  (:func:`shared_session`);
+  (:func:`shared_session`; :func:`ready_session` also sets it up, off the event loop);
 * ``"anthropic"``: the Anthropic SDK's pooled client of :mod:`.anthropic`, registered
   through :func:`shared_client`.
 
 Nothing is created at import or construction time; the first call on a loop makes the
-client. :func:`aclose_sessions` closes them, every kind (``Critic.aclose()`` and
-``async with`` call it). Closing is optional: the clients of a loop are closed when that
-loop ends, so a script that never closes anything exits without aiohttp's "Unclosed
-client session" report or a ``ResourceWarning``. The first client made on a loop arranges
-it, once per loop (later calls only look the client up):
+client, and its heavy part (importing the HTTP library, loading the CA bundle) runs in a
+worker thread, so that it never stalls the loop. :func:`aclose_sessions` closes them,
+every kind (``Critic.aclose()`` and ``async with`` call it). Closing is optional: the
+clients of a loop are closed when that loop ends, so a script that never closes anything
+exits without aiohttp's "Unclosed client session" report or a ``ResourceWarning``. The
+first client made on a loop arranges it, once per loop (later calls only look the client up):
 
 * **asyncio** (``asyncio.run``, ``anyio.run``, pytest's loops, the sync bridge of
   :mod:`cross_judge._sync`): an async generator, stepped once to its ``yield`` so that the
@@ -62,7 +63,14 @@ from urllib.parse import urlsplit
 
 from ._http import AiohttpSession, HTTPSession, HttpxSession
 
-__all__ = ["Closeable", "aclose_sessions", "endpoint_key", "shared_client", "shared_session"]
+__all__ = [
+    "Closeable",
+    "aclose_sessions",
+    "endpoint_key",
+    "ready_session",
+    "shared_client",
+    "shared_session",
+]
 
 logger = logging.getLogger("cross_judge.transport")
 
@@ -145,13 +153,24 @@ def shared_client(kind: str, base_url: str, factory: Callable[[str], C]) -> C:
     return cast("C", client)
 
 
-def _new_session(library: str) -> HTTPSession:
+def _new_session(library: str) -> AiohttpSession | HttpxSession:
     return AiohttpSession() if library == "asyncio" else HttpxSession()
 
 
 def shared_session(base_url: str) -> HTTPSession:
     """The HTTP session for ``base_url`` on the running event loop, created on first use."""
     return shared_client("http", base_url, _new_session)
+
+
+async def ready_session(base_url: str) -> HTTPSession:
+    """:func:`shared_session`, set up: its HTTP library imported and its client built in
+    worker threads (:meth:`AiohttpSession.prepare <._http.AiohttpSession.prepare>`), so
+    that the first call of a process or loop does not stall the event loop. Concurrent
+    first calls share one set-up. Once set up, it costs a dictionary lookup and an
+    attribute check."""
+    session = shared_client("http", base_url, _new_session)
+    await session.prepare()
+    return session
 
 
 async def aclose_sessions(base_urls: list[str] | None = None) -> None:

@@ -46,8 +46,12 @@ Pooling
     ``httpx2`` client holds the connection pool (``anthropic.DefaultAioHttpClient`` under
     asyncio; ``anthropic.DefaultAsyncHttpxClient`` under trio, where aiohttp cannot run),
     and over it one light ``AsyncAnthropic`` per base URL and key. Redirects are not
-    followed: one would carry the key to another host. Nothing is created at import;
-    :func:`cross_judge.transport.aclose_sessions` closes the pool.
+    followed: one would carry the key to another host. Nothing is created, and neither
+    the SDK nor ``httpx2`` is imported, at import: :func:`prepare` does both in worker
+    threads. :func:`cross_judge.transport.aclose_sessions` closes the pool. Under trio,
+    the pool refuses bytes a server sends after a complete response
+    (:mod:`._framing`): the connection is closed and the call fails with ``CONNECTION``,
+    so they never become another call's answer.
 
 The response
     Its body is decoded by :class:`~._http.BodyDecoder` and read up to
@@ -75,7 +79,10 @@ The response
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
+import importlib
 import json
 import logging
 import threading
@@ -85,11 +92,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
-import httpx2
 
 from ..errors import ErrorKind
 from ..verdict import Usage
 from ._failure import CallFailure, failure_for_status
+from ._framing import desynchronised, guard_client, stray_bytes
 from ._http import (
     ACCEPT_ENCODING,
     DEFAULT_MAX_CONNECTIONS,
@@ -105,6 +112,7 @@ from ._wire import ChatRequest, Completion
 
 if TYPE_CHECKING:
     import anthropic
+    import httpx2
 
     from ..vendors import VendorConfig
 
@@ -195,6 +203,9 @@ async def complete(
     except anthropic.APIError as exc:
         raise classify_exception(exc, timeout) from exc
     http = response.http_response
+    stray = stray_bytes(http)  # read to its end: the SDK has read the whole body
+    if stray:  # the pool has closed the connection, as the response was closed
+        raise desynchronised(stray)
     return parse_message_response(http.status_code, http.headers, http.content)
 
 
@@ -393,25 +404,33 @@ class _Endpoint:
 def _import_sdk() -> None:
     import anthropic  # noqa: F401
 
+    # The SDK imports the OpenTelemetry propagators on its first request (the API comes
+    # with it): here instead, in this worker thread. If they cannot be loaded, the SDK
+    # says so itself when it tries again on that request, as it would have.
+    with contextlib.suppress(Exception):
+        importlib.import_module("opentelemetry.propagate")
+
 
 def _new_http_client(library: str) -> httpx2.AsyncClient:
+    """The endpoint's connection pool (blocking: loads the CA bundle). Under trio its
+    connections are guarded against bytes after a response (:func:`guard_client`); under
+    asyncio aiohttp carries them, and closes a connection that has any."""
     import anthropic
+    import httpx2
 
     limits = httpx2.Limits(
         max_connections=DEFAULT_MAX_CONNECTIONS,
         max_keepalive_connections=DEFAULT_MAX_CONNECTIONS,
         keepalive_expiry=_KEEPALIVE_S,
     )
-    factory = (
-        anthropic.DefaultAioHttpClient
-        if library == "asyncio"
-        else anthropic.DefaultAsyncHttpxClient
-    )
-    return factory(
-        limits=limits,
-        follow_redirects=False,
-        event_hooks={"response": [_cap_response_body]},
-    )
+    settings: dict[str, Any] = {
+        "limits": limits,
+        "follow_redirects": False,
+        "event_hooks": {"response": [_cap_response_body]},
+    }
+    if library == "asyncio":
+        return anthropic.DefaultAioHttpClient(**settings)
+    return cast("httpx2.AsyncClient", guard_client(anthropic.DefaultAsyncHttpxClient(**settings)))
 
 
 # -- the body cap ---------------------------------------------------------------------------
@@ -441,33 +460,41 @@ async def _cap_response_body(response: httpx2.Response) -> None:
     decoder = BodyDecoder(response.headers.get("content-encoding"), limit=limit)
     if "content-encoding" in response.headers:
         del response.headers["content-encoding"]
-    response.stream = _DecodedStream(response.stream, decoder)
+    response.stream = _decoded_stream_type()(response.stream, decoder)
 
 
-class _DecodedStream(httpx2.AsyncByteStream):
-    """A response stream decoded by a :class:`~._http.BodyDecoder`, which fails once the
-    decoded body is over its limit.
+@functools.cache
+def _decoded_stream_type() -> type[Any]:
+    """The decoded stream's class, made on first use: it must subclass
+    ``httpx2.AsyncByteStream``, and this module does not import httpx2 at import."""
+    import httpx2
 
-    Iterated through :class:`_DecodedIterator`, a plain object rather than an async
-    generator, so that an abandoned read leaves nothing for the garbage collector to
-    finalise after its event loop has ended.
-    """
+    class DecodedStream(httpx2.AsyncByteStream):
+        """A response stream decoded by a :class:`~._http.BodyDecoder`, which fails once
+        the decoded body is over its limit.
 
-    def __init__(self, inner: Any, decoder: BodyDecoder) -> None:
-        self._inner = inner
-        self._decoder = decoder
+        Iterated through :class:`_DecodedIterator`, a plain object rather than an async
+        generator, so that an abandoned read leaves nothing for the garbage collector to
+        finalise after its event loop has ended.
+        """
 
-    def __aiter__(self) -> _DecodedIterator:
-        return _DecodedIterator(self._inner, self._decoder)
+        def __init__(self, inner: Any, decoder: BodyDecoder) -> None:
+            self._inner = inner
+            self._decoder = decoder
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
+        def __aiter__(self) -> _DecodedIterator:
+            return _DecodedIterator(self._inner, self._decoder)
 
-    @property
-    def elapsed(self) -> timedelta | None:
-        """httpx2 reads ``response.elapsed`` from its own stream's attribute."""
-        value = getattr(self._inner, "elapsed", None)
-        return value if isinstance(value, timedelta) else None
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+        @property
+        def elapsed(self) -> timedelta | None:
+            """httpx2 reads ``response.elapsed`` from its own stream's attribute."""
+            value = getattr(self._inner, "elapsed", None)
+            return value if isinstance(value, timedelta) else None
+
+    return DecodedStream
 
 
 class _DecodedIterator:

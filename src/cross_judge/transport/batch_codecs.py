@@ -88,7 +88,8 @@ def request_id(
     if variant is not None:  # absent: ids made without one are unchanged
         parts.append(variant)
     key = json.dumps(parts, ensure_ascii=False)
-    return _ID_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:_ID_HEX]
+    # surrogatepass: an item id may hold a lone surrogate (valid JSON); other ids hash as before
+    return _ID_PREFIX + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:_ID_HEX]
 
 
 @dataclass(frozen=True)

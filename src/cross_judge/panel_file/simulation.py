@@ -1,0 +1,355 @@
+"""What the simulator of a panel file knows: the truths its ``simulator:`` mapping points
+at, read into what :class:`~cross_judge.testing.VendorServer` takes, and the record of
+them that a run keeps.
+
+A ``simulator:`` mapping names items by id in files (``gold:``, the user's gold file of
+``{"id", "label"}`` lines, as ``cross-judge stats --gold`` reads it; ``difficulty:``, lines
+of ``{"id", "difficulty"}``), while the simulator sees item texts. :func:`read_truth`
+resolves each id through the items file (``items:``) to the text a critic sends: a plain
+item's ``query`` gets a gold label and a difficulty; a pair's gold label (``A``, ``B`` or
+``TIE``, in the item's own names) becomes that pair's better answer. Relative paths are
+read from the panel file's folder. Inline mappings (``gold: {item text: label}``,
+``difficulty: {item text: d}``, ``better: {query: text}``) are taken as written.
+
+Every problem is raised as a :class:`~cross_judge.panel_file.problems.FieldProblem` at
+the key it belongs to, saying what to change. What it does not do: check the mapping's
+types and ranges (the schema does) or start a simulator (the builder does).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..batch.items import Item
+from ..errors import ConfigError, ItemError
+from ..stats.gold import load_gold
+from .problems import FieldProblem, yaml_type
+
+if TYPE_CHECKING:
+    from ..testing import Persona
+    from .schema import PanelSpec
+
+__all__ = [
+    "PAIR_GOLD_LABELS",
+    "SimulatorTruth",
+    "gold_mapping",
+    "pair_prompt",
+    "read_truth",
+    "simulator_record",
+]
+
+PAIR_GOLD_LABELS = ("A", "B", "TIE")
+"""The gold labels of a pair: candidate ``a`` is better, ``b`` is, neither is."""
+
+_PAIR_FENCES = ("<item>", "<response_a>", "<response_b>")
+
+
+@dataclass(frozen=True)
+class SimulatorTruth:
+    """What a panel file's simulator is told, ready for
+    :class:`~cross_judge.testing.VendorServer`.
+
+    ``gold``: item text -> label; ``better``: query -> the better answer's text, or
+    ``None`` for a tie; ``pair_better``: ``(query, candidate a, candidate b)`` -> the
+    better one, or ``None``; ``difficulty``: item text -> difficulty. ``items_file``,
+    ``gold_file``, ``difficulty_file``: the files read (absolute paths), ``None`` when not
+    given or given inline.
+    """
+
+    gold: dict[str, str] = field(default_factory=dict)
+    better: dict[str, str | None] = field(default_factory=dict)
+    pair_better: dict[tuple[str, str, str], str | None] = field(default_factory=dict)
+    difficulty: dict[str, float] = field(default_factory=dict)
+    items_file: Path | None = None
+    gold_file: Path | None = None
+    difficulty_file: Path | None = None
+
+    @property
+    def knows_pairs(self) -> bool:
+        """Whether any pair's better answer is known (so position bias can show)."""
+        return bool(self.better or self.pair_better)
+
+    @property
+    def has_gold(self) -> bool:
+        """Whether the truth of any item or pair is known."""
+        return bool(self.gold or self.knows_pairs)
+
+
+def pair_prompt(template: str | None) -> bool:
+    """Whether a user prompt template shows a pair as the simulator reads one: an
+    ``<item>`` fence, then ``<response_a>`` and ``<response_b>`` fences (as the packaged
+    ``pairwise`` prompt does)."""
+    if template is None:
+        return False
+    positions = [template.rfind(fence) for fence in _PAIR_FENCES]
+    return -1 not in positions and positions == sorted(positions)
+
+
+def gold_mapping(value: object, expected: str) -> dict[str, Any] | None:
+    """``value`` when it is an inline mapping, ``None`` for a path (text) or nothing;
+    ``ValueError`` (``expected <expected>, got <type>``) for anything else."""
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, dict):
+        return value
+    raise ValueError(f"expected {expected}, got {yaml_type(value)}")
+
+
+def read_truth(
+    *,
+    items: str | None,
+    gold: str | Mapping[str, str] | None,
+    difficulty: str | Mapping[str, float] | None,
+    better: Mapping[str, str | None] | None,
+    base_dir: Path,
+) -> SimulatorTruth:
+    """The truths of a ``simulator:`` mapping whose values the schema checked: paths are
+    text, inline mappings hold text labels, numbers in [0, 1] and texts or ``None``.
+
+    Raises:
+        FieldProblem: a file that cannot be read or has a bad line (at its key, with the
+            path it looked at); a gold or difficulty file without ``items``; ``items``
+            with neither; gold ids none of which is an item's; a pair's gold label that
+            is not ``A``, ``B`` or ``TIE``.
+    """
+    gold_is_file, difficulty_is_file = isinstance(gold, str), isinstance(difficulty, str)
+    if items is None:
+        for name, is_file in (("gold", gold_is_file), ("difficulty", difficulty_is_file)):
+            if is_file:
+                raise FieldProblem(
+                    (name,),
+                    f"a {name} file names items by id, and the simulator sees their texts; "
+                    "add items: ITEMS.jsonl (the items file you review), whose ids and texts "
+                    f"it reads, or give {name} as a mapping {{item text: ...}}",
+                )
+    elif not (gold_is_file or difficulty_is_file):
+        raise FieldProblem(
+            ("items",),
+            "is read only to find the items named by id in a gold or difficulty file; add "
+            "gold: GOLD.jsonl (the file you give cross-judge stats --gold), or remove items",
+        )
+    items_file: Path | None = None
+    by_id: dict[str, Item] = {}
+    if items is not None:
+        items_file = _resolve(items, base_dir)
+        by_id = _read_items(items_file, items)
+    labels: dict[str, str] = {}
+    pair_better: dict[tuple[str, str, str], str | None] = {}
+    difficulties: dict[str, float] = {}
+    gold_file = difficulty_file = None
+    if isinstance(gold, str):
+        gold_file = _resolve(gold, base_dir)
+        try:
+            given = load_gold(gold_file)
+        except ConfigError as exc:
+            raise FieldProblem(("gold",), _unreadable(str(exc), gold)) from None
+        _check_ids(given, by_id, "gold", items_file)
+        for item_id, label in given.items():
+            item = by_id.get(item_id)
+            if item is not None:
+                _add_gold(labels, pair_better, item, label)
+    elif gold is not None:
+        labels = {text.strip(): label for text, label in gold.items()}
+    if isinstance(difficulty, str):
+        difficulty_file = _resolve(difficulty, base_dir)
+        values = _read_difficulty(difficulty_file, difficulty)
+        _check_ids(values, by_id, "difficulty", items_file)
+        difficulties = {
+            by_id[item_id].query.strip(): value
+            for item_id, value in values.items()
+            if item_id in by_id
+        }
+    elif difficulty is not None:
+        difficulties = {text.strip(): float(d) for text, d in difficulty.items()}
+    return SimulatorTruth(
+        gold=labels,
+        better={
+            query.strip(): (text.strip() if text is not None else None)
+            for query, text in (better or {}).items()
+        },
+        pair_better=pair_better,
+        difficulty=difficulties,
+        items_file=items_file,
+        gold_file=gold_file,
+        difficulty_file=difficulty_file,
+    )
+
+
+def _resolve(value: str, base_dir: Path) -> Path:
+    """A path from the panel file: ``~`` expanded, relative ones under ``base_dir``."""
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError:  # "~someone/..." for an unknown user: taken as written
+        path = Path(value)
+    return path if path.is_absolute() else (base_dir / path).resolve()
+
+
+def _unreadable(message: str, given: str) -> str:
+    if Path(given).is_absolute():
+        return message
+    return f"{message}; relative paths are read from the panel file's folder"
+
+
+def _read_items(path: Path, given: str) -> dict[str, Item]:
+    """The items of an items file by id (the id ``review`` gives each); lines that are
+    not items are passed over (``review`` reports them), a repeated id keeps its first."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        message = f"{path}: cannot read the items ({reason})"
+        raise FieldProblem(("items",), _unreadable(message, given)) from None
+    by_id: dict[str, Item] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            item = Item.from_value(json.loads(line))
+        except (ValueError, ItemError):
+            continue
+        by_id.setdefault(item.id, item)
+    return by_id
+
+
+def _check_ids(
+    named: Mapping[str, object], by_id: Mapping[str, Item], key: str, items_file: Path | None
+) -> None:
+    """Refuse a file none of whose ids is an item's: the wrong file, or ids of another
+    form. Some unknown ids are fine (a gold file may label more items than one run)."""
+    if not named or any(item_id in by_id for item_id in named):
+        return
+    example = next(iter(named))
+    like = f"; the items' ids are like {next(iter(by_id))!r}" if by_id else ""
+    raise FieldProblem(
+        (key,),
+        f"none of its {len(named)} ids is the id of an item in {items_file} (e.g. "
+        f"{example!r}{like}); give the items file these ids come from",
+    )
+
+
+def _add_gold(
+    labels: dict[str, str],
+    pair_better: dict[tuple[str, str, str], str | None],
+    item: Item,
+    label: str,
+) -> None:
+    """A plain item's gold label into ``labels`` by its text; a pair's into
+    ``pair_better`` as its better answer."""
+    first, second = item.context.get("response_a"), item.context.get("response_b")
+    if not (isinstance(first, str) and isinstance(second, str)):
+        labels[item.query.strip()] = label
+        return
+    if label not in PAIR_GOLD_LABELS:
+        raise FieldProblem(
+            ("gold",),
+            f"item {item.id!r} is a pair, and its gold label is {label!r}; a pair's gold label "
+            "is A (candidate a is better), B or TIE",
+        )
+    better = {"A": first, "B": second, "TIE": None}[label]
+    pair_better[(item.query, first, second)] = better
+
+
+def _read_difficulty(path: Path, given: str) -> dict[str, float]:
+    """``{id: difficulty}`` from a JSONL file of ``{"id", "difficulty"}`` lines."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        message = f"{path}: cannot read the difficulties ({reason})"
+        raise FieldProblem(("difficulty",), _unreadable(message, given)) from None
+    values: dict[str, float] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        value = record.get("difficulty") if isinstance(record, dict) else None
+        if not (
+            isinstance(record, dict)
+            and isinstance(record.get("id"), str)
+            and isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and 0.0 <= value <= 1.0
+        ):
+            raise FieldProblem(
+                ("difficulty",),
+                f'{path} line {number}: a difficulty line is {{"id": "...", "difficulty": '
+                "0.7}, a number in [0, 1] (0 easiest, 1 hardest)",
+            )
+        known = values.setdefault(record["id"], float(value))
+        if known != value:
+            raise FieldProblem(
+                ("difficulty",),
+                f"{path} line {number}: id {record['id']!r} is given both {known!r} and "
+                f"{value!r}; keep one",
+            )
+    return values
+
+
+def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
+    """What the simulator of ``panel``'s simulated critics knows, for a run's manifest;
+    ``None`` for a panel without simulated critics. JSON-ready:
+
+    * ``critics``: the simulated critics' names;
+    * ``gold``: ``True`` when it was told the truth of any item (``gold:``) or pair
+      (a pair's gold label, or ``better:``). ``False`` means each item's truth was a
+      label drawn from a hash of its text, so the critics' accuracy against the user's
+      gold labels measures nothing (chance agreement);
+    * ``gold_items``: plain items whose gold label it knew; ``better_answers``: pairs
+      (and queries, from ``better:``) whose better answer it knew;
+    * ``items_file``, ``gold_file``, ``difficulty_file``: the files read (absolute), or
+      ``None``;
+    * ``error_correlation``, ``difficulty_seed``, ``difficulties`` (items given one);
+    * ``personas``: each simulated critic's persona settings, by critic name.
+    """
+    if not panel.simulated_critics:
+        return None
+    config = panel.simulator_config
+    truth = config.truth if config is not None else SimulatorTruth()
+    personas = {
+        spec.name: _persona_record(spec.to_persona())
+        for spec in panel.all_critics
+        if spec.simulated
+    }
+    return {
+        "critics": list(panel.simulated_critics),
+        "gold": truth.has_gold,
+        "gold_items": len(truth.gold),
+        "better_answers": len(truth.pair_better) + len(truth.better),
+        "items_file": _shown_path(truth.items_file),
+        "gold_file": _shown_path(truth.gold_file),
+        "difficulty_file": _shown_path(truth.difficulty_file),
+        "error_correlation": config.error_correlation if config is not None else 0.0,
+        "difficulty_seed": config.difficulty_seed if config is not None else 0,
+        "difficulties": len(truth.difficulty),
+        "personas": personas,
+    }
+
+
+def _shown_path(path: Path | None) -> str | None:
+    return None if path is None else str(path)
+
+
+def _persona_record(persona: Persona) -> dict[str, Any]:
+    return {
+        "model": persona.model,
+        "accuracy": persona.accuracy,
+        "labels": list(persona.labels),
+        "bias": dict(persona.bias) if persona.bias is not None else None,
+        "confidence": list(persona.confidence),
+        "latency": persona.latency,
+        "jitter": persona.jitter,
+        "style": persona.style,
+        "seed": persona.seed,
+        "fault_rate": persona.fault_rate,
+        "position_bias": persona.position_bias,
+        "resample": persona.resample,
+    }
