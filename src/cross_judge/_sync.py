@@ -21,6 +21,10 @@ Calling it from the portal's own thread (that is, from a coroutine the bridge is
 would deadlock; it raises ``RuntimeError`` instead. Interrupting the wait (Ctrl-C) cancels
 the coroutine in the portal. At interpreter exit the bridge stops; its loop's connection
 pools close as that loop ends (:mod:`cross_judge.transport._pool`).
+
+It also names the event loop a thread runs (:func:`running_loop`, :func:`loop_caller`), for
+the code that wakes a task of one loop from another thread (a budget shared by loops, the
+threads of a blocking client, a stream stopped by the garbage collector).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import asyncio
 import atexit
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
@@ -38,7 +43,7 @@ from typing import Any, ParamSpec, TypeVar
 import anyio
 from anyio.from_thread import BlockingPortal
 
-__all__ = ["run_sync", "shutdown"]
+__all__ = ["loop_caller", "run_sync", "running_loop", "shutdown"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -209,3 +214,37 @@ def _forget_after_fork() -> None:
         _left_by_parent.append(_bridge)
     _bridge = None
     _lock = threading.Lock()  # another thread may have held it while the parent forked
+
+
+def running_loop() -> object | None:
+    """The event loop running in this thread: asyncio's loop, or the trio run's
+    ``TrioToken`` (one object per run); ``None`` when none runs here. Never raises."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    trio = sys.modules.get("trio")  # a trio run has imported it; no run without it
+    if trio is None:
+        return None
+    try:
+        token: object = trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        return None
+    return token
+
+
+def loop_caller() -> tuple[object, Callable[[Callable[[], object]], object]]:
+    """The event loop running in this thread (as :func:`running_loop` names it) and a
+    function that schedules a callback on it from any thread (asyncio's
+    ``call_soon_threadsafe``, trio's ``run_sync_soon``). Once the loop has ended, that
+    function raises ``RuntimeError`` (trio's ``RunFinishedError`` is one).
+
+    Raises:
+        RuntimeError: no event loop runs in this thread.
+    """
+    loop = running_loop()
+    if loop is None:
+        raise RuntimeError("no event loop runs in this thread")
+    if isinstance(loop, asyncio.AbstractEventLoop):
+        return loop, loop.call_soon_threadsafe
+    return loop, loop.run_sync_soon  # type: ignore[attr-defined]

@@ -25,38 +25,20 @@ Set ``max_tokens`` close to what answers need: the worst case reserves all of it
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
-import sys
 import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any
 
 import anyio
 
+from ._sync import loop_caller, running_loop
 from .errors import ConfigError
 
 __all__ = ["Budget"]
 
 _EPSILON = 1e-12  # dollars: float sums of reservations must not refuse an exact fit
-
-
-def _running_loop() -> object | None:
-    """The event loop (asyncio) or run (trio) running in this thread, ``None`` if none."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        pass
-    trio = sys.modules.get("trio")
-    if trio is None:
-        return None
-    try:
-        token: object = trio.lowlevel.current_trio_token()
-    except RuntimeError:
-        return None
-    return token
 
 
 class _Waiter:
@@ -67,21 +49,10 @@ class _Waiter:
 
     def __init__(self) -> None:
         self.event = anyio.Event()
-        self._call_soon: Callable[[Callable[[], Any]], Any]
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:  # not asyncio, so trio: the only other backend anyio runs on
-            import trio
-
-            token = trio.lowlevel.current_trio_token()
-            self._home: object = token
-            self._call_soon = token.run_sync_soon
-        else:
-            self._home = loop
-            self._call_soon = loop.call_soon_threadsafe
+        self._home, self._call_soon = loop_caller()
 
     def wake(self) -> None:
-        if _running_loop() is self._home:
+        if running_loop() is self._home:
             self.event.set()
             return
         with contextlib.suppress(Exception):  # its loop has ended: no one waits any more

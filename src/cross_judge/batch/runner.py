@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from .. import _otel
+from .._sync import loop_caller
 from ..budget import Budget
 from ..errors import ConfigError
 from ..results import BatchResult
@@ -354,18 +355,6 @@ def _spawn(host: Callable[[], Coroutine[Any, Any, None]]) -> None:
     task.add_done_callback(_background.discard)
 
 
-def _loop_caller() -> tuple[object, Callable[[Callable[[], object]], object]]:
-    """The running event loop (asyncio) or run (trio), and a function that schedules a
-    callback on it from any thread."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        import trio
-
-        return trio.lowlevel.current_root_task(), trio.lowlevel.current_trio_token().run_sync_soon
-    return loop, loop.call_soon_threadsafe
-
-
 class _Host:
     """The state a stream's host task shares with its :class:`ResultStream`.
 
@@ -378,7 +367,7 @@ class _Host:
         self.scope = anyio.CancelScope()
         self.done = anyio.Event()
         self.error: Exception | None = None
-        self.loop, self._call_soon = _loop_caller()
+        self.loop, self._call_soon = loop_caller()
 
     def stop(self) -> None:
         """Cancel the work and close the consumer's end, from any thread or context.
@@ -409,7 +398,7 @@ async def stop_streams(ensemble: Panel) -> None:
     other loops or threads are left alone. A stream stopped this way ends: a consumer
     iterating it again gets what was already buffered, then the end.
     """
-    loop, _ = _loop_caller()
+    loop, _ = loop_caller()
     with _running_lock:
         hosts = [h for h in _running.get(ensemble, ()) if h.loop is loop]
     for host in hosts:

@@ -16,10 +16,11 @@ chat-completions path by :func:`cross_judge.transport._pool.ready_session`, the 
 SDK and its pool by :func:`cross_judge.transport.anthropic.prepare`.
 
 :func:`warm_up` runs once per process. Concurrent first calls on one event loop share one
-worker thread (a per-loop lock); on several loops at once each may start one, and the
-work itself runs once (a process-wide lock). It deliberately does nothing that could fail
-for a user's reason: a broken price table or OpenTelemetry install is left for the call
-path to report, where it reports it today.
+worker thread and go on in the order they came
+(:class:`~cross_judge.transport.first_use.SetUpLine`); on several loops at once each may
+start one, and the work itself runs once (a process-wide lock). It deliberately does
+nothing that could fail for a user's reason: a broken price table or OpenTelemetry install
+is left for the call path to report, where it reports it today.
 """
 
 from __future__ import annotations
@@ -30,10 +31,10 @@ import threading
 
 import anyio
 import anyio.to_thread
-from anyio.lowlevel import RunVar
 
 from .. import _otel
 from ..pricing import prices_as_of
+from ..transport.first_use import SetUpLine
 
 __all__ = ["warm_up", "warmed_up"]
 
@@ -41,7 +42,7 @@ logger = logging.getLogger("cross_judge")
 
 _done = False
 _work_lock = threading.Lock()
-_loop_lock: RunVar[anyio.Lock] = RunVar("cross_judge.critic.warmup")
+_line = SetUpLine("warm_up")
 
 
 def warmed_up() -> bool:
@@ -53,18 +54,14 @@ async def warm_up() -> None:
     """Do the first call's one-off set-up (see the module docstring) in a worker thread.
 
     Once per process: afterwards it returns at once, without a thread or an await that
-    yields. Cancelling it returns at once; the set-up finishes in its thread.
+    yields (calls still in line on this loop keep their places: a latecomer waits behind
+    them). Cancelling it returns at once; the set-up finishes in its thread.
     """
-    if _done:
-        return
-    try:
-        lock = _loop_lock.get()
-    except LookupError:
-        lock = anyio.Lock()
-        _loop_lock.set(lock)
-    async with lock:
-        if not _done:
-            await anyio.to_thread.run_sync(_set_up, abandon_on_cancel=True)
+
+    async def set_up_in_a_thread() -> None:
+        await anyio.to_thread.run_sync(_set_up, abandon_on_cancel=True)
+
+    await _line.join(warmed_up, set_up_in_a_thread)
 
 
 def _set_up() -> None:

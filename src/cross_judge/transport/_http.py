@@ -61,6 +61,7 @@ from ..errors import ErrorKind
 from ._failure import CallFailure
 from ._framing import desynchronised, guard_client, stray_bytes
 from .blocking import run_blocking
+from .first_use import SetUpLine
 
 if TYPE_CHECKING:
     import aiohttp
@@ -126,6 +127,9 @@ class HTTPSession(Protocol):
 
 
 _imported: set[str] = set()
+_import_line = SetUpLine("import")
+_client_line = SetUpLine("httpx-client")
+_session_line = SetUpLine("aiohttp-session")
 
 
 async def import_in_worker(*modules: str) -> None:
@@ -133,16 +137,21 @@ async def import_in_worker(*modules: str) -> None:
     modules, TLS contexts built at import) never runs on the event loop.
 
     Once per process and module: afterwards it returns at once, without a thread. Calls
-    that ask at the same time each wait in a thread of their own, and Python's import lock
-    runs each module's code once. Cancelling it returns at once; the import finishes in
-    its thread and serves the next call.
+    that ask at the same time on one event loop wait in line for one thread
+    (:class:`~cross_judge.transport.first_use.SetUpLine`) and go on in the order they
+    asked: a batch's first calls still reach the vendor in the order they were made.
+    Cancelling it returns at once; the import finishes in its thread and serves the next
+    call.
 
     Raises:
         ImportError: a module cannot be imported.
     """
     missing = [name for name in modules if name not in _imported]
-    if missing:
+
+    async def import_them() -> None:
         await anyio.to_thread.run_sync(_import_all, missing, abandon_on_cancel=True)
+
+    await _import_line.join(lambda: all(name in _imported for name in modules), import_them)
 
 
 def _import_all(modules: list[str]) -> None:
@@ -306,12 +315,19 @@ class AiohttpSession:
 
         The session itself is made on the event loop (aiohttp binds it to the running
         loop); once aiohttp is imported that takes well under a millisecond. Concurrent
-        callers all get the one session: nothing is awaited between the check and the
-        assignment. Costs an attribute check once the session exists.
+        callers all get the one session, and go on in the order they came (a call arriving
+        once the session exists waits behind those still in line:
+        :class:`~cross_judge.transport.first_use.SetUpLine`). Costs an attribute check and
+        a lookup once the session exists.
         """
-        if self._session is None or self._session.closed:
+
+        async def make() -> None:
             await import_in_worker("aiohttp")
             self._client()
+
+        await _session_line.join(
+            lambda: self._session is not None and not self._session.closed, make
+        )
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -392,7 +408,6 @@ class HttpxSession:
         self._client = client
         self._owned = client is None
         self._max_connections = max_connections
-        self._opening: anyio.Lock | None = None
 
     def _needs_client(self) -> bool:
         return self._client is None or (self._owned and self._client.is_closed)
@@ -401,17 +416,16 @@ class HttpxSession:
         """Make the owned client in a worker thread (importing httpx and loading the CA
         bundle take 0.1-1 s); nothing to do for an injected one.
 
-        One caller builds it while the others wait on a lock; the build is not abandoned
+        One caller builds it while the others wait in line (in the order they came,
+        :class:`~cross_judge.transport.first_use.SetUpLine`); the build is not abandoned
         when its caller is cancelled (the client would be made and dropped), so a
         cancellation waits for it. Costs an attribute check once the client exists.
         """
-        if not self._needs_client():
-            return
-        if self._opening is None:
-            self._opening = anyio.Lock()
-        async with self._opening:
-            if self._needs_client():
-                self._client = await anyio.to_thread.run_sync(self._new_client)
+
+        async def build() -> None:
+            self._client = await anyio.to_thread.run_sync(self._new_client)
+
+        await _client_line.join(lambda: not self._needs_client(), build)
 
     def _get(self) -> httpx.AsyncClient:
         if self._client is None or (self._owned and self._client.is_closed):

@@ -21,7 +21,6 @@ critic, ``Reviewer.timeout`` for a reviewer).
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import functools
 import logging
@@ -32,6 +31,8 @@ from typing import Generic, TypeVar
 
 import anyio
 import anyio.to_thread
+
+from .._sync import loop_caller
 
 __all__ = ["THREADS_PER_CLIENT", "calls_waiting", "run_blocking", "threads_in_use"]
 
@@ -142,7 +143,7 @@ async def _acquire(client: object) -> None:
         if entry.busy < THREADS_PER_CLIENT and not entry.waiting:
             entry.busy += 1
             return
-        waiter = _Waiter(anyio.Event(), _loop_caller())
+        waiter = _Waiter(anyio.Event(), loop_caller()[1])
         entry.waiting.append(waiter)
         warn, entry.warned = not entry.warned, True
     if warn:
@@ -189,13 +190,3 @@ def _forget_if_idle(client: object, entry: _Threads) -> None:
     ``_lock`` held): a new one starts from zero, which is what this one holds."""
     if entry.busy == 0 and not entry.waiting:
         del _by_client[id(client)]
-
-
-def _loop_caller() -> Callable[[Callable[[], object]], object]:
-    """A function that schedules a callback on the running event loop from any thread."""
-    try:
-        return asyncio.get_running_loop().call_soon_threadsafe
-    except RuntimeError:  # not asyncio, so trio: the only other backend anyio runs on
-        import trio
-
-        return trio.lowlevel.current_trio_token().run_sync_soon
