@@ -13,6 +13,7 @@ It does not decide what the set-up is nor where it runs: the caller's ``work`` d
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -38,12 +39,16 @@ class SetUpLine:
     in line tries again. A call cancelled in line leaves it; the others keep their places.
     """
 
-    __slots__ = ("_lines",)
+    __slots__ = ("_count_lock", "_lines", "_waiting")
 
     def __init__(self, name: str) -> None:
         self._lines: RunVar[_Line] = RunVar(f"cross_judge.first_use.{name}")
+        self._waiting = 0  # calls in line on every loop: 0 lets a call skip the lookup
+        self._count_lock = threading.Lock()  # loops in other threads count too
 
     async def join(self, done: Callable[[], bool], work: Callable[[], Awaitable[object]]) -> None:
+        if not self._waiting and done():  # the hot path, once set up: two reads
+            return
         try:
             line = self._lines.get()
         except LookupError:
@@ -51,6 +56,7 @@ class SetUpLine:
             self._lines.set(line)
         if done() and not line.waiting:
             return
+        self._count(+1)
         line.waiting += 1
         try:
             async with line.lock:
@@ -58,3 +64,8 @@ class SetUpLine:
                     await work()
         finally:
             line.waiting -= 1
+            self._count(-1)
+
+    def _count(self, change: int) -> None:
+        with self._count_lock:
+            self._waiting += change
