@@ -195,15 +195,24 @@ def _unreadable(message: str, given: str) -> str:
     return f"{message}; relative paths are read from the panel file's folder"
 
 
+def _read_text(path: Path, given: str, *, key: str, what: str) -> str:
+    """The text of the file a panel file's ``key`` names (``given``, as written there).
+
+    Raises:
+        FieldProblem: at ``key``, the file cannot be read or is not UTF-8.
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        message = f"{path}: cannot read {what} ({reason})"
+        raise FieldProblem((key,), _unreadable(message, given)) from None
+
+
 def _read_items(path: Path, given: str) -> dict[str, Item]:
     """The items of an items file by id (the id ``review`` gives each); lines that are
     not items are passed over (``review`` reports them), a repeated id keeps its first."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        message = f"{path}: cannot read the items ({reason})"
-        raise FieldProblem(("items",), _unreadable(message, given)) from None
+    text = _read_text(path, given, key="items", what="the items")
     by_id: dict[str, Item] = {}
     for line in text.splitlines():
         if not line.strip():
@@ -256,12 +265,7 @@ def _add_gold(
 
 def _read_difficulty(path: Path, given: str) -> dict[str, float]:
     """``{id: difficulty}`` from a JSONL file of ``{"id", "difficulty"}`` lines."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        message = f"{path}: cannot read the difficulties ({reason})"
-        raise FieldProblem(("difficulty",), _unreadable(message, given)) from None
+    text = _read_text(path, given, key="difficulty", what="the difficulties")
     values: dict[str, float] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
