@@ -23,13 +23,21 @@ nox.options.error_on_missing_interpreters = False
 # compiled bytecode and 294 s with it.
 COMPILED = {"UV_COMPILE_BYTECODE": "1"}
 
+# The reliability suite at half its fuzz inputs (50,000) and load items (2,500) in the default
+# session, which must stay under 5 minutes on a 2-core machine; ``nox -s faults`` runs them
+# in full. Either can be set in the environment to override.
+QUICK_FAULTS = {
+    "CROSS_JUDGE_FUZZ_SCALE": os.environ.get("CROSS_JUDGE_FUZZ_SCALE", "0.5"),
+    "CROSS_JUDGE_LOAD_ITEMS": os.environ.get("CROSS_JUDGE_LOAD_ITEMS", "2500"),
+}
+
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit and integration tests and the reliability suite (no network: servers run on
     127.0.0.1), spread over one worker process per CPU (pytest-xdist)."""
     session.install(".[test]", env=COMPILED)
-    session.run("pytest", "-n", "auto", *session.posargs)
+    session.run("pytest", "-n", "auto", *session.posargs, env=QUICK_FAULTS)
 
 
 @nox.session
@@ -43,10 +51,30 @@ def stats(session: nox.Session) -> None:
         "-p",
         "no:cacheprovider",
         "tests/unit/stats/test_dawid_skene.py",
+        "tests/unit/stats/test_dawid_skene_sparse.py",
         "tests/unit/stats/test_dawid_skene_correlated.py",
+        "tests/unit/stats/test_revote_edges.py",
+        "tests/unit/stats/test_ece_bins.py",
         "tests/unit/stats/test_gold_metrics.py",
         "tests/unit/stats/test_confidence_calibration.py",
         "tests/unit/stats/test_reliability.py",
+        *session.posargs,
+    )
+
+
+@nox.session
+def crowdkit(session: nox.Session) -> None:
+    """crowd-kit as a live oracle: our Dawid-Skene against its ``DawidSkene(n_iter=100)`` on
+    seeded sparse crowds (tests/unit/stats/test_dawid_skene_crowdkit_oracle.py, which skips
+    without crowd-kit). crowd-kit is never a dependency; the default ``tests`` session checks
+    against its recorded answer (tests/fixtures/dawid_skene_sparse_crowdkit.json.gz)."""
+    session.install(".[test,stats]", "crowd-kit", env=COMPILED)
+    session.run(
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "tests/unit/stats/test_dawid_skene_crowdkit_oracle.py",
+        "tests/unit/stats/test_dawid_skene_sparse.py",
         *session.posargs,
     )
 
@@ -141,9 +169,10 @@ def browser(session: nox.Session) -> None:
 @nox.session
 def faults(session: nox.Session) -> None:
     """The reliability suite alone (tests/faults: fault injection, 5,000-item load with
-    random faults, interrupts, fuzzing, secrets, hostile items). CI runs it as part of
-    ``tests``; here it can run longer: ``CROSS_JUDGE_FUZZ_SCALE=10`` multiplies the fuzz
-    inputs, ``CROSS_JUDGE_LOAD_ITEMS=50000`` the load run's items."""
+    random faults, interrupts, fuzzing, secrets, hostile items), at full size: CI runs it
+    as part of ``tests`` with half the fuzz inputs and load items. It can run longer:
+    ``CROSS_JUDGE_FUZZ_SCALE=10`` multiplies the fuzz inputs,
+    ``CROSS_JUDGE_LOAD_ITEMS=50000`` sets the load run's items."""
     session.install(".[test]", env=COMPILED)
     session.run("pytest", "tests/faults", "-p", "no:cacheprovider", *session.posargs)
 
@@ -186,9 +215,10 @@ def bench(session: nox.Session) -> None:
     bench/results/<name>.json; then the table of every target. About 17 minutes on a
     2-core machine, half of it the Ray benchmark (it streams a million items); it installs
     the ``ray`` extra for that."""
-    # krippendorff and numpy for the statistics comparison. Bytecode compiled at install
-    # (COMPILED): cold-start numbers must not include compiling.
-    session.install(".[test,ray]", env=COMPILED)
+    # krippendorff and numpy for the statistics comparison, crowd-kit for Dawid-Skene's
+    # (an oracle, never a dependency). Bytecode compiled at install (COMPILED): cold-start
+    # numbers must not include compiling.
+    session.install(".[test,ray]", "crowd-kit", env=COMPILED)
     for script in (
         "bench_fanout.py",
         "bench_throughput.py",
@@ -205,6 +235,8 @@ def bench(session: nox.Session) -> None:
         "bench_batch.py",
         "bench_ray.py",
         "bench_stats.py",
+        "bench_stats_memory.py",
+        "bench_dawid_skene.py",
         "bench_vs_01.py",
     ):
         session.run("python", f"bench/{script}")

@@ -17,7 +17,18 @@ compare to) is reported. Both alphas must agree to 1e-9 (check); ordinal and int
 are timed and compared too, with no target. Without ``krippendorff`` or numpy, only
 cross-judge is timed and the comparison is reported as unavailable.
 
+Second section: ``batch.revote("dawid_skene")`` on a ``BatchResult`` of ``--ds-items`` x
+``--critics`` verdicts (the same kind of votes, a failed call where a rating is missing),
+built before timing. The revote is the fit plus one new result per item (consensus, score,
+agreement, dissenters); the fit is timed inside the same call (the Dawid-Skene EM of
+``cross_judge.stats.dawid_skene``, wrapped for the run), and what the revote adds beyond it
+is reported with its ratio to the fit, the share spent in Python's garbage collector and
+its full collections (100,000 new results are enough to trigger one on a heap this size:
+the main source of run-to-run variance). Target: at most 2 s beyond the fit for 100,000
+x 5. ``BatchResult.from_results`` of the same results is timed beside it.
+
     python bench/bench_stats.py [--items 100000] [--critics 5] [--missing 0.1] [--repeats 3]
+                                [--ds-items 100000] [--ds-repeats 3]
 """
 
 from __future__ import annotations
@@ -34,9 +45,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
-from cross_judge import reliability_alpha
+from cross_judge import BatchResult, EnsembleVerdict, Verdict, reliability_alpha
 
 TARGET_NOMINAL_S = 1.0
+TARGET_REVOTE_BEYOND_FIT_S = 2.0
 TOLERANCE = 1e-9
 LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")
 SCALE = (1, 2, 3, 4, 5)
@@ -122,6 +134,132 @@ def timed(fn: Callable[[], float | None], repeats: int) -> tuple[float, float | 
     return statistics.median(walls), value
 
 
+def nominal_batch(data: list[list[Any]]) -> BatchResult:
+    """``data`` (critics x items labels, ``None`` missing) as a batch of stored results: a
+    failed call where a label is missing, the consensus the most common label."""
+    names = [f"critic-{j}" for j in range(len(data))]
+    results = []
+    for i, column in enumerate(zip(*data, strict=True)):
+        verdicts = [
+            Verdict(kind="ERROR", critic_id=name, error="timeout", attempts=1)
+            if label is None
+            else Verdict(kind=label, critic_id=name, confidence=0.8, attempts=1)
+            for name, label in zip(names, column, strict=True)
+        ]
+        answered = [label for label in column if label is not None]
+        consensus = max(LABELS, key=answered.count) if answered else "UNCLEAR"
+        results.append(
+            EnsembleVerdict(
+                query_id=f"item-{i}",
+                verdicts=verdicts,
+                consensus=consensus,
+                fallback=not answered,
+                agreement_pct=answered.count(consensus) / len(answered) if answered else 0.0,
+                disagreement=len(set(answered)) > 1,
+                dissenters=[
+                    v.critic_id for v in verdicts if v.error is None and v.kind != consensus
+                ],
+                n_valid=len(answered),
+                n_errors=len(verdicts) - len(answered),
+                voting="majority",
+            )
+        )
+    return BatchResult(verdicts=results, critics=names, voting="majority")
+
+
+class RevoteTimer:
+    """Times ``batch.revote("dawid_skene")`` with the fit inside it (the module-level EM
+    entry point of ``cross_judge.stats.dawid_skene``, wrapped for the run) and the time
+    spent in the garbage collector."""
+
+    def __init__(self) -> None:
+        from cross_judge.stats import dawid_skene as module
+
+        self.module = module
+        # The sparse EM entry point when there is one, else the dense fit.
+        self.entry = "fit_votes" if hasattr(module, "fit_votes") else "dawid_skene"
+        self.fit_s = self.gc_s = 0.0
+        self.full_collections = 0
+        self._gc_started = 0.0
+
+    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+        else:
+            self.gc_s += time.perf_counter() - self._gc_started
+            self.full_collections += info["generation"] == 2
+
+    def run(self, batch: BatchResult) -> tuple[float, float, float, int]:
+        """(wall s, fit s, gc s, full collections) of one revote."""
+        import gc
+
+        fit = getattr(self.module, self.entry)
+
+        def timed_fit(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fit(*args, **kwargs)
+            finally:
+                self.fit_s += time.perf_counter() - t0
+
+        self.fit_s = self.gc_s = 0.0
+        self.full_collections = 0
+        setattr(self.module, self.entry, timed_fit)
+        # Each run starts with nothing pending, as timeit and pyperf arrange it: a full
+        # collection owed to what was allocated before (building the batch, the previous
+        # run) is not the revote's. One its own allocations cause is timed and counted.
+        gc.collect()
+        gc.callbacks.append(self._on_gc)
+        try:
+            t0 = time.perf_counter()
+            revoted = batch.revote("dawid_skene")
+            wall = time.perf_counter() - t0
+        finally:
+            gc.callbacks.remove(self._on_gc)
+            setattr(self.module, self.entry, fit)
+        assert len(revoted) == len(batch)
+        return wall, self.fit_s, self.gc_s, self.full_collections
+
+
+def revote_section(report: Report, rng: random.Random, args: argparse.Namespace) -> None:
+    """Time ``batch.revote("dawid_skene")`` on ``--ds-items`` x ``--critics``."""
+    data = nominal_data(rng, args.ds_items, args.critics, args.missing)
+    t0 = time.perf_counter()
+    batch = nominal_batch(data)
+    build_s = time.perf_counter() - t0
+    del data
+    from_results_s, _ = timed(
+        lambda: float(len(BatchResult.from_results(batch.verdicts))), args.repeats
+    )
+    timer = RevoteTimer()
+    runs = [timer.run(batch) for _ in range(args.ds_repeats)]
+    walls = [wall for wall, _, _, _ in runs]
+    fits = [fit for _, fit, _, _ in runs]
+    beyond = [wall - fit for wall, fit, _, _ in runs]
+    wall, fit_s, extra = (statistics.median(x) for x in (walls, fits, beyond))
+    gc_s = statistics.median(g for _, _, g, _ in runs)
+    size = f"{args.ds_items} x {args.critics}"
+    per_run = ", ".join(
+        f"{b:.2f}" + (f" ({f} full gc)" if f else "")
+        for b, (_, _, _, f) in zip(beyond, runs, strict=True)
+    )
+    report.note(
+        f"revote('dawid_skene'), {size}: {wall:.2f} s in all, the fit "
+        f"({timer.entry}) {fit_s:.2f} s, beyond the fit {extra:.2f} s = "
+        f"{extra / fit_s:.1f}x the fit (medians of {args.ds_repeats}; in the garbage "
+        f"collector {gc_s:.2f} s); beyond the fit per run: {per_run} s. "
+        f"BatchResult.from_results of the same results {from_results_s:.2f} s "
+        f"(building them, not timed: {build_s:.1f} s)"
+    )
+    report.check(
+        f"revote('dawid_skene') beyond the fit, {size} (median wall)",
+        extra,
+        at_most=TARGET_REVOTE_BEYOND_FIT_S,
+        unit=" s",
+        note=f"fit {fit_s:.2f} s; {extra / fit_s:.1f}x the fit",
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
@@ -131,6 +269,10 @@ def main() -> int:
     )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20240601)
+    parser.add_argument(
+        "--ds-items", type=int, default=100_000, help="items of the revote('dawid_skene') batch"
+    )
+    parser.add_argument("--ds-repeats", type=int, default=3)
     args = parser.parse_args()
 
     report = Report(
@@ -139,6 +281,7 @@ def main() -> int:
         missing=args.missing,
         repeats=args.repeats,
         seed=args.seed,
+        ds_items=args.ds_items,
     )
     rng = random.Random(args.seed)
     nominal = nominal_data(rng, args.items, args.critics, args.missing)
@@ -208,6 +351,7 @@ def main() -> int:
         at_most=TARGET_NOMINAL_S,
         unit=" s",
     )
+    revote_section(report, rng, args)
     report.note(
         "reliability_alpha counts each distinct column (one unit's ratings) once with its "
         "multiplicity, so few labels x few raters collapse to a few thousand columns; the "

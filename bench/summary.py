@@ -33,6 +33,8 @@ ORDER = (
     "ray",
     "otel",
     "stats",
+    "stats_memory",
+    "dawid_skene",
     "vs_01",
 )
 

@@ -23,6 +23,7 @@ __all__ = ["METHODS", "provide", "provider"]
 
 METHODS = frozenset(
     {
+        "alpha_of_votes",
         "batch_html",
         "ensemble_html",
         "fleiss_kappa",

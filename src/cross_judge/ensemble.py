@@ -528,7 +528,11 @@ def revote(
     is recomputed. Weights default to 1.0 per critic (verdicts do not store weights).
 
     Raises:
-        ConfigError: unknown strategy or invalid arguments.
+        UnknownStrategyError: (a :class:`~cross_judge.errors.ConfigError`) an unknown
+            strategy name; ``"dawid_skene"``, which learns from a whole batch, says to use
+            ``batch.revote("dawid_skene")`` (:meth:`BatchResult.revote
+            <cross_judge.batch.BatchResult.revote>`) instead.
+        ConfigError: invalid arguments.
     """
     strategy, kwargs = _resolve(voting, voting_kwargs, weights, min_valid)
     return _aggregate(

@@ -31,6 +31,8 @@ The extra bases keep cross-judge 0.1 code working: 0.1 raised ``KeyError`` for a
 vendor or strategy and ``RuntimeError`` for a missing key, and ``except KeyError`` still
 catches them.
 
+Warned, not raised: ``StatisticsWarning`` (UserWarning), a statistic that may mislead.
+
 Not in the tree, because no caller ever receives them: ``CallFailure`` (the transports'
 classified failure, which the critic turns into an ``ERROR`` verdict), ``RedactedError``
 (a stand-in carrying a failure's traceback in a log record, its message redacted; never
@@ -61,6 +63,7 @@ __all__ = [
     "PromptError",
     "ResultsLocked",
     "SharedLimitError",
+    "StatisticsWarning",
     "UnknownStrategyError",
     "UnknownVendorError",
     "UnusableCacheError",
@@ -160,6 +163,16 @@ class SharedLimitError(CrossJudgeError, ConnectionError):
     Raised by ``SharedLimit.acquire`` inside a call, so it ends up in that critic's
     verdict (``error_kind="internal"``), never out of ``judge()``; the message says what to
     check.
+    """
+
+
+class StatisticsWarning(UserWarning):
+    """A statistic was computed but may mislead, and the message says what to do instead.
+
+    Warned, not raised: the number is returned. For example Dawid-Skene estimating a critic
+    below chance, which usually means the labels came out flipped
+    (:func:`cross_judge.stats.dawid_skene.below_chance_critics`). Turn it into an error with
+    ``warnings.simplefilter("error", StatisticsWarning)``.
     """
 
 

@@ -11,7 +11,6 @@ public path of every class here is :mod:`cross_judge.batch`.
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -24,7 +23,7 @@ from pydantic_core import PydanticSerializationError
 from ._extensions import provider
 from .errors import ConfigError, ErrorKind
 from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict
-from .voting import strategy_name
+from .voting import BATCH_STRATEGIES, strategy_name
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BatchResult",
     "CriticStats",
+    "CriticTally",
     "TierStats",
     "as_batch",
     "call_failed",
@@ -162,28 +162,39 @@ class BatchResult(BaseModel):
         return self._matrix(lambda v: v.kind)
 
     def reliability_alpha(
-        self, level: Level = "nominal", values: Iterable[str] | None = None
+        self,
+        level: Level = "nominal",
+        values: Iterable[str] | None = None,
+        *,
+        numbers: Literal["auto", "scores", "labels"] = "auto",
     ) -> float | None:
         """Krippendorff's alpha of the critics over the whole batch.
 
-        ``nominal`` compares labels. The other levels need numbers: each verdict's
-        ``score`` when it has one, else its label read as a number (``"4"`` -> 4.0). For
-        ``ordinal`` over text labels pass their order as ``values`` (low to high).
+        ``nominal`` compares labels; so does ``ordinal`` with ``values``, the order of the
+        labels (low to high). The other levels (and ``ordinal`` without ``values``) compare
+        numbers, one reading for the whole batch, as ``numbers`` says:
+
+        - ``"auto"``: every valid verdict's ``score`` when every one has a score, every
+          label read as a number (``"4"`` -> 4.0) when none has; a batch where some have
+          a score and some do not is a :class:`ConfigError` (a score on [0, 1] and a
+          label ``"4"`` are different scales: reading each verdict its own way made a
+          panel with identical labels disagree with itself);
+        - ``"labels"``: every label read as a number, scores ignored;
+        - ``"scores"``: every score; a valid verdict without one is missing, as a
+          failed call is.
 
         Raises:
-            ConfigError: a verdict has neither a score nor a numeric label at a numeric
-                level, or a label is not in ``values``.
+            ConfigError: scores on some valid verdicts and not on others with
+                ``numbers="auto"``; a label that is not a number when labels are read;
+                a label not in ``values``; ``numbers="scores"`` where labels are compared.
         """
         order = list(values) if values is not None else None
-        if level == "nominal" or (level == "ordinal" and order is not None):
-            matrix: list[list[Any]] = self.labels_matrix()
-        else:
-            matrix = self._matrix(lambda v: _numeric(v, level))
-        try:
-            alpha: float | None = provider("reliability_alpha")(matrix, level, order)
-            return alpha
-        except ValueError as exc:
-            raise ConfigError(f"reliability_alpha({level!r}): {exc}") from None
+        compares_labels = level == "nominal" or (level == "ordinal" and order is not None)
+        scores = None if compares_labels else self._matrix(lambda v: v.score)
+        alpha: float | None = provider("alpha_of_votes")(
+            self.critics, self.labels_matrix(), scores, level, order, numbers
+        )
+        return alpha
 
     def fleiss_kappa(self) -> float | None:
         """Fleiss' kappa over the items every critic judged validly (others are dropped)."""
@@ -297,7 +308,7 @@ class BatchResult(BaseModel):
         One pass over the verdicts (a 100,000-item batch of three critics takes well under
         a second), counting into a tally per critic.
         """
-        tallies = {name: _CriticTally() for name in self.critics}
+        tallies = {name: CriticTally() for name in self.critics}
         for result in self.verdicts:
             for verdict, consensus in votes_and_consensus(result):
                 tally = tallies.get(verdict.critic_id)
@@ -363,40 +374,54 @@ class BatchResult(BaseModel):
         ``voting="dawid_skene"`` re-decides every item by the Dawid-Skene model learned
         from the whole batch (:func:`cross_judge.reliability.dawid_skene`; ``one_coin=True``
         for its one-accuracy-per-critic variant, ``errors="correlated"`` for critics that
-        err together); the consensus's posterior probability is each item's ``score``.
+        err together); the consensus's posterior probability is each item's ``score``. An
+        item with no valid vote gets ``fallback`` (default ``"UNCLEAR"``) with
+        ``fallback=True`` and no score, as under every other strategy.
 
         Raises:
             ConfigError: unknown strategy or invalid arguments (before any item is touched);
-                results of a cascade, whose tiers vote apart (replay the cascade with
-                another escalation instead, or re-vote a tier's results).
+                results of a cascade, whose tiers vote apart with their own critics (replay
+                the cascade with another escalation instead, or re-vote a tier's results);
+                this holds for ``"dawid_skene"`` too, which would learn one model over
+                every tier's critics.
         """
-        if voting == "dawid_skene":
-            unknown = sorted(set(voting_kwargs) - {"one_coin", "errors"})
-            if weights is not None or min_valid is not None or unknown:
-                raise ConfigError(
-                    "revote('dawid_skene') learns each critic's reliability from the "
-                    "verdicts and takes only one_coin=True/False and "
-                    "errors='independent'/'correlated'; drop "
-                    + ", ".join(
-                        [
-                            *unknown,
-                            *(["weights"] if weights else []),
-                            *(["min_valid"] if min_valid else []),
-                        ]
-                    )
-                )
-            revoted: BatchResult = provider("revote_dawid_skene")(
-                self,
-                one_coin=bool(voting_kwargs.get("one_coin", False)),
-                errors=voting_kwargs.get("errors", "independent"),
-            )
-            return revoted
+        learned = isinstance(voting, str) and voting.strip().lower() in BATCH_STRATEGIES
         if any(r.tiers for r in self.verdicts):
             raise ConfigError(
                 "these results come from a cascade, whose tiers vote separately; replay it "
                 "with another escalation (cascade.replay(results, escalation=...)), or "
-                "re-vote one tier's results: revote(result.tiers[i], ...)"
+                + (
+                    "fit one tier's results: BatchResult.from_results(r.tiers[i] for r in "
+                    "batch.verdicts if r.tiers and len(r.tiers) > i).revote('dawid_skene')"
+                    if learned
+                    else "re-vote one tier's results: revote(result.tiers[i], ...)"
+                )
             )
+        if learned:
+            unknown = sorted(set(voting_kwargs) - {"one_coin", "errors", "fallback"})
+            if weights is not None or min_valid is not None or unknown:
+                raise ConfigError(
+                    "revote('dawid_skene') learns each critic's reliability from the "
+                    "verdicts and takes only one_coin=True/False, "
+                    "errors='independent'/'correlated' and fallback='<label>'; drop "
+                    + ", ".join(
+                        [
+                            *unknown,
+                            *(["weights"] if weights is not None else []),
+                            *(["min_valid"] if min_valid is not None else []),
+                        ]
+                    )
+                )
+            fallback = voting_kwargs.get("fallback", "UNCLEAR")
+            if not isinstance(fallback, str):
+                raise ConfigError(f"fallback must be a label (str), got {fallback!r}")
+            revoted: BatchResult = provider("revote_dawid_skene")(
+                self,
+                one_coin=bool(voting_kwargs.get("one_coin", False)),
+                errors=voting_kwargs.get("errors", "independent"),
+                fallback=fallback,
+            )
+            return revoted
 
         revote = provider("revote")
         results = [
@@ -594,8 +619,14 @@ def is_fallback(result: EnsembleVerdict) -> bool:
 _MESSAGES_KEPT = 16  # distinct messages tallied per error kind: bounded memory on huge runs
 
 
-class _CriticTally:
-    """What :meth:`BatchResult.critic_stats` counts for one critic, verdict by verdict."""
+class CriticTally:
+    """What :meth:`BatchResult.critic_stats` counts for one critic, verdict by verdict:
+    :meth:`add` each verdict with the consensus it is measured against
+    (:func:`votes_and_consensus`), then :meth:`stats` gives its :class:`CriticStats`.
+
+    Memory is bounded whatever the number of verdicts: failed calls are tallied by error
+    kind as they come, with at most 16 distinct messages per kind (a streaming pass over a
+    results file, ``cross_judge.report.digest``, uses it too)."""
 
     __slots__ = (
         "agreeing",
@@ -605,8 +636,9 @@ class _CriticTally:
         "elapsed",
         "errors",
         "estimates",
-        "failed",
         "items",
+        "kinds",
+        "messages",
         "parse",
         "tokens",
         "valid",
@@ -618,9 +650,11 @@ class _CriticTally:
         self.cost_known = True
         self.estimates = 0
         self.tokens = [0, 0, 0, 0, 0]  # prompt, completion, total, cache read, cache write
-        self.failed: list[Verdict] = []
+        self.kinds: Counter[str] = Counter()
+        self.messages: dict[str, Counter[str]] = {}
 
     def add(self, verdict: Verdict, consensus: str) -> None:
+        """Count one of the critic's verdicts, measured against ``consensus``."""
         self.items += 1
         usage = verdict.usage
         if usage is not None:
@@ -645,14 +679,26 @@ class _CriticTally:
             self.cost += verdict.cost_usd
         if kind == "ERROR":
             self.errors += 1
-            self.failed.append(verdict)
+            self._failed(verdict)
         elif kind == "PARSE_FAIL":
             self.parse += 1
-            self.failed.append(verdict)
+            self._failed(verdict)
+
+    def _failed(self, verdict: Verdict) -> None:
+        """Tally a failed verdict by error kind, and its message among the first few
+        distinct ones seen for that kind."""
+        kind = str(verdict.error_kind or ("parse" if verdict.kind == "PARSE_FAIL" else "error"))
+        self.kinds[kind] += 1
+        seen = self.messages.setdefault(kind, Counter())
+        text = verdict.error or ""
+        if text in seen or len(seen) < _MESSAGES_KEPT:
+            seen[text] += 1
 
     def stats(self, name: str) -> CriticStats:
+        """The critic's record, named ``name``, over the verdicts added so far."""
         asked = self.asked
-        kinds, messages = _failure_tally(self.failed)
+        kinds = dict(self.kinds.most_common())
+        messages = {kind: seen.most_common(1)[0][0] for kind, seen in self.messages.items() if seen}
         prompt, completion, total, cache_read, cache_write = self.tokens
         return CriticStats(
             critic=name,
@@ -679,23 +725,6 @@ class _CriticTally:
         )
 
 
-def _failure_tally(failed: Iterable[Verdict]) -> tuple[dict[str, int], dict[str, str]]:
-    """Failed verdicts by error kind (most common first), and each kind's most common
-    message among the first few distinct ones seen."""
-    kinds: Counter[str] = Counter()
-    messages: dict[str, Counter[str]] = {}
-    for verdict in failed:
-        kind = str(verdict.error_kind or ("parse" if verdict.kind == "PARSE_FAIL" else "error"))
-        kinds[kind] += 1
-        seen = messages.setdefault(kind, Counter())
-        text = verdict.error or ""
-        if text in seen or len(seen) < _MESSAGES_KEPT:
-            seen[text] += 1
-    return dict(kinds.most_common()), {
-        kind: seen.most_common(1)[0][0] for kind, seen in messages.items() if seen
-    }
-
-
 def is_incomplete(result: EnsembleVerdict) -> bool:
     """True when a call of ``result`` failed after its retries (``ERROR``) or was not made
     for lack of budget: the item is worth judging again (``--retry-failed``). For a
@@ -715,22 +744,6 @@ def call_failed(verdict: Verdict) -> bool:
     return verdict.kind == "ERROR" or (
         verdict.kind == "SKIPPED" and verdict.error_kind is ErrorKind.BUDGET
     )
-
-
-def _numeric(verdict: Verdict, level: str) -> float:
-    if verdict.score is not None:
-        return verdict.score
-    try:
-        number = float(verdict.kind)
-    except ValueError:
-        number = math.nan
-    if not math.isfinite(number):
-        raise ConfigError(
-            f"reliability_alpha({level!r}) needs numbers, but critic {verdict.critic_id!r} "
-            f"answered {verdict.kind!r} with no score; use level='nominal', or 'ordinal' "
-            "with values=[...] listing the labels from low to high"
-        )
-    return number
 
 
 # -- the results file's lines ------------------------------------------------------------------

@@ -60,6 +60,7 @@ from .errors import ConfigError, ErrorKind, UnknownStrategyError
 from .verdict import Verdict, as_verdict, lookalike_labels
 
 __all__ = [
+    "BATCH_STRATEGIES",
     "VOTING_STRATEGIES",
     "ErrorPolicy",
     "TiePolicy",
@@ -940,13 +941,31 @@ def register_voting_strategy(name: str, fn: VotingStrategy, *, replace: bool = F
     VOTING_STRATEGIES[key] = fn
 
 
+BATCH_STRATEGIES = frozenset({"dawid_skene"})
+"""Names that re-decide a whole batch and are no per-item strategy:
+``BatchResult.revote`` takes them, the per-item look-up refuses them with a pointer there."""
+
+
 def get_voting_strategy(name_or_fn: str | VotingStrategy) -> VotingStrategy:
     """A strategy by name (case-insensitive, surrounding spaces ignored), or the callable.
 
     Raises:
-        KeyError: (also a ``ConfigError``) unknown name; the message lists the known ones.
+        UnknownStrategyError: (a ``ConfigError`` and a ``KeyError``) unknown name; the
+            message lists the known ones. A batch-level name (``"dawid_skene"``, which
+            learns from every item) says to re-vote the batch instead.
     """
-    return _lookup_strategy(name_or_fn, VOTING_STRATEGIES, what="voting strategy")
+    try:
+        return _lookup_strategy(name_or_fn, VOTING_STRATEGIES, what="voting strategy")
+    except UnknownStrategyError:
+        name = str(name_or_fn).strip().lower()
+        if name not in BATCH_STRATEGIES:
+            raise
+    raise UnknownStrategyError(
+        f"{name!r} learns each critic's reliability from a whole batch, so it cannot "
+        "decide one item on its own: vote per item with another strategy (e.g. "
+        f"'majority'), then re-vote the batch: batch.revote({name!r}) "
+        f"(BatchResult.revote), or cross-judge revote OUT.jsonl --voting {name}"
+    )
 
 
 StrategyT = TypeVar("StrategyT", bound=Callable[..., tuple[str, bool]])

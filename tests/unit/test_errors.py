@@ -48,11 +48,14 @@ def drawn_tree() -> dict[str, tuple[str | None, list[str]]]:
 
 
 def user_facing() -> list[str]:
-    """Names of the exception classes in ``cross_judge.__all__``."""
+    """Names of the exception classes in ``cross_judge.__all__`` (warning categories
+    aside: they are warned, not raised)."""
     return [
         name
         for name in cross_judge.__all__
-        if inspect.isclass(obj := getattr(cross_judge, name)) and issubclass(obj, BaseException)
+        if inspect.isclass(obj := getattr(cross_judge, name))
+        and issubclass(obj, BaseException)
+        and not issubclass(obj, Warning)
     ]
 
 
@@ -94,7 +97,12 @@ def test_the_drawn_tree_is_the_real_hierarchy() -> None:
 def test_every_exception_a_user_can_see_is_drawn_and_exported() -> None:
     tree = drawn_tree()
     exported = set(user_facing())
-    in_errors = {n for n in errors.__all__ if issubclass(getattr(errors, n), BaseException)}
+    in_errors = {
+        n
+        for n in errors.__all__
+        if issubclass(getattr(errors, n), BaseException)
+        and not issubclass(getattr(errors, n), Warning)
+    }
     assert in_errors <= exported, "errors.__all__ holds exceptions cross_judge does not export"
     assert exported <= set(tree), f"exported but not drawn: {sorted(exported - set(tree))}"
     assert {n for n in tree if hasattr(errors, n)} <= in_errors, "drawn but not in __all__"
@@ -102,6 +110,18 @@ def test_every_exception_a_user_can_see_is_drawn_and_exported() -> None:
         assert getattr(cross_judge, name) is getattr(errors, name), name
         assert not name.startswith("_")
         assert issubclass(getattr(cross_judge, name), errors.CrossJudgeError), name
+
+
+def test_every_warning_category_is_exported_and_named_in_the_docstring() -> None:
+    categories = [
+        name
+        for name in errors.__all__
+        if inspect.isclass(obj := getattr(errors, name)) and issubclass(obj, Warning)
+    ]
+    assert categories, "errors.__all__ lists no warning category"
+    for name in categories:
+        assert getattr(cross_judge, name) is getattr(errors, name), name
+        assert f"``{name}``" in (errors.__doc__ or ""), f"errors' docstring omits {name}"
 
 
 def test_every_exception_of_the_package_is_in_the_tree_or_never_reaches_a_caller() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..batch import BatchResult
+    from ..report.digest import BatchDigest
 
 __all__ = [
     "EXIT_FAILED",
@@ -26,6 +27,7 @@ __all__ = [
     "counted",
     "has_torn_tail",
     "note",
+    "read_results_digest",
     "read_results_file",
     "say",
     "shown_ids",
@@ -67,10 +69,11 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def shown_ids(ids: Sequence[str]) -> str:
-    """The first few ``ids``, quoted, then how many more there are (none: empty)."""
+def shown_ids(ids: Sequence[str], total: int | None = None) -> str:
+    """The first few ``ids``, quoted, then how many more there are (none: empty).
+    ``total``: how many there are in all, when ``ids`` holds only the first few."""
     listed = ", ".join(repr(i) for i in ids[:_SHOWN_IDS])
-    more = len(ids) - _SHOWN_IDS
+    more = (len(ids) if total is None else total) - _SHOWN_IDS
     return listed + (f" and {more} more" if more > 0 else "")
 
 
@@ -92,6 +95,29 @@ def read_results_file(path: str, *, slim: bool) -> BatchResult:
     if not batch.verdicts:
         raise ConfigError(f"{path} holds no results")
     return batch
+
+
+def read_results_digest(path: str, **options: Any) -> BatchDigest:
+    """The results in ``path`` read once, line by line, into a
+    :class:`~cross_judge.report.digest.BatchDigest` (``options`` go to
+    :meth:`~cross_judge.report.digest.BatchDigest.read`): what ``stats``, ``report`` and the
+    end of ``review`` show, in memory that does not grow with the results' text.
+
+    Raises:
+        ConfigError: the last line is torn (a killed run, which ``--resume`` repairs),
+            a line is not a result, or the file holds no results.
+    """
+    from ..report.digest import BatchDigest
+
+    if has_torn_tail(path):
+        raise ConfigError(
+            f"{path}: the last line is torn (a run was stopped while writing it); "
+            "run the same review again with --resume, which repairs it"
+        )
+    digest = BatchDigest.read(path, **options)
+    if not len(digest):
+        raise ConfigError(f"{path} holds no results")
+    return digest
 
 
 def has_torn_tail(path: str) -> bool:

@@ -26,7 +26,7 @@ from .common import (
     EXIT_OK,
     counted,
     note,
-    read_results_file,
+    read_results_digest,
     say,
     shown_ids,
     stderr_console,
@@ -39,9 +39,10 @@ from .review_run import RunState, judge_into, sigint_held
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..batch import BatchOptions, BatchResult
+    from ..batch import BatchOptions
     from ..budget import Budget
     from ..critic.critic import Critic
+    from ..report.digest import BatchDigest
 
 __all__ = ["add_parser", "batch_mode_note", "ledger_path", "run"]
 
@@ -462,7 +463,7 @@ def ledger_path(results: Path) -> Path:
     return results.with_name(results.name + ".batches.jsonl")
 
 
-def _note_dead_critics(batch: BatchResult, panel: str, err: Console) -> None:
+def _note_dead_critics(batch: BatchDigest, panel: str, err: Console) -> None:
     """Say why, for each critic whose every call failed: its error kinds and the vendor's
     own message (the summary's table has every critic's; this is the one to act on)."""
     from ..report.summary import failure_message
@@ -504,10 +505,13 @@ def _review_report(
     budget: Budget | None,
     spent_before: float,
 ) -> int:
-    batch = read_results_file(str(out_path), slim=True) if out_path.stat().st_size else None
+    from ..report.summary import render_summary
+
+    # One pass over the whole results file (earlier runs' results too), holding counts only.
+    batch = read_results_digest(str(out_path), reasoning=False) if out_path.stat().st_size else None
     out = stdout_console()
     if batch is not None:
-        out.print(batch.summary())
+        out.print(render_summary(batch))
     line = f"this run: judged {counted(state.written, 'item')} in {elapsed:.2f} s"
     line += f"; {counted(state.calls, 'call')}"
     if state.cache_hits:
@@ -548,7 +552,7 @@ def _review_report(
             f"note: critics {', '.join(simulated)} were simulated (seeded random answers "
             "from cross_judge.testing), not language models",
         )
-    failed = batch.failed_items if batch is not None else []
+    failed = batch.n_failed if batch is not None else 0
     if batch is not None:
         _note_dead_critics(batch, args.panel, err)
     if reader.bad_lines:
@@ -556,7 +560,8 @@ def _review_report(
     if failed:
         note(
             err,
-            f"{counted(len(failed), 'item')} with a failed call: {shown_ids(failed)}. To judge "
+            f"{counted(failed, 'item')} with a failed call: "
+            f"{shown_ids(batch.failed_ids if batch else [], failed)}. To judge "
             "them again, run the same command with --retry-failed",
         )
     return EXIT_FAILED if failed or reader.bad_lines else EXIT_OK

@@ -3,6 +3,10 @@ critics against labels, with ``--fit-confidence`` their confidence calibration (
 is :mod:`.fit_confidence`), and with ``--disputed`` the items that need a look, with the
 text they judged. Critics the run manifest records as simulated are named as such. No
 model is called.
+
+The results file is read once, line by line, into a
+:class:`~cross_judge.report.digest.BatchDigest`: memory holds counts, a few bytes per item,
+the labelled items (with ``--gold``) and the disputed items listed, never every result.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from .arguments import fraction, positive_int
-from .common import EXIT_OK, read_results_file, stdout_console
+from .common import EXIT_OK, read_results_digest, stdout_console
 from .fit_confidence import fit_confidence
 
 __all__ = ["LEVELS", "add_parser", "run"]
@@ -45,6 +49,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=LEVELS,
         default="nominal",
         help="measurement level for Krippendorff's alpha (default nominal)",
+    )
+    stats.add_argument(
+        "--numbers",
+        choices=("auto", "scores", "labels"),
+        default="auto",
+        help=(
+            "for --level interval, ratio or ordinal without --order: read every verdict's "
+            "score (scores), every label as a number (labels), or scores when every valid "
+            "verdict has one and labels when none has (auto, the default; a run where only "
+            "some have a score is refused)"
+        ),
     )
     stats.add_argument(
         "--order",
@@ -94,16 +109,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge stats``; the exit code."""
     from ..report.summary import render_disputed, render_summary
+    from ..stats.gold import load_gold
 
-    batch = read_results_file(args.results, slim=True)
     order = [label.strip() for label in args.order.split(",")] if args.order else None
     if order is not None and args.level != "ordinal":
         raise ConfigError("--order is for --level ordinal")
-    try:
-        alpha = batch.reliability_alpha(args.level, values=order)
-    except ConfigError as exc:
-        hint = " (on the command line: --level ordinal --order LOW,...,HIGH)"
-        raise ConfigError(str(exc) + (hint if "values=" in str(exc) else "")) from None
     if args.ci is not None and args.gold is None:
         raise ConfigError("--ci is for --gold: pass the labels to measure against")
     if args.fit_confidence is not None and args.gold is None:
@@ -118,13 +128,30 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(
                 f'--gold {gold_path}: no such file; pass a JSONL file of {{"id", "label"}}'
             )
+    digest = read_results_digest(
+        args.results,
+        level=args.level,
+        values=order,
+        gold=None if gold_path is None else load_gold(gold_path),
+        disputed=args.disputed or 0,
+        reasoning=False,
+    )
+    try:
+        alpha = digest.reliability_alpha(args.level, values=order, numbers=args.numbers)
+    except ConfigError as exc:
+        text = str(exc)
+        if "numbers=" in text:
+            text += " (on the command line: --numbers labels or --numbers scores)"
+        elif "values=" in text:
+            text += " (on the command line: --level ordinal --order LOW,...,HIGH)"
+        raise ConfigError(text) from None
     summary = render_summary(
-        batch, level=args.level, alpha=alpha, detailed=True, gold=gold_path, ci=args.ci
+        digest, level=args.level, alpha=alpha, detailed=True, gold=gold_path, ci=args.ci
     )
     console = stdout_console()
     console.print(summary)
     if args.disputed is not None:
-        console.print(render_disputed(batch, args.disputed))
+        console.print(render_disputed(digest, args.disputed))
     if args.fit_confidence is None or gold_path is None:
         return EXIT_OK
-    return fit_confidence(batch, gold_path, args.fit_confidence, args.results)
+    return fit_confidence(digest.gold_batch(), gold_path, args.fit_confidence, args.results)

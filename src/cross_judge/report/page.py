@@ -36,8 +36,10 @@ HTML table too, so the page reads without scripts. Every text that comes from th
 untrusted. A lone surrogate (valid JSON, not Unicode) is written as its escape
 (``\\ud800``), so any results make a page that UTF-8 can hold.
 
-It calls no model and does not compute statistics of its own beyond counting: those come
-from :class:`~cross_judge.batch.BatchResult` and :mod:`cross_judge.reliability`.
+It calls no model and does not compute statistics of its own: every number comes from a
+:class:`~cross_judge.report.digest.BatchDigest` of the results, which reads a results file
+in one pass and keeps only counts, a few bytes per item and the disputed items it lists
+(at most ``max_items``), so a run of any size makes a page in bounded memory.
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ import json
 import math
 import os
 import secrets
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from importlib import resources
@@ -55,17 +56,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
-from ..batch.results_file import ResultsFile
 from ..errors import ConfigError
-from ..results import (
-    BatchResult,
-    call_failed,
-    is_fallback,
-    manifest_path,
-    votes_and_consensus,
-)
-from ..verdict import RESERVED_KINDS, EnsembleVerdict, Verdict
-from .summary import dispute_reasons, format_rate, judged_text, printable, simulated_note
+from ..results import BatchResult, call_failed, is_fallback, manifest_path
+from ..verdict import EnsembleVerdict, Verdict
+from .digest import BatchDigest
+from .summary import format_rate, judged_text, printable, simulated_note
 
 if TYPE_CHECKING:
     from ..stats.gold import GoldReport
@@ -74,7 +69,8 @@ __all__ = ["DEFAULT_MAX_ITEMS", "RUNTIME_VERSIONS", "render_report", "write_repo
 
 DEFAULT_MAX_ITEMS = 5000
 """Disputed items listed at most in the table (the first ones, in results order); the
-page says how many were left out. Every count and chart covers all items."""
+page says how many were left out. Every count and chart covers all items. Only the listed
+items are held whole while the page is made."""
 
 RUNTIME_VERSIONS: dict[str, str] = {"vega": "6.4.0", "vega-lite": "6.5.0", "vega-embed": "7.3.0"}
 """The chart runtimes inlined in every report (``cross_judge/report_assets``)."""
@@ -121,12 +117,14 @@ def render_report(
 ) -> str:
     """The HTML report of ``results`` as one self-contained page (see the module docstring).
 
-    ``results`` is a :class:`~cross_judge.batch.BatchResult` or a results file (read with
-    each verdict's reasoning, without its raw text). ``gold`` is ``{id: label}`` or a JSONL
-    file of ``{"id", "label"}`` (partial gold is fine): the confusion matrices are then
-    against it, with accuracy and kappa. ``manifest`` is a run manifest (its parsed JSON
-    or its path); by default the one beside a results file is read when it exists (an
-    unreadable one is skipped with a note on the page), and a ``BatchResult`` has none.
+    ``results`` is a :class:`~cross_judge.batch.BatchResult` or a results file, read once,
+    line by line, into a :class:`~cross_judge.report.digest.BatchDigest` (the listed
+    disputed items keep each verdict's reasoning, never its raw text). ``gold`` is
+    ``{id: label}`` or a JSONL file of ``{"id", "label"}`` (partial gold is fine): the
+    confusion matrices are then against it, with accuracy and kappa. ``manifest`` is a run
+    manifest (its parsed JSON or its path); by default the one beside a results file is
+    read when it exists (an unreadable one is skipped with a note on the page), and a
+    ``BatchResult`` has none.
     ``max_items`` caps the rows of the disputed-items table.
 
     Raises:
@@ -135,28 +133,23 @@ def render_report(
     """
     if isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 0:
         raise ConfigError(f"max_items must be a whole number >= 0, got {max_items!r}")
+    from ..stats.gold import load_gold
+
     source: Path | None = None
+    labels = None if gold is None else load_gold(gold)
     if isinstance(results, BatchResult):
-        batch = results
+        digest = BatchDigest.of(results, gold=labels, disputed=max_items)
     else:
         source = Path(results)
-        batch = _read(source)
-    if not batch.verdicts:
+        digest = BatchDigest.read(source, gold=labels, disputed=max_items)
+        digest.simulated_critics = []  # the page reads the manifest's own runs
+        digest.simulated_without_gold = []
+    if not len(digest):
         where = f"{source}" if source is not None else "the batch"
         raise ConfigError(f"{where} holds no results: nothing to report")
     runs, manifest_note = _manifest_runs(manifest, source)
-    report = None if gold is None else batch.against(gold)
-    return _Page(batch, runs, manifest_note, report, title, source, max_items).render()
-
-
-def _read(path: Path) -> BatchResult:
-    """The results in ``path`` with each verdict's reasoning but not its raw text."""
-
-    def lean(result: EnsembleVerdict) -> EnsembleVerdict:
-        result.verdicts = [v.model_copy(update={"raw_response": None}) for v in result.verdicts]
-        return result
-
-    return BatchResult.from_results(lean(r) for r in ResultsFile.read(path))
+    report = None if labels is None else digest.gold_report()
+    return _Page(digest, runs, manifest_note, report, title, source, max_items).render()
 
 
 def _manifest_runs(
@@ -272,7 +265,7 @@ class _Page:
 
     def __init__(
         self,
-        batch: BatchResult,
+        batch: BatchDigest,
         runs: list[dict[str, Any]],
         manifest_note: str | None,
         gold: GoldReport | None,
@@ -290,8 +283,8 @@ class _Page:
             f"cross-judge report: {source.name}" if source else "cross-judge report"
         )
         self.stats = batch.critic_stats()
-        self.cascade = any(r.tiers for r in batch.verdicts)
-        self.pairs = any(v.order is not None for r in batch.verdicts for v in r.verdicts)
+        self.cascade = batch.cascade
+        self.pairs = batch.pairs
         self.specs: dict[str, dict[str, Any]] = {}
         recorded = [*batch.simulated_critics, *_simulated_in(runs)]
         self.simulated = [name for name in dict.fromkeys(recorded) if name in batch.critics]
@@ -365,7 +358,7 @@ class _Page:
 
     def _overview(self) -> str:
         batch = self.batch
-        disputed = sum(1 for r in batch.verdicts if dispute_reasons(r))
+        disputed = batch.n_disputed
         alpha = batch.reliability_alpha()
         cards = [
             ("items", str(len(batch)), "items"),
@@ -374,8 +367,8 @@ class _Page:
             ("alpha", _num(alpha), "Krippendorff's alpha (nominal)"),
             ("fleiss", _num(batch.fleiss_kappa()), "Fleiss' kappa"),
             ("disputed", str(disputed), "disputed items"),
-            ("failed", str(len(batch.failed_items)), "items with a failed call"),
-            ("no-consensus", str(len(batch.no_consensus_items)), "items with no consensus"),
+            ("failed", str(batch.n_failed), "items with a failed call"),
+            ("no-consensus", str(batch.n_no_consensus), "items with no consensus"),
             ("cost", _usd(batch.cost_usd), "cost"),
             (
                 "tokens",
@@ -523,13 +516,7 @@ class _Page:
         )
 
     def _recorded_critics(self) -> str:
-        first: dict[str, Verdict] = {}
-        for result in self.batch.verdicts:
-            for verdict in result.verdicts:
-                if verdict.critic_id not in first or (
-                    first[verdict.critic_id].model is None and verdict.model
-                ):
-                    first[verdict.critic_id] = verdict
+        first = self.batch.first_verdicts
         rows = [
             [
                 self._name(name),
@@ -552,15 +539,11 @@ class _Page:
         critics = self.batch.critics
         kappa = self.batch.pairwise_agreement("cohen")
         percent = self.batch.pairwise_agreement("percent")
-        matrix = self.batch.labels_matrix()
+        both = self.batch.shared_items()
         values: list[dict[str, Any]] = []
         for i, a in enumerate(critics):
             for j, b in enumerate(critics):
-                shared = sum(
-                    1
-                    for x, y in zip(matrix[i], matrix[j], strict=True)
-                    if x is not None and y is not None
-                )
+                shared = both[a, b]
                 k = None if i == j else kappa.get((a, b))
                 values.append(
                     {
@@ -784,7 +767,7 @@ class _Page:
             )
         else:
             reference = "consensus"
-            confusion = self._against_consensus()
+            confusion = self.batch.against_consensus()
             names = list(critics)
             score_rows = []
             for name in critics:
@@ -855,28 +838,9 @@ class _Page:
             + "</section>"
         )
 
-    def _against_consensus(self) -> dict[str, dict[str, dict[str, int]]]:
-        """Per critic, ``{consensus: {answered: count}}`` over its valid votes on items whose
-        (tier's) consensus is a voted label."""
-        counts: dict[str, Counter[tuple[str, str]]] = {
-            name: Counter() for name in self.batch.critics
-        }
-        for result in self.batch.verdicts:
-            if is_fallback(result):
-                continue
-            for verdict, consensus in votes_and_consensus(result):
-                if verdict.error is not None or consensus in RESERVED_KINDS:
-                    continue
-                counts.setdefault(verdict.critic_id, Counter())[(consensus, verdict.kind)] += 1
-        out: dict[str, dict[str, dict[str, int]]] = {}
-        for name, pairs in counts.items():
-            labels = sorted({label for pair in pairs for label in pair})
-            out[name] = {ref: {ans: pairs.get((ref, ans), 0) for ans in labels} for ref in labels}
-        return out
-
     def _consensus(self) -> str:
         counts = self.batch.consensus_counts()
-        missing = len(self.batch.no_consensus_items)
+        missing = self.batch.n_no_consensus
         values: list[dict[str, Any]] = [{"label": k, "items": n} for k, n in counts.items()]
         if missing:
             values.append({"label": "(no consensus)", "items": missing})
@@ -971,8 +935,8 @@ class _Page:
 
     def _disputed(self) -> str:
         critics = self.batch.critics
-        disputed = [(r, why) for r in self.batch.verdicts if (why := dispute_reasons(r))]
-        shown = disputed[: self.max_items]
+        n_disputed = self.batch.n_disputed
+        shown = self.batch.disputed[: self.max_items]
         headers = [
             '<th scope="col" data-sort="text">item</th>',
             '<th scope="col" data-sort="text">consensus</th>',
@@ -983,18 +947,19 @@ class _Page:
         headers.append('<th scope="col" data-sort="text">why</th>')
         headers += [f'<th scope="col" data-sort="text">{self._name(name)}</th>' for name in critics]
         body = "".join(self._disputed_row(result, why, critics) for result, why in shown)
-        left_out = len(disputed) - len(shown)
+        left_out = n_disputed - len(shown)
         note = (
-            f'<p class="note">Showing the first {len(shown)} of {len(disputed)} disputed items '
-            f"({left_out} left out; raise max_items / --max-items).</p>"
+            f'<p class="note" id="disputed-left-out">Showing the first {len(shown)} of '
+            f"{n_disputed} disputed items ({left_out} left out; raise max_items / "
+            "--max-items).</p>"
             if left_out
             else ""
         )
-        counts = Counter(reason for _, why in disputed for reason in why)
+        counts = self.batch.dispute_counts
         reasons = ", ".join(f"{_e(reason)} {n}" for reason, n in counts.most_common())
         return (
             '<section id="disputed"><h2>Disputed items</h2>'
-            f"<p>{len(disputed)} of {len(self.batch)} items need a look"
+            f"<p>{n_disputed} of {len(self.batch)} items need a look"
             + (f" ({reasons})" if reasons else "")
             + ": not unanimous, a failed call, no consensus, abstained or escalated by a "
             "cascade, or a pair whose orders disagreed. Click a header to sort; type to "

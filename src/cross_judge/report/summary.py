@@ -1,23 +1,23 @@
 """The ``rich`` summary of a :class:`~cross_judge.batch.BatchResult` (``batch.summary()``,
 ``print(batch)`` and the CLI's end-of-run table). Presentation only: every number comes
-from the batch's own statistics methods."""
+from a :class:`~cross_judge.report.digest.BatchDigest` of the results (one pass, bounded
+memory), which a batch in memory is digested into too, so both give the same numbers."""
 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Mapping
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from .._extensions import provide
-from ..results import plain_text
+from ..results import BatchResult, plain_text
+from .digest import BatchDigest, dispute_reasons
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.text import Text
 
-    from ..results import BatchResult
     from ..verdict import EnsembleVerdict, Verdict
 
 __all__ = [
@@ -60,31 +60,6 @@ def printable(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
-
-
-def dispute_reasons(result: EnsembleVerdict) -> list[str]:
-    """Why ``result`` needs a look, in this order (empty: it does not): ``no consensus``
-    (the strategy's fallback) or ``abstained`` (a cascade left it for a human) or ``split
-    vote`` (valid verdicts that are not unanimous); ``escalated`` (a cascade's first tier
-    did not settle it); ``failed call`` (an ``ERROR``, ``PARSE_FAIL`` or budget skip);
-    ``order flip`` (a pair whose two orders disagreed)."""
-    from ..results import is_fallback, is_incomplete
-    from ..verdict import ABSTAIN
-
-    reasons: list[str] = []
-    if is_fallback(result):
-        reasons.append("no consensus")
-    elif result.consensus == ABSTAIN and result.tier is not None:
-        reasons.append("abstained")
-    elif result.n_valid > 0 and result.agreement_pct < 1.0:
-        reasons.append("split vote")
-    if result.tier:
-        reasons.append("escalated")
-    if is_incomplete(result) or any(v.kind == "PARSE_FAIL" for v in result.verdicts):
-        reasons.append("failed call")
-    if any(v.flipped for v in result.verdicts):
-        reasons.append("order flip")
-    return reasons
 
 
 def judged_text(result: EnsembleVerdict) -> list[tuple[str, str]]:
@@ -157,7 +132,7 @@ def failure_message(kind: str, message: str) -> str:
 
 @provide("render_summary")
 def render_summary(
-    batch: BatchResult,
+    batch: BatchResult | BatchDigest,
     *,
     level: str = "nominal",
     alpha: float | None = None,
@@ -208,19 +183,32 @@ def render_summary(
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
     items with disagreement, a pairwise agreement table and each critic's skipped calls.
+
+    ``batch`` is a :class:`~cross_judge.batch.BatchResult` or the
+    :class:`~cross_judge.report.digest.BatchDigest` of a results file (what the CLI
+    passes: one pass over the file, memory that does not grow with its text); a digest
+    measured against ``gold`` must have been built with those labels.
+
+    Raises:
+        ConfigError: as :meth:`~cross_judge.batch.BatchResult.against` for ``gold``; a
+            digest built without gold given ``gold``.
     """
     from rich import box
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
-    from ..results import is_fallback
     from ..verdict import ABSTAIN
 
-    n = len(batch.verdicts)
+    if isinstance(batch, BatchResult):
+        from ..stats.gold import load_gold
+
+        labels = None if gold is None else load_gold(gold)
+        batch = BatchDigest.of(batch, gold=labels)
+    n = len(batch)
     usage = batch.usage
     tier_stats = batch.tier_stats()
-    abstained = len(batch.abstained_items) if tier_stats else 0
+    abstained = batch.n_abstained if tier_stats else 0
     if alpha is None and level == "nominal":
         alpha = batch.reliability_alpha()
     overview = Table(box=box.SIMPLE_HEAD, show_header=False, title="batch", title_justify="left")
@@ -233,11 +221,10 @@ def render_summary(
     overview.add_row(f"Krippendorff's alpha ({level})", format_number(alpha))
     overview.add_row("Fleiss' kappa", format_number(batch.fleiss_kappa()))
     if detailed:
-        disagreeing = sum(r.disagreement for r in batch.verdicts)
-        overview.add_row("items with disagreement", str(disagreeing))
+        overview.add_row("items with disagreement", str(batch.n_disagreement))
     if abstained:
         overview.add_row("abstained (for a human)", str(abstained))
-    overview.add_row("items to retry (call failed or over budget)", str(len(batch.failed_items)))
+    overview.add_row("items to retry (call failed or over budget)", str(batch.n_failed))
     tokens = f"{usage.prompt_tokens} / {usage.completion_tokens}"
     overview.add_row("tokens (prompt / completion)", tokens)
     overview.add_row("cost", format_cost(batch.cost_usd))
@@ -265,8 +252,7 @@ def render_summary(
             if not count:
                 continue
         consensus.add_row(label, str(count), format_rate(count / n if n else None))
-    fallbacks = Counter(r.consensus for r in batch.verdicts if is_fallback(r))
-    for label, count in fallbacks.most_common():
+    for label, count in batch.fallback_counts().items():
         consensus.add_row(
             f"no consensus (fallback {label})", str(count), format_rate(count / n if n else None)
         )
@@ -350,9 +336,9 @@ def render_summary(
         tables.append(failures)
     tables += _bias_parts(batch)
     if gold is not None:
-        tables += _gold_parts(batch, gold, ci)
+        tables += _gold_parts(batch, ci)
     if not tier_stats:
-        tables += _effective_votes_parts(batch, gold)
+        tables += _effective_votes_parts(batch, gold=gold is not None)
     return Group(*tables)
 
 
@@ -360,30 +346,33 @@ DISPUTED_TEXT_CHARS = 240
 """Characters of each stored text (query, context value) ``stats --disputed`` prints."""
 
 
-def render_disputed(batch: BatchResult, limit: int) -> RenderableType:
+def render_disputed(batch: BatchResult | BatchDigest, limit: int) -> RenderableType:
     """The items of ``batch`` that need a look (:func:`dispute_reasons`), in batch order,
     at most ``limit`` of them, one block each: its id, consensus, agreement and why; each
     critic's label and confidence (a failed call's kind and why); then the text it judged
     (:func:`judged_text`), one line per part, whitespace folded and each cut to
     :data:`DISPUTED_TEXT_CHARS` characters. What ``cross-judge stats --disputed`` prints.
 
-    The title counts the disputed items by reason. Results that store no text (judged
-    with ``item_text=False`` or before it was stored) show their ids alone, and a line
-    says so. No disputed item: a line says so.
+    The title counts the disputed items by reason, all of them, and says how many are
+    shown when that is fewer. A :class:`~cross_judge.report.digest.BatchDigest` shows the
+    disputed items it kept (its ``disputed``), at most ``limit``. Results that store no
+    text (judged with ``item_text=False`` or before it was stored) show their ids alone,
+    and a line says so. No disputed item: a line says so.
     """
     from rich.console import Group
     from rich.text import Text
 
-    disputed = [(r, why) for r in batch.verdicts if (why := dispute_reasons(r))]
-    if not disputed:
-        return Text(f"disputed items: none of {len(batch.verdicts)}")
-    counts = Counter(reason for _, why in disputed for reason in why)
-    shown = disputed[: max(0, limit)]
+    if isinstance(batch, BatchResult):
+        batch = BatchDigest.of(batch, disputed=limit)
+    if not batch.n_disputed:
+        return Text(f"disputed items: none of {len(batch)}")
+    counts = batch.dispute_counts
+    shown = batch.disputed[: max(0, limit)]
     title = (
-        f"disputed items: {len(disputed)} of {len(batch.verdicts)} "
+        f"disputed items: {batch.n_disputed} of {len(batch)} "
         f"({', '.join(f'{reason} {n}' for reason, n in counts.most_common())})"
     )
-    if len(shown) < len(disputed):
+    if len(shown) < batch.n_disputed:
         title += f"; the first {len(shown)} shown"
     parts: list[RenderableType] = [Text(title, style="bold")]
     for result, why in shown:
@@ -436,16 +425,14 @@ def _bin_label(low: float, high: float) -> str:
     return f"{low * 100:g}-{high * 100:g}%"
 
 
-def _bias_parts(batch: BatchResult) -> list[RenderableType]:
+def _bias_parts(batch: BatchDigest) -> list[RenderableType]:
     """The position, length and self-consistency tables; each only when the batch has
     something for it (pairs; decisive verdicts on pairs; sampled critics)."""
     from rich import box
     from rich.table import Table
 
-    from ..stats.bias import length_bias, position_bias, self_consistency
-
     parts: list[RenderableType] = []
-    position = position_bias(batch)
+    position = batch.position_bias()
     if position.panel.answers:
         table = Table(
             box=box.SIMPLE_HEAD,
@@ -473,7 +460,7 @@ def _bias_parts(batch: BatchResult) -> list[RenderableType]:
             )
         parts.append(table)
 
-    lengths = length_bias(batch)
+    lengths = batch.length_bias()
     rows_by_name = [*lengths.critics.items(), ("consensus", lengths.consensus)]
     equal = any(bins[0].equal_length for _, bins in rows_by_name)
     if any(b.decisive or b.equal_length for _, bins in rows_by_name for b in bins):
@@ -497,7 +484,7 @@ def _bias_parts(batch: BatchResult) -> list[RenderableType]:
             table.add_row(name, *cells)
         parts.append(table)
 
-    selves = self_consistency(batch)
+    selves = batch.self_consistency()
     if any(own.sampled for own in selves.values()):
         table = Table(
             box=box.SIMPLE_HEAD,
@@ -512,16 +499,12 @@ def _bias_parts(batch: BatchResult) -> list[RenderableType]:
     return parts
 
 
-def _gold_parts(
-    batch: BatchResult, gold: Mapping[str, str] | str | os.PathLike[str], ci: float | None
-) -> list[RenderableType]:
+def _gold_parts(batch: BatchDigest, ci: float | None) -> list[RenderableType]:
     """The gold table and the log-odds weights the labels earn."""
     from rich.text import Text
 
-    from ..stats.reliability import gold_report, learn_weights
-
-    parts: list[RenderableType] = [gold_report(batch, gold, ci=ci).summary()]
-    weights = learn_weights(batch, gold).weights
+    parts: list[RenderableType] = [batch.gold_report(ci=ci).summary()]
+    weights = batch.learn_weights().weights
     parts.append(
         Text(
             "log-odds weights learned on these labels: "
@@ -531,20 +514,16 @@ def _gold_parts(
     return parts
 
 
-def _effective_votes_parts(
-    batch: BatchResult, gold: Mapping[str, str] | str | os.PathLike[str] | None
-) -> list[RenderableType]:
+def _effective_votes_parts(batch: BatchDigest, *, gold: bool) -> list[RenderableType]:
     """How many independent votes the panel is worth (errors against ``gold``, else as the
     correlated-errors model estimates it), with a warning below 2. Nothing for fewer than
     two critics, without gold for fewer than :data:`_MODEL_MIN_ITEMS` items, or when no
     pair of critics has a defined error correlation."""
     from rich.text import Text
 
-    from ..stats.reliability import effective_votes
-
-    if len(batch.critics) < 2 or (gold is None and len(batch.verdicts) < _MODEL_MIN_ITEMS):
+    if len(batch.critics) < 2 or (not gold and len(batch) < _MODEL_MIN_ITEMS):
         return []
-    votes = effective_votes(batch, gold)
+    votes = batch.effective_votes(gold=gold)
     if votes.effective is None or votes.mean_error_correlation is None:
         return []
     source = {
@@ -567,7 +546,7 @@ def _effective_votes_parts(
                 style="yellow",
             )
         )
-    if gold is None:
+    if not gold:
         echoes = [
             (a, b, share)
             for (a, b), share in batch.pairwise_agreement("percent").items()

@@ -32,10 +32,14 @@ from fractions import Fraction
 from typing import Literal
 
 from .._extensions import provide
+from ..errors import ConfigError
 
 __all__ = [
     "Level",
+    "Numbers",
+    "alpha_of_votes",
     "cohen_kappa",
+    "compares_labels",
     "fleiss_kappa",
     "matrix_from_labels",
     "pairwise_agreement",
@@ -46,6 +50,9 @@ Level = Literal["nominal", "ordinal", "interval", "ratio"]
 """Level of measurement for :func:`reliability_alpha`."""
 
 _LEVELS: tuple[str, ...] = ("nominal", "ordinal", "interval", "ratio")
+
+Numbers = Literal["auto", "scores", "labels"]
+"""How :func:`alpha_of_votes` reads verdicts as numbers, one way for the whole batch."""
 
 # A unit's non-missing values and how many identical units (same column) there were.
 _Unit = tuple[list[Hashable], int]
@@ -512,3 +519,130 @@ def _alpha_ratio(units: list[_Unit], marginals: Mapping[Hashable, int], n: int) 
         for k, ck in items[i + 1 :]
     )
     return _finish(by_size, expected, n)
+
+
+# -- a panel's votes -------------------------------------------------------------------------
+
+
+def compares_labels(level: str, values: Sequence[Hashable] | None) -> bool:
+    """Whether alpha at ``level`` compares labels (``nominal``, and ``ordinal`` with the
+    labels' order in ``values``) rather than numbers."""
+    return level == "nominal" or (level == "ordinal" and values is not None)
+
+
+@provide("alpha_of_votes")
+def alpha_of_votes(
+    critics: Sequence[str],
+    labels: Sequence[Sequence[str | None]],
+    scores: Sequence[Sequence[float | None]] | None,
+    level: Level = "nominal",
+    values: Sequence[str] | None = None,
+    numbers: Numbers = "auto",
+) -> float | None:
+    """Krippendorff's alpha of a panel's votes, the one rule both a batch in memory and a
+    streamed results file use.
+
+    ``labels[j][i]`` is critic ``critics[j]``'s label on item ``i`` (``None``: no valid
+    vote) and ``scores[j][i]`` its score (``None``: the verdict has none); ``scores`` may
+    be ``None`` when :func:`compares_labels` holds. Labels are compared at ``nominal``
+    and at ``ordinal`` with ``values``; the other levels compare numbers, read one way
+    for the whole batch as ``numbers`` says: ``"auto"`` takes every valid vote's score
+    when every one has a score and every label read as a number (``"4"`` -> 4.0) when
+    none has; ``"labels"`` reads the labels, scores ignored; ``"scores"`` the scores, a
+    vote without one missing.
+
+    Raises:
+        ConfigError: an unknown ``numbers``; ``numbers="scores"`` where labels are
+            compared; with ``"auto"``, scores on some valid votes and not on others (the
+            message names the critics without, and both ways out); a label that is not a
+            finite number when labels are read; what :func:`reliability_alpha` refuses
+            (a label outside ``values``, an unknown level).
+    """
+    if numbers not in ("auto", "scores", "labels"):
+        raise ConfigError(f"numbers must be 'auto', 'scores' or 'labels', got {numbers!r}")
+    matrix: Sequence[Sequence[Hashable | None]]
+    if compares_labels(level, values):
+        if numbers == "scores":
+            raise ConfigError(
+                f"reliability_alpha({level!r}"
+                + (", values=[...]" if values is not None else "")
+                + ") compares labels, not scores; use level='interval' or 'ratio' "
+                "(or 'ordinal' without values) to compare scores"
+            )
+        matrix = labels
+    else:
+        matrix = _votes_as_numbers(critics, labels, scores, level, numbers)
+    try:
+        return reliability_alpha(matrix, level, values)
+    except ValueError as exc:
+        raise ConfigError(f"reliability_alpha({level!r}): {exc}") from None
+
+
+def _votes_as_numbers(
+    critics: Sequence[str],
+    labels: Sequence[Sequence[str | None]],
+    scores: Sequence[Sequence[float | None]] | None,
+    level: str,
+    numbers: str,
+) -> Sequence[Sequence[float | None]]:
+    """The critics x items votes as numbers, one reading for all (see
+    :func:`alpha_of_votes`); a missing vote stays ``None``."""
+    asked = numbers
+    if numbers != "labels" and scores is None:
+        raise ValueError("scores are needed to read votes as numbers")
+    if numbers == "auto":
+        assert scores is not None
+        valid = scored = 0
+        unscored: set[str] = set()
+        for name, label_row, score_row in zip(critics, labels, scores, strict=True):
+            for label, score in zip(label_row, score_row, strict=True):
+                if label is not None:
+                    valid += 1
+                    if score is not None:
+                        scored += 1
+                    else:
+                        unscored.add(name)
+        if scored and scored < valid:
+            listed = sorted(unscored)
+            named = ", ".join(repr(name) for name in listed[:5])
+            named += f" and {len(listed) - 5} more" if len(listed) > 5 else ""
+            raise ConfigError(
+                f"reliability_alpha({level!r}): {scored} of {valid} valid verdicts "
+                f"carry a score and the others do not (critic{'s' * (len(listed) > 1)} "
+                f"{named}); a score and a label read as a number are different scales, so "
+                "one reading is used for the whole batch: pass numbers='labels' to read "
+                "every label as a number, or numbers='scores' to compare the scores (a "
+                "verdict without one counts as missing)"
+            )
+        numbers = "scores" if scored else "labels"
+    if numbers == "scores":
+        assert scores is not None
+        return [
+            [None if label is None else score for label, score in zip(lrow, srow, strict=True)]
+            for lrow, srow in zip(labels, scores, strict=True)
+        ]
+    why = " with no score" if asked == "auto" else ", which is not a number"
+    read: dict[str, float] = {}
+    rows: list[list[float | None]] = []
+    for name, label_row in zip(critics, labels, strict=True):
+        out: list[float | None] = []
+        for label in label_row:
+            if label is None:
+                out.append(None)
+                continue
+            number = read.get(label)
+            if number is None:
+                try:
+                    number = float(label)
+                except ValueError:
+                    number = math.nan
+                if not math.isfinite(number):
+                    raise ConfigError(
+                        f"reliability_alpha({level!r}) needs numbers, but critic {name!r} "
+                        f"answered {label!r}{why}; use level='nominal', or 'ordinal' with "
+                        "values=[...] listing the labels from low to high"
+                    )
+                read[label] = number
+            out.append(number)
+        rows.append(out)
+    return rows

@@ -91,6 +91,25 @@ class PositionStats(BaseModel):
     flip_rate: float | None = None
     fairness: float | None = None
 
+    @classmethod
+    def from_counts(
+        cls, answers: int, decisive: int, first_picks: int, pairs_both: int, flips: int
+    ) -> PositionStats:
+        """The record of these counts, its rates (``first_position``, ``flip_rate``,
+        ``fairness``) as defined above; a rate with nothing to divide by is ``None``.
+        Counts summed over parts of a batch give the record of the whole."""
+        first_position = first_picks / decisive if decisive else None
+        return cls(
+            answers=answers,
+            decisive=decisive,
+            first_picks=first_picks,
+            first_position=first_position,
+            pairs_both=pairs_both,
+            flips=flips,
+            flip_rate=flips / pairs_both if pairs_both else None,
+            fairness=None if first_position is None else 1.0 - abs(2.0 * first_position - 1.0),
+        )
+
 
 class PositionBias(BaseModel):
     """:func:`position_bias` of a batch: ``critics``, one :class:`PositionStats` per
@@ -122,19 +141,9 @@ def _shown_answers(verdict: Verdict) -> Iterator[str]:
 def _position_stats(verdicts: Sequence[Verdict]) -> PositionStats:
     answers = [label for v in verdicts for label in _shown_answers(v)]
     decisive = [label for label in answers if label in _DECISIVE]
-    first_picks = decisive.count("A")
     both = [v.flipped for v in verdicts if v.flipped is not None]
-    flips = sum(both)
-    first_position = first_picks / len(decisive) if decisive else None
-    return PositionStats(
-        answers=len(answers),
-        decisive=len(decisive),
-        first_picks=first_picks,
-        first_position=first_position,
-        pairs_both=len(both),
-        flips=flips,
-        flip_rate=flips / len(both) if both else None,
-        fairness=None if first_position is None else 1.0 - abs(2.0 * first_position - 1.0),
+    return PositionStats.from_counts(
+        len(answers), len(decisive), decisive.count("A"), len(both), sum(both)
     )
 
 

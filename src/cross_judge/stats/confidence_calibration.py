@@ -37,6 +37,7 @@ __all__ = [
     "CONFIDENCE_CLAMP",
     "TEMPERATURE_BOUNDS",
     "ConfidenceCalibration",
+    "calibration_bin",
     "expected_calibration_error",
     "fit_confidence_calibration",
 ]
@@ -188,14 +189,49 @@ class ConfidenceCalibration:
         )
 
 
+def calibration_bin(confidence: float, bins: int) -> int:
+    """The equal-width bin of ``confidence`` among ``bins`` over [0, 1], as the expected
+    calibration error and the reliability table bin it.
+
+    Bin ``b`` holds ``b/B <= c < (b+1)/B`` and the last bin also holds 1.0, where each
+    edge ``b/B`` is the float nearest that fraction (Python's ``b / bins``): a confidence
+    written as 0.29 *is* the edge 29/100 and falls in bin 29, not one bin low as
+    ``floor(c * B)`` puts it (``0.29 * 100 == 28.999999999999996`` in floats). The same
+    bins as ``np.digitize(c, np.arange(1, B) / B)``; ``np.linspace(0, 1, B + 1)`` edges
+    (sklearn's ``calibration_curve``) sit one ulp off at a few edges (0.35 and 0.57 for
+    ``B = 100``), so a confidence exactly there falls one bin lower with those.
+
+    Raises:
+        ConfigError: ``bins`` not an integer >= 1, or ``confidence`` not a number in [0, 1].
+    """
+    _check_bins(bins)
+    if not _is_unit(confidence):
+        raise ConfigError(f"confidence {confidence!r} is not a number in [0, 1]")
+    return _bin_of(float(confidence), bins)
+
+
+def _bin_of(c: float, bins: int) -> int:
+    """:func:`calibration_bin` for a float ``c`` in [0, 1] and ``bins >= 1``, both already
+    checked (the loop over many confidences skips the checks)."""
+    # floor(c * B) is the bin up to one rounding of the product: correct it against the
+    # edges themselves, each computed as one correctly rounded division.
+    b = min(int(c * bins), bins - 1)
+    if b + 1 < bins and c >= (b + 1) / bins:
+        b += 1
+    elif b > 0 and c < b / bins:
+        b -= 1
+    return b
+
+
 def expected_calibration_error(
     confidences: Sequence[float], correct: Sequence[bool], bins: int = 10
 ) -> float:
     """Expected calibration error: ``sum_b (n_b / N) * |accuracy_b - mean confidence_b|``.
 
     Bins are equal-width over [0, 1], left-closed (``[k/B, (k+1)/B)``, the last one also
-    holding 1.0), so 0.5 with ``bins=2`` falls in the upper bin; empty bins contribute
-    nothing. ``correct`` says whether each verdict was right (bools, or 0/1).
+    holding 1.0), so 0.5 with ``bins=2`` falls in the upper bin; each edge is the float
+    nearest ``k/B`` (see :func:`calibration_bin`: 0.29 is in bin 29 of 100). Empty bins
+    contribute nothing. ``correct`` says whether each verdict was right (bools, or 0/1).
 
     Raises:
         ConfigError: no items, sequences of different lengths, a confidence outside
@@ -208,7 +244,7 @@ def expected_calibration_error(
     binned: list[list[float]] = [[] for _ in range(bins)]
     right = [0] * bins
     for c, y in zip(cs, ys, strict=True):
-        b = min(int(c * bins), bins - 1)
+        b = _bin_of(c, bins)
         binned[b].append(c)
         right[b] += y
     # fsum is exact before its one rounding, so the result does not depend on item order.

@@ -313,7 +313,9 @@ def gold_metrics(
     coverage and the confusion matrix): ``brier`` is ``mean((c - correct) ** 2)`` (the
     one-vs-rest binary Brier score, 0 is best, 1 worst); ``ece`` is
     ``sum_b (n_b / n) * |accuracy_b - mean confidence_b|`` over ``bins`` equal-width bins
-    of ``[0, 1]`` (``[lo, hi)``, the last closed); ``reliability`` lists every bin, empty
+    of ``[0, 1]`` (``[lo, hi)``, the last closed, each edge the float nearest ``b / bins``
+    as :func:`~cross_judge.stats.confidence_calibration.calibration_bin` says: 0.29 is in
+    bin 29 of 100); ``reliability`` lists every bin, empty
     ones included; ``n_stated`` counts those votes. A critic none of whose answered
     labelled votes stated a confidence has ``n_stated=0`` and the other three ``None``.
 
@@ -541,14 +543,14 @@ def _calibration(
 ) -> tuple[float | None, float | None, tuple[ReliabilityBin, ...] | None]:
     """Brier score, ECE and the reliability table of (confidence, correct) votes; all
     three ``None`` without any vote."""
-    from .confidence_calibration import expected_calibration_error
+    from .confidence_calibration import calibration_bin, expected_calibration_error
 
     if not scored:
         return None, None, None
     los = [b / bins for b in range(bins)]
     members: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
-    for conf, correct in scored:  # the bins of expected_calibration_error
-        members[min(int(conf * bins), bins - 1)].append((conf, correct))
+    for conf, correct in scored:  # the bins of expected_calibration_error, edges b / bins
+        members[calibration_bin(conf, bins)].append((conf, correct))
     table = tuple(
         ReliabilityBin(
             lo=los[b],

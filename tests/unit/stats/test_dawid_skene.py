@@ -102,7 +102,7 @@ HAND_EVIDENCE_TIMES_7 = [2.384, 2.336, 1.584, 4.72]
 
 @pytest.mark.parametrize("backend", ["python", pytest.param("numpy", marks=needs_numpy)])
 def test_one_em_step_matches_the_hand_computation(backend: Any) -> None:
-    fit = dawid_skene(HAND_VOTES, max_iter=0, smoothing=0.5, backend=backend)
+    fit = dawid_skene(HAND_VOTES, max_iter=0, smoothing=0.5, shrinkage=0.0, backend=backend)
 
     assert fit.classes == ("no", "yes")
     assert fit.priors == pytest.approx({"no": 0.4, "yes": 0.6}, abs=1e-12)
@@ -127,7 +127,9 @@ def test_one_coin_em_step_matches_the_hand_computation(backend: Any) -> None:
     # Same start as above. Critic 0 is right on 1 + 2.5 of 4 votes: p = (3.5 + .5) / (4 + 1);
     # critic 1 on 1.5 + 1 of 3: p = (2.5 + .5) / (3 + 1). With K = 2 errors go to the other
     # class: P(no), P(yes) for (yes, yes) = .4*.2*.25, .6*.8*.75 = .02, .36, and so on.
-    fit = dawid_skene(HAND_VOTES, one_coin=True, max_iter=0, smoothing=0.5, backend=backend)
+    fit = dawid_skene(
+        HAND_VOTES, one_coin=True, max_iter=0, smoothing=0.5, shrinkage=0.0, backend=backend
+    )
 
     assert fit.accuracy == pytest.approx((0.8, 0.75))
     assert fit.confusion[0]["yes"] == pytest.approx({"no": 0.2, "yes": 0.8})
