@@ -722,11 +722,16 @@ class BatchDigest:
         if gold:
             labels, _, reference = self._gold_columns()
             return count(labels, reference)
-        matrix = self.items_matrix()
         if not numpy_available() or not self.n:
             consensus = CodedRow(self._consensus_codes, [None, *self._labels].__getitem__)
-            return replace(count(matrix, consensus), reference="consensus")
-        correlation = dawid_skene(matrix, errors="correlated").correlation
+            return replace(count(self.items_matrix(), consensus), reference="consensus")
+        # Each distinct vote pattern once, weighted by its items (the EM groups them so
+        # anyway): memory that does not grow with the items.
+        patterns = Counter(zip(*self._codes, strict=True))
+        decode = [None, *self._labels]
+        distinct = [[decode[code] for code in pattern] for pattern in patterns]
+        fit = dawid_skene(distinct, errors="correlated", weights=list(patterns.values()))
+        correlation = fit.correlation
         voting = [j for j, codes in enumerate(self._codes) if any(codes)]
         pairwise: dict[tuple[int, int], float | None] = {}
         for a, i in enumerate(voting):

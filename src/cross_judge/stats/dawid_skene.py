@@ -132,6 +132,7 @@ def dawid_skene(
     smoothing: float = 0.01,
     shrinkage: float = 8.0,
     backend: Backend = "auto",
+    weights: Sequence[int] | None = None,
 ) -> DawidSkeneFit:
     """Fit the Dawid-Skene model to an items x critics label matrix by EM.
 
@@ -184,6 +185,11 @@ def dawid_skene(
     ``"python"`` (standard library only) or ``"auto"`` (numpy when importable). Both give the
     same numbers to rounding.
 
+    ``weights[i]`` (an integer >= 1 per row; default 1 each) is how many items row ``i``
+    stands for: the fit is the one of the matrix with each row repeated that many times, and
+    ``posteriors``/``labels`` stay one per row. A caller that has counted each distinct vote
+    pattern (a streamed results file) fits in memory that does not grow with the items.
+
     Warns :class:`~cross_judge.errors.StatisticsWarning` when a critic's estimated accuracy
     is clearly below chance (see :func:`below_chance_critics`): the labels may be flipped.
 
@@ -195,9 +201,11 @@ def dawid_skene(
     Raises ConfigError for a label outside ``classes``, ragged rows, a string where a row
     was due, no label seen and no ``classes``, duplicate or empty ``classes``, or
     ``max_iter < 0``, ``tol < 0``, ``smoothing <= 0``, ``shrinkage < 0``, an unknown
-    ``backend`` or ``errors``, or ``errors="correlated"`` without numpy.
+    ``backend`` or ``errors``, ``errors="correlated"`` without numpy, or ``weights`` that
+    are not one integer >= 1 per row.
     """
     vocabulary = _vocabulary(labels, classes)
+    row_weights = _checked_weights(weights, len(labels))
     items, critics, codes, n_critics = _matrix_votes(labels, vocabulary)
     return _fit(
         items,
@@ -209,7 +217,26 @@ def dawid_skene(
         settings=_Settings(one_coin, errors, max_iter, tol, smoothing, shrinkage, backend),
         critic_names=None,
         distinct_pairs=True,
+        item_weights=row_weights,
     )
+
+
+def _checked_weights(weights: Sequence[int] | None, n_rows: int) -> list[int] | None:
+    """``weights`` as a list, checked: one integer >= 1 per row (``None``: all 1)."""
+    if weights is None:
+        return None
+    if isinstance(weights, (str, bytes)) or len(weights) != n_rows:
+        raise ConfigError(
+            f"weights must give one count per row of labels ({n_rows}), got {weights!r:.80}"
+        )
+    checked: list[object] = list(weights)
+    for row, weight in enumerate(checked):
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Integral) or weight < 1:
+            raise ConfigError(
+                f"weights[{row}] is {weight!r}: each row stands for a whole number of "
+                "items, at least 1"
+            )
+    return [int(weight) for weight in weights]
 
 
 def fit_votes(
@@ -341,9 +368,11 @@ def _fit(
     settings: _Settings,
     critic_names: Sequence[str] | None,
     distinct_pairs: bool,
+    item_weights: list[int] | None = None,
 ) -> DawidSkeneFit:
     """The fit both entry points share, from checked votes (class indices, no -1);
-    ``distinct_pairs``: no critic votes twice on an item (true of a matrix)."""
+    ``distinct_pairs``: no critic votes twice on an item (true of a matrix);
+    ``item_weights``: how many items each item stands for (``None``: 1 each)."""
     errors = settings.errors
     if errors not in ("independent", "correlated"):
         raise ConfigError(f"errors must be 'independent' or 'correlated', got {errors!r}")
@@ -366,10 +395,24 @@ def _fit(
     first_rounds = min(rounds, 100) if correlated else rounds
     prior = (settings.smoothing, settings.shrinkage)
     if use_numpy:
-        units = _units_numpy(items, critics, codes, n_items, n_critics, k, distinct=distinct_pairs)
+        units = _units_numpy(
+            items,
+            critics,
+            codes,
+            n_items,
+            n_critics,
+            k,
+            distinct=distinct_pairs,
+            item_weights=item_weights,
+        )
     else:
         units = _units_python(
-            _as_list(items), _as_list(critics), _as_list(codes), n_items, n_critics
+            _as_list(items),
+            _as_list(critics),
+            _as_list(codes),
+            n_items,
+            n_critics,
+            item_weights=item_weights,
         )
     if len(units.weights) == 0:
         estimate = _nothing_to_fit(k, n_critics)
@@ -586,9 +629,16 @@ def _checked_votes(
 
 
 def _units_python(
-    items: Sequence[int], critics: Sequence[int], codes: Sequence[int], n_items: int, n_critics: int
+    items: Sequence[int],
+    critics: Sequence[int],
+    codes: Sequence[int],
+    n_items: int,
+    n_critics: int,
+    *,
+    item_weights: Sequence[int] | None = None,
 ) -> VoteUnits:
-    """Distinct vote patterns, found by grouping each item's sorted votes."""
+    """Distinct vote patterns, found by grouping each item's sorted votes; a pattern's
+    weight sums its items' ``item_weights`` (1 each by default)."""
     per_item: list[list[tuple[int, int]]] = [[] for _ in range(n_items)]
     for item, critic, answered in zip(items, critics, codes, strict=True):
         per_item[item].append((critic, answered))
@@ -598,7 +648,7 @@ def _units_python(
     unit: list[int] = []
     critic_of: list[int] = []
     label: list[int] = []
-    for votes in per_item:
+    for item, votes in enumerate(per_item):
         if not votes:
             item_unit.append(-1)
             continue
@@ -611,7 +661,7 @@ def _units_python(
                 unit.append(u)
                 critic_of.append(critic)
                 label.append(answered)
-        weights[u] += 1
+        weights[u] += 1 if item_weights is None else item_weights[item]
         item_unit.append(u)
     return VoteUnits(unit, critic_of, label, weights, item_unit, n_critics)
 
@@ -625,9 +675,11 @@ def _units_numpy(
     n_classes: int,
     *,
     distinct: bool,
+    item_weights: Sequence[int] | None = None,
 ) -> VoteUnits:
     """Distinct vote patterns when each fits in one integer (few critics, no critic voting
-    twice on an item; ``distinct``: known not to), else one unit per voted item."""
+    twice on an item; ``distinct``: known not to), else one unit per voted item; a unit's
+    weight sums its items' ``item_weights`` (1 each by default)."""
     import numpy as np
 
     item = np.asarray(items, dtype=np.intp)
@@ -641,9 +693,13 @@ def _units_numpy(
     if compress and not distinct:
         pairs = np.sort(item * n_critics + critic)
         compress = not bool((pairs[1:] == pairs[:-1]).any())
+    per_item = None if item_weights is None else np.asarray(item_weights, dtype=np.int64)
     if not compress:
         item_unit[voted_items] = np.arange(voted_items.size)
-        weights = np.ones(voted_items.size, dtype=np.int64)
+        if per_item is None:
+            weights = np.ones(voted_items.size, dtype=np.int64)
+        else:
+            weights = per_item[voted_items]
         return VoteUnits(item_unit[item], critic, label, weights, item_unit, n_critics)
     power = (n_classes + 1) ** np.arange(n_critics, dtype=np.int64)
     key = np.zeros(n_items, dtype=np.int64)
@@ -652,6 +708,10 @@ def _units_numpy(
         key[voted_items], return_index=True, return_inverse=True, return_counts=True
     )
     item_unit[voted_items] = inverse.reshape(-1)
+    if per_item is not None:
+        counts = np.bincount(
+            inverse.reshape(-1), weights=per_item[voted_items], minlength=counts.size
+        ).astype(np.int64)
     representative = np.zeros(n_items, dtype=bool)
     representative[voted_items[first]] = True
     mine = representative[item]
