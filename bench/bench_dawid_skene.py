@@ -18,6 +18,11 @@ each. Targets: at most 1 s per 100,000 votes at each shape; accuracy no more tha
 below crowd-kit's (when installed) nor below the majority vote's. crowd-kit's time on the same
 votes (its DataFrame prepared before timing, one run) gives the ratio.
 
+Memory: the peak of what one fit allocates (``tracemalloc``, which sees numpy's arrays too;
+one extra run, not timed), per vote. Target: at most 1,000 bytes a vote at each shape, which
+no fit holding an items x critics matrix meets at 1,000 critics (the matrix alone would be
+100,000,000 cells, over 2,600 bytes a vote at 8 bytes a cell).
+
     python bench/bench_dawid_skene.py [--repeats 3] [--no-crowdkit]
 """
 
@@ -42,6 +47,7 @@ from cross_judge import StatisticsWarning
 from cross_judge.stats.dawid_skene import fit_votes
 
 TARGET_S_PER_100K = 1.0
+TARGET_BYTES_PER_VOTE = 1000.0
 
 try:
     import pandas as pd
@@ -85,6 +91,19 @@ def timed(run: Callable[[], Any], repeats: int) -> tuple[float, Any]:
         result = run()
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
+
+
+def peak_bytes(run: Callable[[], Any]) -> int:
+    """The most memory ``run`` held allocated at once beyond what was there before, as
+    ``tracemalloc`` counts it (Python objects and numpy's arrays)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 def crowdkit_labels(crowd: SparseCrowd) -> tuple[float, list[str]]:
@@ -160,10 +179,12 @@ def main() -> int:
         n_votes = len(data.labels)
         seconds, result = timed(lambda data=data: fit(data), args.repeats)  # type: ignore[misc]
         per_100k = seconds * 100_000 / n_votes
+        per_vote = peak_bytes(lambda data=data: fit(data)) / n_votes  # type: ignore[misc]
         row: dict[str, Any] = {
             "case": f"time, {shape}",
             "method": f"{n_votes:,} votes, {result.iterations} rounds",
             "s_per_100k_votes": per_100k,
+            "bytes_per_vote": per_vote,
         }
         if with_crowdkit:
             theirs, _ = crowdkit_labels(data)
@@ -176,6 +197,12 @@ def main() -> int:
             at_most=TARGET_S_PER_100K,
             unit=" s",
         )
+        report.check(
+            f"fit peak memory per vote ({shape})",
+            per_vote,
+            at_most=TARGET_BYTES_PER_VOTE,
+            unit=" B",
+        )
     return report.finish(
         [
             ("case", "case"),
@@ -183,6 +210,7 @@ def main() -> int:
             ("all_items", "acc. all"),
             ("gold_333", "acc. gold"),
             ("s_per_100k_votes", "s / 100k votes"),
+            ("bytes_per_vote", "peak B / vote"),
             ("crowdkit_s_per_100k", "crowd-kit s / 100k"),
             ("ratio_to_crowdkit", "ours / crowd-kit"),
         ]

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="ru_maxrss in KB is Linux's"
 )
 
-SMALL, LARGE = 5_000, 30_000
+SMALL, LARGE = 4_000, 20_000
 MAX_BYTES_PER_ITEM = 100
 """The bound on peak RSS growth per item of what the one pass holds: 2 bytes per critic and
 item and 2 for the consensus (measured: about 25 bytes, with the transient lists a

@@ -21,7 +21,7 @@ seeded mutation fuzzers (byte flips, truncation, insertion, duplication, splicin
 answers, templates, YAML files and JSONL lines) supply the cheap bulk. Each test asserts how
 many inputs it ran; together over 100,000 (run with ``-s`` to see the counts).
 ``CROSS_JUDGE_FUZZ_SCALE`` multiplies every count (and, above 1, the timeout): the default
-``nox -s tests`` runs at 0.5 to stay within its time, ``nox -s faults`` at 1, and 10 makes a
+``nox -s tests`` runs at 0.4 to stay within its time, ``nox -s faults`` at 1, and 10 makes a
 longer local run.
 The tests at the end pin the bugs the fuzzers found.
 """

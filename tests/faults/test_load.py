@@ -8,7 +8,7 @@ While the batch streams, a sampler records open file descriptors and resident me
 must stay bounded, whatever the number of items.
 
 ``CROSS_JUDGE_LOAD_ITEMS`` changes the number of items (default 5,000, as ``nox -s faults``
-runs it; the default ``nox -s tests`` sets 2,500 to stay within its time).
+runs it; the default ``nox -s tests`` sets 2,000 to stay within its time).
 """
 
 from __future__ import annotations
