@@ -44,7 +44,6 @@ from tests.fixtures.dawid_skene_sparse import SparseCrowd, majority, sparse_crow
 from tests.unit.stats.test_dawid_skene import synthetic_votes
 
 from cross_judge import StatisticsWarning
-from cross_judge.stats.dawid_skene import fit_votes
 
 TARGET_S_PER_100K = 1.0
 TARGET_BYTES_PER_VOTE = 1000.0
@@ -73,15 +72,7 @@ def panel_crowd(n_items: int) -> SparseCrowd:
 def fit(crowd: SparseCrowd, **settings: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", StatisticsWarning)
-        return fit_votes(
-            crowd.items,
-            crowd.critics,
-            crowd.labels,
-            n_items=crowd.n_items,
-            n_critics=crowd.n_critics,
-            classes=crowd.classes,
-            **settings,
-        )
+        return crowd.fit(**settings)
 
 
 def timed(run: Callable[[], Any], repeats: int) -> tuple[float, Any]:

@@ -12,7 +12,6 @@ import warnings
 
 import pytest
 
-from cross_judge.stats.dawid_skene import fit_votes
 from tests.fixtures.dawid_skene_sparse import SparseCrowd, majority, sparse_crowd
 
 pytest.importorskip("crowdkit")
@@ -54,14 +53,7 @@ CROWDS = {
 def test_sparse_crowd_accuracy_is_within_a_point_of_crowdkits_or_better(shape: str) -> None:
     crowd = sparse_crowd(seed=11, **CROWDS[shape])  # type: ignore[arg-type]
 
-    fit = fit_votes(
-        crowd.items,
-        crowd.critics,
-        crowd.labels,
-        n_items=crowd.n_items,
-        n_critics=crowd.n_critics,
-        classes=crowd.classes,
-    )
+    fit = crowd.fit()
 
     assert accuracy(fit.labels, crowd) >= accuracy(crowdkit_labels(crowd), crowd) - 0.01
     assert accuracy(fit.labels, crowd) >= accuracy(majority(crowd), crowd) - 0.01
@@ -72,15 +64,7 @@ def test_without_shrinkage_the_fit_is_crowdkits_model() -> None:
     # nearly every item (the remaining few differ by start ties and stopping rules).
     crowd = sparse_crowd(seed=12, n_items=1500, n_critics=110)
 
-    fit = fit_votes(
-        crowd.items,
-        crowd.critics,
-        crowd.labels,
-        n_items=crowd.n_items,
-        n_critics=crowd.n_critics,
-        classes=crowd.classes,
-        shrinkage=0.0,
-    )
+    fit = crowd.fit(shrinkage=0.0)
 
     theirs = crowdkit_labels(crowd)
     assert sum(a == b for a, b in zip(fit.labels, theirs, strict=True)) >= 0.97 * crowd.n_items

@@ -32,15 +32,7 @@ def accuracy(labels: list[str] | tuple[str, ...], truth: list[str]) -> float:
 
 
 def fit_crowd(crowd: SparseCrowd, **settings: object) -> _dawid_skene.DawidSkeneFit:
-    return fit_votes(
-        crowd.items,
-        crowd.critics,
-        crowd.labels,
-        n_items=crowd.n_items,
-        n_critics=crowd.n_critics,
-        classes=crowd.classes,
-        **settings,  # type: ignore[arg-type]
-    )
+    return crowd.fit(**settings)
 
 
 @pytest.fixture(scope="module")
