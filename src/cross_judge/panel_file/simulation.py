@@ -23,11 +23,11 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..batch.items import Item
 from ..errors import ConfigError, ItemError
-from ..stats.gold import load_gold
+from ..stats.gold import id_values, load_gold
 from .problems import FieldProblem, yaml_type
 
 if TYPE_CHECKING:
@@ -266,36 +266,33 @@ def _add_gold(
 def _read_difficulty(path: Path, given: str) -> dict[str, float]:
     """``{id: difficulty}`` from a JSONL file of ``{"id", "difficulty"}`` lines."""
     text = _read_text(path, given, key="difficulty", what="the difficulties")
-    values: dict[str, float] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        value = record.get("difficulty") if isinstance(record, dict) else None
-        if not (
-            isinstance(record, dict)
-            and isinstance(record.get("id"), str)
-            and isinstance(value, (int, float))
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and 0.0 <= value <= 1.0
-        ):
-            raise FieldProblem(
-                ("difficulty",),
-                f'{path} line {number}: a difficulty line is {{"id": "...", "difficulty": '
-                "0.7}, a number in [0, 1] (0 easiest, 1 hardest)",
-            )
-        known = values.setdefault(record["id"], float(value))
-        if known != value:
-            raise FieldProblem(
-                ("difficulty",),
-                f"{path} line {number}: id {record['id']!r} is given both {known!r} and "
-                f"{value!r}; keep one",
-            )
-    return values
+
+    def bad_line(number: int) -> FieldProblem:
+        return FieldProblem(
+            ("difficulty",),
+            f'{path} line {number}: a difficulty line is {{"id": "...", "difficulty": '
+            "0.7}, a number in [0, 1] (0 easiest, 1 hardest)",
+        )
+
+    def conflict(number: int, item: str, known: object, value: object) -> FieldProblem:
+        return FieldProblem(
+            ("difficulty",),
+            f"{path} line {number}: id {item!r} is given both {float(cast(float, known))!r} "
+            f"and {value!r}; keep one",
+        )
+
+    values = id_values(text, "difficulty", _is_difficulty, bad_line, conflict)
+    return {item: float(value) for item, value in values.items()}
+
+
+def _is_difficulty(value: object) -> bool:
+    """A number in [0, 1] (not a bool, not NaN)."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and 0.0 <= value <= 1.0
+    )
 
 
 def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:

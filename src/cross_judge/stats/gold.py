@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
 from ..results import plain_text
@@ -51,6 +51,7 @@ __all__ = [
     "check_gold",
     "effective_votes",
     "gold_metrics",
+    "id_values",
     "load_gold",
     "unknown_ids",
 ]
@@ -793,7 +794,41 @@ def load_gold(gold: Mapping[str, str] | str | os.PathLike[str]) -> dict[str, str
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the gold labels ({exc.strerror or exc})") from None
-    labels: dict[str, str] = {}
+
+    def bad_line(number: int) -> ConfigError:
+        return ConfigError(
+            f'{path} line {number}: a gold line is {{"id": "...", "label": "..."}} '
+            "with string values"
+        )
+
+    def conflict(number: int, item: str, known: object, label: object) -> ConfigError:
+        return ConfigError(
+            f"{path} line {number}: id {item!r} is labelled both {known!r} and {label!r}; keep one"
+        )
+
+    labels: dict[str, str] = id_values(
+        text, "label", lambda value: isinstance(value, str), bad_line, conflict
+    )
+    return labels
+
+
+def id_values(
+    text: str,
+    key: str,
+    accept: Callable[[object], bool],
+    bad_line: Callable[[int], Exception],
+    conflict: Callable[[int, str, object, object], Exception],
+) -> dict[str, Any]:
+    """``{id: value}`` from JSONL ``text`` of ``{"id": "...", key: value}`` lines (blank
+    lines skipped), what a gold file and a panel file's difficulty file hold. An id given
+    twice with the same value is kept once.
+
+    Raises:
+        ``bad_line(number)``: a line that is not such an object, or whose value ``accept``
+            refuses (``number`` counts from 1).
+        ``conflict(number, id, known, value)``: an id given two different values.
+    """
+    values: dict[str, Any] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -804,16 +839,12 @@ def load_gold(gold: Mapping[str, str] | str | os.PathLike[str]) -> dict[str, str
         if not (
             isinstance(record, dict)
             and isinstance(record.get("id"), str)
-            and isinstance(record.get("label"), str)
+            and key in record
+            and accept(record[key])
         ):
-            raise ConfigError(
-                f'{path} line {number}: a gold line is {{"id": "...", "label": "..."}} '
-                "with string values"
-            )
-        known = labels.setdefault(record["id"], record["label"])
-        if known != record["label"]:
-            raise ConfigError(
-                f"{path} line {number}: id {record['id']!r} is labelled both {known!r} and "
-                f"{record['label']!r}; keep one"
-            )
-    return labels
+            raise bad_line(number)
+        value = record[key]
+        known = values.setdefault(record["id"], value)
+        if known != value:
+            raise conflict(number, record["id"], known, value)
+    return values
