@@ -184,7 +184,7 @@ def live(session: nox.Session) -> None:
     ``CROSS_JUDGE_LIVE_BASE_URL``, ``CROSS_JUDGE_LIVE_MODEL``, optionally
     ``CROSS_JUDGE_LIVE_KEY_ENV`` (the name of the key's variable), ``_PROTOCOL``,
     ``_VENDOR``, ``_TIMEOUT``, ``_MAX_TOKENS`` (see tests/live/conftest.py). Without the
-    URL every test is skipped. Not part of CI: it calls a vendor (about twenty calls)."""
+    URL every test is skipped. Not part of CI: it calls a vendor (about forty calls)."""
     session.install(".[test]", env=COMPILED)
     session.run("pytest", "tests/live", "-p", "no:cacheprovider", *session.posargs)
 
@@ -212,7 +212,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Every benchmark: each prints a table, each target with PASS/MISS, and writes
-    bench/results/<name>.json; then the table of every target. About 17 minutes on a
+    bench/results/<name>.json; then the table of every target. About 19 minutes on a
     2-core machine, half of it the Ray benchmark (it streams a million items); it installs
     the ``ray`` extra for that."""
     # krippendorff and numpy for the statistics comparison, crowd-kit for Dawid-Skene's
@@ -230,6 +230,7 @@ def bench(session: nox.Session) -> None:
         "bench_memory.py",
         "bench_savings.py",
         "bench_cascade.py",
+        "bench_confidence_sources.py",
         "bench_reliability.py",
         "bench_bias.py",
         "bench_batch.py",

@@ -27,6 +27,7 @@ ORDER = (
     "memory",
     "savings",
     "cascade",
+    "confidence_sources",
     "reliability",
     "bias",
     "batch",

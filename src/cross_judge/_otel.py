@@ -9,14 +9,25 @@ OpenTelemetry GenAI semantic conventions (``gen_ai.provider.name``, which replac
   operation, as the conventions ask). ``gen_ai.operation.name="chat"``,
   ``gen_ai.provider.name`` (the vendor's registered name: ``openai``, ``anthropic``,
   ``deepseek``, ...), ``gen_ai.request.model`` / ``gen_ai.response.model``,
-  ``gen_ai.request.max_tokens`` / ``temperature`` (not for Anthropic, which is sent none) /
-  ``seed``, ``gen_ai.output.type="json"`` in JSON mode, ``server.address`` /
-  ``server.port``, ``gen_ai.usage.input_tokens`` / ``output_tokens`` (and the prompt
-  cache's ``cache_read`` / ``cache_creation`` parts when non-zero),
+  ``gen_ai.request.max_tokens`` / ``temperature`` (only when sent: not for Anthropic, nor
+  with an effort on OpenAI's reasoning models) / ``seed``, ``gen_ai.output.type="json"``
+  when the request asks for JSON (JSON mode, a schema or a forced tool; ``"text"`` when
+  ``structured="auto"`` stepped down to nothing), ``server.address`` / ``server.port``,
+  ``gen_ai.usage.input_tokens`` / ``output_tokens`` (and the prompt cache's
+  ``cache_read`` / ``cache_creation`` parts and the reasoning model's
+  ``gen_ai.usage.reasoning.output_tokens``, part of the output, when non-zero),
   ``gen_ai.response.finish_reasons``, and ``cross_judge.*``: ``critic``, ``prompt.id`` /
   ``prompt.version`` / ``prompt.sha256``, ``attempts`` (retries are ``attempts - 1``),
   ``cache_hit``, ``rate_limit.wait_s`` (time queued at the vendor's gate, every attempt),
-  ``cost_usd``, ``sample`` (self-consistency samples after the first). A failed call has
+  ``cost_usd``, ``sample`` (self-consistency samples after the first). The answer
+  settings of issue 27, each only when used (a request without them keeps the attributes
+  above): ``request.structured`` (the answer shape asked, ``schema`` / ``tool`` / ``json``
+  / ``off``, when the critic sets ``structured=``; after a step down of ``"auto"``, the
+  shape finally asked), ``request.schema`` (the schema's name, with ``schema`` / ``tool``),
+  ``request.effort`` and ``request.thinking_budget`` (no semantic convention names them
+  yet), ``request.logprobs`` (alternatives asked per token), and ``confidence_source``
+  (``stated`` / ``logprob`` / ``none``, when the critic's ``confidence`` is ``"logprob"``
+  or ``"auto"``). A failed call has
   ``error.type`` (the verdict's :class:`~cross_judge.errors.ErrorKind` value: ``timeout``,
   ``rate_limit``, ``server``, ``auth``, ``parse``, ``budget``, ...; ``cancelled`` for a
   cancelled call; the exception's class name for anything raised) and status ``ERROR``.
@@ -242,13 +253,15 @@ _CALL: ContextVar[_Call | None] = ContextVar("cross_judge_otel_call", default=No
 
 
 class _ChatSpan(_Span):
-    __slots__ = ("_call", "_call_token", "_content")
+    __slots__ = ("_call", "_call_token", "_content", "_sources", "_structured")
 
-    def __init__(self, span: Any, content: bool) -> None:
+    def __init__(self, span: Any, content: bool, structured: str | None, sources: bool) -> None:
         super().__init__(span)
         self._call = _Call()
         self._call_token: Any = None
         self._content = content
+        self._structured = structured  # the form first asked, when the critic sets structured=
+        self._sources = sources  # the critic may measure its confidence: say where from
 
     def __enter__(self) -> _ChatSpan:
         super().__enter__()
@@ -287,6 +300,15 @@ class _ChatSpan(_Span):
                 attributes["gen_ai.usage.cache_read.input_tokens"] = usage.cache_read_tokens
             if usage.cache_write_tokens:
                 attributes["gen_ai.usage.cache_creation.input_tokens"] = usage.cache_write_tokens
+            if usage.reasoning_tokens:
+                attributes["gen_ai.usage.reasoning.output_tokens"] = usage.reasoning_tokens
+        stepped = verdict.structured
+        if self._structured is not None and stepped not in (None, self._structured):
+            # structured="auto" stepped down: the form finally asked replaces the first.
+            attributes["cross_judge.request.structured"] = stepped
+            attributes["gen_ai.output.type"] = "text" if stepped == "off" else "json"
+        if self._sources:
+            attributes["cross_judge.confidence_source"] = verdict.confidence_source
         if self._content and verdict.raw_response is not None:
             message: dict[str, Any] = {
                 "role": "assistant",
@@ -314,7 +336,10 @@ def chat_span(critic: Critic, config: VendorConfig, request: ChatRequest) -> _Ch
         return _chat_attributes(critic, config, request, content)
 
     span = _start(f"chat {request.model}", "CLIENT", attributes)
-    return _NO_SPAN if span is None else _ChatSpan(span, content)
+    if span is None:
+        return _NO_SPAN
+    form = request.structured if critic.structured is not None else None
+    return _ChatSpan(span, content, form, critic.confidence != "stated")
 
 
 def _chat_attributes(
@@ -335,10 +360,19 @@ def _chat_attributes(
         "cross_judge.prompt.version": prompt_version,
         "cross_judge.prompt.sha256": critic.prompt_sha256,
     }
-    if config.protocol != "anthropic":  # the Anthropic transport sends no sampling settings
+    if config.protocol != "anthropic" and (  # Anthropic is sent no sampling settings
+        request.effort is None or "temperature" in request.sent_settings(config)
+    ):
         attributes["gen_ai.request.temperature"] = request.temperature
-    if request.json_mode:
+    if request.structured != "off":
         attributes["gen_ai.output.type"] = "json"
+    if critic.structured is not None:  # else the form follows json_mode, as it always did
+        attributes["cross_judge.request.structured"] = request.structured
+    if request.schema is not None and request.structured in ("schema", "tool"):
+        attributes["cross_judge.request.schema"] = request.schema.name
+    attributes["cross_judge.request.effort"] = request.effort
+    attributes["cross_judge.request.thinking_budget"] = request.thinking_budget
+    attributes["cross_judge.request.logprobs"] = request.logprobs
     if request.sample:
         attributes["cross_judge.sample"] = request.sample
     if content:

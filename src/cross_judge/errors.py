@@ -202,6 +202,11 @@ class ErrorKind(str, Enum):
     """The model refused to answer (an explicit refusal or a content filter stop)."""
     PARSE = "parse"
     """The text came back but holds no usable verdict (``kind="PARSE_FAIL"``)."""
+    TRUNCATED = "truncated"
+    """The answer was cut off by the token limit (finish reason ``length``, stop reason
+    ``max_tokens``) before it held a usable verdict: typically a reasoning model's
+    thinking ate the cap. Retried once with twice the cap when the critic allows it
+    (``Critic(retry_truncated=True)``, the default)."""
     MISSING_KEY = "missing_key"
     """No API key was configured for the critic's vendor."""
     CANCELLED = "cancelled"

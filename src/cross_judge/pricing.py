@@ -7,16 +7,18 @@ over the shipped table. :func:`price_for` finds a model's :class:`Price`, or ``N
 no price is known, which makes the verdict's ``cost_usd`` ``None``: an unknown price is
 never reported as $0.
 
-Costs follow each vendor's billing: uncached input, cache reads and cache writes, and
-output (reasoning included) at their own rates; DeepSeek's peak hours at its peak
-multiplier. A call made through a vendor's batch API (OpenAI's Batch API, Anthropic's
-Message Batches) is priced with ``batch=True``: all of it at the entry's ``batch``
-multiplier (0.5: half price), never at a peak rate; a price without one (a vendor with no
-batch API, or a model the table has no batch rate for) refuses with a
-:class:`~cross_judge.errors.ConfigError` rather than guess. :func:`worst_case_cost` bounds
-a call before it is made, for budget caps: the prompt counted roughly but never low (one
-token per three UTF-8 bytes), all of it uncached, plus ``max_tokens`` of output, at peak
-rates (at the batch rate for a batch call).
+Costs follow each vendor's billing: uncached input, cache reads and cache writes, output,
+and the reasoning tokens a thinking model spent (``usage.reasoning_tokens``, part of the
+completion) at their own rates (reasoning at the output rate unless the entry gives a
+``reasoning`` rate); DeepSeek's peak hours at its peak multiplier. A call made through a
+vendor's batch API (OpenAI's Batch API, Anthropic's Message Batches) is priced with
+``batch=True``: all of it at the entry's ``batch`` multiplier (0.5: half price), never at
+a peak rate; a price without one (a vendor with no batch API, or a model the table has no
+batch rate for) refuses with a :class:`~cross_judge.errors.ConfigError` rather than
+guess. :func:`worst_case_cost` bounds a call before it is made, for budget caps: the
+prompt counted roughly but never low (one token per three UTF-8 bytes), all of it
+uncached, plus ``max_tokens`` and the ``thinking_budget`` of output at the dearer of the
+output and reasoning rates, at peak rates (at the batch rate for a batch call).
 
 Usage is the vendor's word, and some vendors do not give it: many gateways leave ``usage``
 out, and a broken or hostile one may report zero (or negative) tokens. A call whose usage
@@ -61,7 +63,7 @@ __all__ = [
 
 _PER_TOKEN = 1e-6  # prices are per million tokens
 _MESSAGE_OVERHEAD_TOKENS = 16  # roles, separators and the chat template around the text
-_FIELDS = ("input", "output", "cache_read", "cache_write", "batch")  # of a model's entry
+_FIELDS = ("input", "output", "reasoning", "cache_read", "cache_write", "batch")  # an entry's
 _DATE_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})\Z")
 
 
@@ -84,7 +86,8 @@ class PeakHours:
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens. ``cache_read`` / ``cache_write`` default to ``input``.
+    """USD per million tokens. ``cache_read`` / ``cache_write`` default to ``input``,
+    ``reasoning`` (the tokens a thinking model spends before its answer) to ``output``.
 
     ``batch_multiplier`` is the fraction of these prices a call through the vendor's batch
     API costs (0.5: half price, on every kind of token), ``None`` when the vendor has no
@@ -100,12 +103,16 @@ class Price:
     batch_multiplier: float | None = None
     vendor: str | None = field(default=None, compare=False)
     model: str | None = field(default=None, compare=False)
+    reasoning: float | None = None
 
     def cost(self, usage: Usage, *, at: datetime | None = None, batch: bool = False) -> float:
         """The cost of ``usage`` in USD; ``at`` (default now) decides peak pricing.
 
         ``usage.prompt_tokens`` includes the cache reads and writes, which are billed at
-        their own rates; the rest of the prompt at ``input``. With ``batch`` (a call made
+        their own rates; the rest of the prompt at ``input``. ``usage.reasoning_tokens`` are
+        part of ``completion_tokens`` (at most all of it: a larger count is read as all of
+        it): they are billed at ``reasoning``, the rest of the completion at ``output``.
+        With ``batch`` (a call made
         through the vendor's batch API) all of it is multiplied by ``batch_multiplier``
         and peak hours do not apply (a batch runs when the vendor schedules it).
 
@@ -118,17 +125,24 @@ class Price:
         uncached = usage.prompt_tokens - cached - written
         read_rate = self.input if self.cache_read is None else self.cache_read
         write_rate = self.input if self.cache_write is None else self.cache_write
+        thought = min(usage.reasoning_tokens, usage.completion_tokens)
         dollars = (
             uncached * self.input
             + cached * read_rate
             + written * write_rate
-            + usage.completion_tokens * self.output
+            + (usage.completion_tokens - thought) * self.output
+            + thought * self.reasoning_rate
         ) * _PER_TOKEN
         if factor is not None:
             return dollars * factor
         if self.peak is not None and self.peak.applies(at or datetime.now(timezone.utc)):
             dollars *= self.peak.multiplier
         return dollars
+
+    @property
+    def reasoning_rate(self) -> float:
+        """USD per million reasoning tokens: ``reasoning``, or ``output`` without one."""
+        return self.output if self.reasoning is None else self.reasoning
 
     def batch_rate(self) -> float:
         """``batch_multiplier``, for pricing a batch call.
@@ -211,11 +225,13 @@ def register_price(
     cache_read: float | None = None,
     cache_write: float | None = None,
     batch: float | None = None,
+    reasoning: float | None = None,
 ) -> Price:
     """Set the price of ``model`` on ``vendor`` (USD per million tokens); ``"*"`` for every
     model of the vendor. Overrides the shipped table for the rest of the process.
     ``batch`` is the fraction of these prices a call through the vendor's batch API costs
-    (0.5: half price); ``None``: batch calls cannot be priced.
+    (0.5: half price); ``None``: batch calls cannot be priced. ``reasoning`` is the rate of
+    a thinking model's reasoning tokens; ``None``: the ``output`` rate.
 
     Raises:
         ConfigError: a price is negative or not a finite number; ``batch`` is not in
@@ -231,6 +247,7 @@ def register_price(
         batch_multiplier=None if batch is None else _batch_multiplier(where, batch),
         vendor=key_vendor,
         model=model,
+        reasoning=None if reasoning is None else _rate(where, "reasoning", reasoning),
     )
     global _generation
     with _lock:
@@ -241,7 +258,8 @@ def register_price(
 
 def load_prices(path: str | os.PathLike[str]) -> int:
     """Register every price in a YAML file shaped like the shipped ``prices.yaml``
-    (``vendors: {name: {peak: ..., models: {id: {input, output, ..., batch}}}}``); returns
+    (``vendors: {name: {peak: ..., models: {id: {input, output, reasoning, ..., batch}}}}``;
+    ``reasoning`` optional, as in :func:`register_price`); returns
     how many model prices were loaded.
 
     Raises:
@@ -280,18 +298,25 @@ def estimate_prompt_tokens(request: ChatRequest) -> int:
 
 
 def worst_case_cost(price: Price, request: ChatRequest, *, batch: bool = False) -> float:
-    """The most ``request`` can cost: the estimated prompt, all uncached, plus
-    ``max_tokens`` of output, at the highest time-of-day rate; with ``batch`` (sent through
-    the vendor's batch API), at the batch rate instead.
+    """The most ``request`` can cost: the estimated prompt, all uncached, plus an output
+    cap of ``max_tokens + thinking_budget`` tokens priced at the dearer of the output and
+    reasoning rates (any of them may be reasoning), at the highest time-of-day rate; with
+    ``batch`` (sent through the vendor's batch API), at the batch rate instead.
+
+    The budget is added because Anthropic sends it on top of the answer's room
+    (``max_tokens`` becomes budget + ``max_tokens``). A vendor that counts thinking within
+    ``max_tokens`` (OpenAI-compatible ones may) can cost less than this: the reserve errs
+    high, so a budget admits fewer calls at once, never overspends.
 
     Raises:
         ConfigError: ``batch`` for a price without a ``batch_multiplier``.
     """
     factor = price.batch_rate() if batch else price.highest_multiplier
     usage = Usage(
-        prompt_tokens=estimate_prompt_tokens(request), completion_tokens=request.max_tokens
+        prompt_tokens=estimate_prompt_tokens(request),
+        completion_tokens=request.max_tokens + (request.thinking_budget or 0),
     )
-    base = Price(input=price.input, output=price.output)
+    base = Price(input=price.input, output=max(price.output, price.reasoning_rate))
     return base.cost(usage) * factor
 
 
@@ -376,6 +401,7 @@ def _parse_table(text: str, *, source: str) -> tuple[str, dict[tuple[str, str], 
                 ),
                 vendor=str(vendor).lower(),
                 model=str(model),
+                reasoning=_optional_rate(at, "reasoning", entry),
             )
     return str(data.get("as_of", "")), table
 

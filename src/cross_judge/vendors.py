@@ -8,19 +8,42 @@ case-insensitive. This module makes no network calls; ``make_client`` builds an
 
 Built in (:func:`all_vendors` lists them with the registered ones):
 
-=============  ==============================  ==================  =============  ===========
-name           base URL                        key env var         json_object    limit_scope
-=============  ==============================  ==================  =============  ===========
-deepseek       https://api.deepseek.com/v1     DEEPSEEK_API_KEY    yes            endpoint
-openai         https://api.openai.com/v1       OPENAI_API_KEY      yes            model
-anthropic      https://api.anthropic.com       ANTHROPIC_API_KEY   no (Messages)  model
-openrouter     https://openrouter.ai/api/v1    OPENROUTER_API_KEY  no (per model) model
-custom         (``base_url=`` required)        none (optional)     no             model
-ollama         http://localhost:11434/v1       none                yes            model
-llamacpp       http://localhost:8080/v1        none                yes            model
-vllm           http://localhost:8000/v1        none                yes            model
-lmstudio       http://localhost:1234/v1        none                no             model
-=============  ==============================  ==================  =============  ===========
+=============  ==============================  ==================  ===========
+name           base URL                        key env var         limit_scope
+=============  ==============================  ==================  ===========
+deepseek       https://api.deepseek.com/v1     DEEPSEEK_API_KEY    endpoint
+openai         https://api.openai.com/v1       OPENAI_API_KEY      model
+anthropic      https://api.anthropic.com       ANTHROPIC_API_KEY   model
+openrouter     https://openrouter.ai/api/v1    OPENROUTER_API_KEY  model
+custom         (``base_url=`` required)        none (optional)     model
+ollama         http://localhost:11434/v1       none                model
+llamacpp       http://localhost:8080/v1        none                model
+vllm           http://localhost:8000/v1        none                model
+lmstudio       http://localhost:1234/v1        none                model
+=============  ==============================  ==================  ===========
+
+What each takes:
+
+=============  ===========  ===========  ==========  ========
+name           json_object  json_schema  reasoning   logprobs
+=============  ===========  ===========  ==========  ========
+deepseek       yes          no           deepseek    yes
+openai         yes          yes          openai      yes
+anthropic      no           (own)        (thinking)  no
+openrouter     unknown      unknown      openrouter  unknown
+custom         unknown      unknown      none        unknown
+ollama         yes          yes          none        unknown
+llamacpp       yes          yes (*)      none        yes
+vllm           yes          yes          vllm        yes
+lmstudio       no           yes          none        unknown
+=============  ===========  ===========  ==========  ========
+
+(*) in llama.cpp's dialect, ``{"type": "json_object", "schema": {...}}``
+(``schema_dialect="json_object"``): llama-cpp-python's server refuses ``json_schema``.
+"unknown" (``None``) means ``Critic(structured="auto")`` / ``confidence="auto"`` try it and
+learn from a refusal (:mod:`cross_judge.critic.stepdown`); ``json_mode="auto"`` treats it as
+no. Anthropic enforces a schema as a forced tool or its JSON output format, and drives
+reasoning with extended thinking and ``output_config.effort``.
 
 The registry. :data:`VENDORS` is cross-judge 0.1's dict and holds 0.1's three vendors
 (deepseek, openai, openrouter), as 0.1 code expects; :func:`all_vendors` returns every
@@ -73,6 +96,8 @@ __all__ = [
     "VENDORS",
     "VENDOR_DEFAULTS",
     "LimitScope",
+    "ReasoningDialect",
+    "SchemaDialect",
     "VendorConfig",
     "all_vendors",
     "check_base_url",
@@ -83,6 +108,17 @@ __all__ = [
     "set_vendor_limits",
     "without_userinfo",
 ]
+
+ReasoningDialect = Literal["openai", "deepseek", "qwen", "vllm", "openrouter"]
+"""The request fields an OpenAI-compatible vendor takes for a reasoning model's effort and
+thinking budget (see :meth:`cross_judge.transport.ChatRequest.sent_settings`)."""
+
+SchemaDialect = Literal["json_schema", "json_object"]
+"""How an OpenAI-compatible vendor takes a schema: OpenAI's ``{"type": "json_schema",
+"json_schema": {"name", "strict", "schema"}}``, or llama.cpp's ``{"type": "json_object",
+"schema": {...}}`` (llama-cpp-python's server refuses the first with a 500)."""
+
+_REASONING_DIALECTS = ("openai", "deepseek", "qwen", "vllm", "openrouter")
 
 WireProtocol = Literal["openai", "anthropic"]
 
@@ -197,8 +233,22 @@ class VendorConfig:
     is still sent if one is given explicitly.
 
     Attributes:
-        json_object: accepts ``response_format={"type": "json_object"}``.
-        json_schema: accepts ``response_format={"type": "json_schema", ...}``.
+        json_object: accepts ``response_format={"type": "json_object"}`` (``None``: not
+            known; ``Critic(structured="auto")`` tries it and learns).
+        json_schema: enforces a JSON schema given in ``response_format`` (``True``),
+            refuses one (``False``), or is not known (``None``: ``structured="auto"``
+            tries it first, and steps down on a refusal).
+        schema_dialect: how the schema is sent: ``"json_schema"`` (OpenAI's
+            ``{"type": "json_schema", "json_schema": {...}}``) or ``"json_object"``
+            (llama.cpp's ``{"type": "json_object", "schema": {...}}``).
+        reasoning: the request fields it takes for a reasoning model's ``effort`` and
+            ``thinking_budget`` (:data:`ReasoningDialect`:
+            ``"openai"``, ``"deepseek"``, ``"qwen"``, ``"vllm"``, ``"openrouter"``);
+            ``None``: none known, and a critic asking for either is refused at
+            construction. The ``anthropic`` protocol has its own (extended thinking).
+        logprobs: serves token log-probabilities (``logprobs``/``top_logprobs``):
+            ``True``, ``False``, or ``None`` (not known: ``confidence="auto"`` asks, and
+            uses the stated confidence when none come back).
         requires_api_key: a call without a key is refused before it is sent.
         protocol: the wire protocol, ``"openai"`` (chat completions) or ``"anthropic"``.
         max_concurrency: requests in flight to this vendor at once, shared by every critic
@@ -227,8 +277,8 @@ class VendorConfig:
     name: str
     base_url: str
     api_key_env: str | None
-    json_object: bool = False
-    json_schema: bool = False
+    json_object: bool | None = False
+    json_schema: bool | None = False
     requires_api_key: bool = True
     protocol: WireProtocol = "openai"
     max_concurrency: int | None = None
@@ -236,6 +286,9 @@ class VendorConfig:
     max_tokens_field: str = "max_tokens"
     limit_scope: LimitScope = "model"
     shared: SharedLimit | None = None
+    schema_dialect: SchemaDialect = "json_schema"
+    reasoning: ReasoningDialect | None = None
+    logprobs: bool | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name != self.name.strip():
@@ -259,6 +312,17 @@ class VendorConfig:
             _check_rpm(f"vendor {self.name!r}", self.rpm)
         if self.shared is not None:
             _check_shared(f"vendor {self.name!r}", self.shared)
+        if self.schema_dialect not in ("json_schema", "json_object"):
+            raise ConfigError(
+                f"vendor {self.name!r}: schema_dialect must be 'json_schema' (OpenAI's "
+                "response_format) or 'json_object' (llama.cpp's json_object with a schema); "
+                f"got {self.schema_dialect!r}"
+            )
+        if self.reasoning not in (None, *_REASONING_DIALECTS):
+            raise ConfigError(
+                f"vendor {self.name!r}: reasoning must be one of "
+                f"{', '.join(map(repr, _REASONING_DIALECTS))} or None; got {self.reasoning!r}"
+            )
 
     def __repr__(self) -> str:
         # A base URL may carry credentials (https://user:password@host/v1): never shown.
@@ -269,12 +333,15 @@ class VendorConfig:
 
 _BUILTIN: tuple[VendorConfig, ...] = (
     # DeepSeek limits concurrency per account, whatever the model: one 429 concerns all.
+    # It takes json_object but no schema; thinking is switched on by a request field.
     VendorConfig(
         "deepseek",
         "https://api.deepseek.com/v1",
         "DEEPSEEK_API_KEY",
         json_object=True,
         limit_scope="endpoint",
+        reasoning="deepseek",
+        logprobs=True,
     ),
     VendorConfig(
         "openai",
@@ -283,23 +350,60 @@ _BUILTIN: tuple[VendorConfig, ...] = (
         json_object=True,
         json_schema=True,
         max_tokens_field="max_completion_tokens",
+        reasoning="openai",
+        logprobs=True,
     ),
-    # The Messages API has no json_object mode; prompts ask for JSON instead.
+    # The Messages API has no json_object mode and no token probabilities; a schema is
+    # enforced as a forced tool or its JSON output format.
     VendorConfig(
-        "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", protocol="anthropic"
+        "anthropic",
+        "https://api.anthropic.com",
+        "ANTHROPIC_API_KEY",
+        protocol="anthropic",
+        logprobs=False,
     ),
-    # OpenRouter forwards response_format only to models that support it; off by default.
-    VendorConfig("openrouter", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-    VendorConfig("custom", "", None, requires_api_key=False),
+    # OpenRouter forwards response_format and logprobs only to models that take them:
+    # not known per vendor (structured="auto" learns per model); json_mode stays off.
     VendorConfig(
-        "ollama", "http://localhost:11434/v1", None, json_object=True, requires_api_key=False
+        "openrouter",
+        "https://openrouter.ai/api/v1",
+        "OPENROUTER_API_KEY",
+        json_object=None,
+        json_schema=None,
+        reasoning="openrouter",
+    ),
+    VendorConfig("custom", "", None, requires_api_key=False, json_object=None, json_schema=None),
+    VendorConfig(
+        "ollama",
+        "http://localhost:11434/v1",
+        None,
+        json_object=True,
+        json_schema=True,
+        requires_api_key=False,
+    ),
+    # llama-cpp-python's server refuses {"type": "json_schema"} (a 500 validation error)
+    # and enforces {"type": "json_object", "schema": ...} with a grammar.
+    VendorConfig(
+        "llamacpp",
+        "http://localhost:8080/v1",
+        None,
+        json_object=True,
+        json_schema=True,
+        schema_dialect="json_object",
+        requires_api_key=False,
+        logprobs=True,
     ),
     VendorConfig(
-        "llamacpp", "http://localhost:8080/v1", None, json_object=True, requires_api_key=False
+        "vllm",
+        "http://localhost:8000/v1",
+        None,
+        json_object=True,
+        json_schema=True,
+        requires_api_key=False,
+        reasoning="vllm",
+        logprobs=True,
     ),
-    VendorConfig(
-        "vllm", "http://localhost:8000/v1", None, json_object=True, requires_api_key=False
-    ),
+    # LM Studio refuses json_object and takes json_schema.
     VendorConfig(
         "lmstudio", "http://localhost:1234/v1", None, json_schema=True, requires_api_key=False
     ),

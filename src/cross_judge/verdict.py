@@ -32,6 +32,7 @@ from pydantic import (
     ConfigDict,
     Field,
     NonNegativeInt,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     model_serializer,
     model_validator,
@@ -44,8 +45,10 @@ __all__ = [
     "ABSTAIN",
     "RESERVED_KINDS",
     "Answer",
+    "ConfidenceSource",
     "EnsembleVerdict",
     "ItemText",
+    "StructuredAsked",
     "Usage",
     "Verdict",
     "VerdictKind",
@@ -53,6 +56,12 @@ __all__ = [
     "call_totals",
     "default_query_id",
 ]
+
+ConfidenceSource = Literal["stated", "logprob", "none"]
+"""Where a verdict's ``confidence`` came from (:attr:`Verdict.confidence_source`)."""
+
+StructuredAsked = Literal["schema", "tool", "json", "off"]
+"""The answer shape a call asked for (:attr:`Verdict.structured`)."""
 
 VerdictKind = Literal["KEEP", "REJECT", "SPLIT", "MERGE", "UNCLEAR", "ERROR", "PARSE_FAIL"]
 """The default label vocabulary of cross-judge 0.1 (taxonomy review).
@@ -243,6 +252,12 @@ class Usage(BaseModel):
     parts (OpenAI's ``cached_tokens``, DeepSeek's ``prompt_cache_hit_tokens``, Anthropic's
     ``cache_read_input_tokens`` / ``cache_creation_input_tokens``), priced differently.
     ``total_tokens`` defaults to prompt + completion when a vendor leaves it out.
+    ``reasoning_tokens`` is the part of ``completion_tokens`` a reasoning model spent
+    thinking (OpenAI's ``completion_tokens_details.reasoning_tokens``, the same field on
+    DeepSeek and most OpenAI-compatible servers), priced at the model's reasoning rate when
+    it has one (:class:`~cross_judge.pricing.Price`); 0 when the vendor does not say
+    (Anthropic counts thinking in ``output_tokens`` without a separate figure). Left out of
+    dumps when 0.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -252,6 +267,7 @@ class Usage(BaseModel):
     total_tokens: NonNegativeInt = 0
     cache_read_tokens: NonNegativeInt = 0
     cache_write_tokens: NonNegativeInt = 0
+    reasoning_tokens: NonNegativeInt = 0
 
     @model_validator(mode="after")
     def _fill_total(self) -> Usage:
@@ -268,7 +284,15 @@ class Usage(BaseModel):
             total_tokens=self.total_tokens + other.total_tokens,
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
+
+    @model_serializer(mode="wrap")
+    def _omit_zero_reasoning(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.reasoning_tokens:
+            data.pop("reasoning_tokens", None)
+        return data
 
 
 class Answer(BaseModel):
@@ -391,6 +415,19 @@ class Verdict(BaseModel):
     Latin letters (by the parser, or by a vote that counted it as a look-alike of another
     label: see :func:`lookalike_labels`). ``None`` otherwise, and left out of dumps then.
 
+    ``confidence_source`` says where ``confidence`` came from: ``"stated"``, the number the
+    model wrote (the default, and what every verdict written before the field existed
+    had); ``"logprob"``, the probability the model gave the chosen label at the token
+    where it was decided, renormalised over the label vocabulary
+    (``Critic(confidence="logprob")``); ``"none"``, no confidence (a vote that stated none
+    and had no token probabilities, and every failed or skipped call). Left out of dumps
+    when ``"stated"``.
+
+    ``structured`` is the answer shape the call asked for when the critic sets
+    ``structured=`` (``"schema"``, ``"tool"``, ``"json"`` or ``"off"``: after any step
+    down ``structured="auto"`` made for the endpoint); ``None``, and left out of dumps,
+    otherwise.
+
     ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
     """
 
@@ -422,6 +459,22 @@ class Verdict(BaseModel):
     flipped: bool | None = None
     self_agreement: float | None = Field(default=None, ge=0.0, le=1.0)
     written_label: str | None = None
+    confidence_source: ConfidenceSource = "stated"
+    structured: StructuredAsked | None = None
+
+    # The token probabilities a logprob confidence was read from, kept (never dumped) so
+    # that the response cache can store them with the answer: a hit then gives the same
+    # confidence. Typed loosely: the token type belongs to the transport layer.
+    _logprobs: tuple[Any, ...] | None = PrivateAttr(default=None)
+
+    def keep_logprobs(self, tokens: tuple[Any, ...] | None) -> None:
+        """Keep ``tokens`` (a completion's token probabilities) with this verdict for the
+        response cache; ``None`` forgets them. Never part of a dump or a comparison."""
+        self._logprobs = tokens
+
+    def kept_logprobs(self) -> tuple[Any, ...] | None:
+        """The token probabilities kept by :meth:`keep_logprobs`, if any."""
+        return self._logprobs
 
     @model_validator(mode="before")
     @classmethod
@@ -448,9 +501,11 @@ class Verdict(BaseModel):
             for name in ("order", "answers", "flipped"):
                 if data.get(name) is None:
                     data.pop(name, None)
-        for name in ("self_agreement", "written_label"):
+        for name in ("self_agreement", "written_label", "structured"):
             if data.get(name) is None:
                 data.pop(name, None)
+        if self.confidence_source == "stated":
+            data.pop("confidence_source", None)
         if not self.cost_estimates:
             data.pop("cost_estimates", None)
         return data

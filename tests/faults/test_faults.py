@@ -247,9 +247,9 @@ FAULTS: tuple[Fault, ...] = (
     Fault(
         "answer cut off at max_tokens",
         lambda p: Reply.content('{"kind": "KEEP", "reas', finish_reason="length"),
-        "PARSE_FAIL",
-        ErrorKind.PARSE,
-        1,
+        "ERROR",
+        ErrorKind.TRUNCATED,
+        2,  # asked once more with twice the cap (retry_truncated), cut off again
     ),
     Fault(
         "a label outside the vocabulary",

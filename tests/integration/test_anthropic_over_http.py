@@ -325,14 +325,14 @@ async def test_a_refusal_stop_reason_is_a_refusal_error(server: VendorServer, mo
     assert "I can't help with judging this." in (v.error or "")
 
 
-async def test_a_max_tokens_stop_with_unparseable_text_is_a_parse_fail_naming_the_cut_off(
+async def test_a_max_tokens_stop_with_unparseable_text_is_truncated_naming_the_cap(
     server: VendorServer, model: str
 ) -> None:
     server.script(model, Reply.content('{"kind": "KEEP", "confid', finish_reason="max_tokens"))
-    async with claude(server, model, max_tokens=12) as c:
+    async with claude(server, model, max_tokens=12, retry_truncated=False) as c:
         v = await c.judge("item")
-    assert (v.kind, v.error_kind) == ("PARSE_FAIL", ErrorKind.PARSE)
-    assert "cut off at max_tokens=12" in (v.error or "")
+    assert (v.kind, v.error_kind) == ("ERROR", ErrorKind.TRUNCATED)
+    assert "cut off at the token limit (max_tokens=12)" in (v.error or "")
 
 
 async def test_thinking_blocks_are_never_read_as_the_verdict(

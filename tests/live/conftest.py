@@ -40,7 +40,7 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -72,7 +72,8 @@ SKIP_REASON = (
 )
 _PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 _ROUNDS_PER_TEST = 3
-"""Calls one after the other in a live test, at most (the others run concurrently)."""
+"""Calls one after the other in a live test, at most (the others run concurrently), unless
+the test says otherwise with :func:`calls_in_sequence`."""
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,7 @@ def _positive(environ: Mapping[str, str], name: str, default: float) -> float:
 
 
 _TARGET = pytest.StashKey[LiveTarget | None]()
+_Test = TypeVar("_Test", bound=Callable[..., Any])
 
 
 def skip_module_unless_live() -> None:
@@ -225,8 +227,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if _in_this_tier(item):
             # A real model may take the whole per-attempt timeout on each attempt of each
             # call (the first and two retries).
-            limit = _ROUNDS_PER_TEST * 3 * target.timeout + 60
+            rounds = getattr(getattr(item, "function", None), "live_rounds", _ROUNDS_PER_TEST)
+            limit = rounds * 3 * target.timeout + 60
             item.add_marker(pytest.mark.timeout(limit))
+
+
+def calls_in_sequence(rounds: int) -> Callable[[_Test], _Test]:
+    """Mark a live test that makes up to ``rounds`` calls one after the other (a local
+    server answers one at a time), so that its time limit allows them."""
+
+    def mark(test: _Test) -> _Test:
+        test.live_rounds = rounds  # type: ignore[attr-defined]  # read at collection
+        return test
+
+    return mark
 
 
 @pytest.fixture(scope="session")

@@ -462,6 +462,8 @@ def test_stats_count_requests_models_connections_and_concurrency() -> None:
         "faults": 0,
         "faults_by_kind": {},
         "rate_limited": 0,
+        "refusals": 0,
+        "refusals_by_feature": {},
         "files_uploaded": 0,
         "batches": {"openai": 0, "anthropic": 0},
         "batch_requests": {"openai": 0, "anthropic": 0},

@@ -12,6 +12,8 @@ vendor echoed. Nothing here sends a request.
 
 from __future__ import annotations
 
+import logging
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -24,8 +26,13 @@ from ..stats.confidence_calibration import ConfidenceCalibration
 from ..transport import CallFailure, Completion
 from ..transport.redaction import Redactor, redactor_for, secrets_of
 from ..vendors import VendorConfig, resolve_api_key
-from ..verdict import Answer, Verdict, call_totals
+from ..verdict import Answer, ConfidenceSource, Verdict, call_totals
+from .logprobs import LabelProbabilities, label_probabilities
 from .parsing import ExampleAnswer, parse_answer
+
+logger = logging.getLogger("cross_judge")
+
+_WARNED_NO_LOGPROBS: set[tuple[str, str]] = set()
 
 if TYPE_CHECKING:
     from .prompts import PromptSpec
@@ -43,6 +50,9 @@ class VerdictAssembly:
         max_tokens: int
         labels: Sequence[str] | None
         prompt: PromptSpec | str | None
+        structured: str | None
+        confidence: str
+        thinking_budget: int | None
         calibration: ConfidenceCalibration | Mapping[str, Any] | None
         _label_keys: tuple[str, ...]
         _reasoning_keys: tuple[str, ...]
@@ -51,6 +61,7 @@ class VerdictAssembly:
         def price(self) -> Price | None: ...
         def prompt_provenance(self) -> tuple[str | None, str | None]: ...
         def _examples(self) -> tuple[ExampleAnswer, ...]: ...
+        def _answer_regex(self) -> re.Pattern[str] | None: ...
         def _calibration_in_use(self) -> ConfidenceCalibration | None: ...
         @property
         def prompt_sha256(self) -> str: ...
@@ -90,10 +101,22 @@ class VerdictAssembly:
         price: Price | None,
         cached: bool = False,
         batch: bool = False,
+        structured: str | None = None,
     ) -> Verdict:
         """The verdict for a completed call (or a cache hit: no usage, cost 0; or a batch
-        request: the batch rate)."""
+        request: the batch rate). ``structured`` is the answer shape the call asked for,
+        recorded when the critic sets ``structured=``.
+
+        An answer cut off by the token limit before it held a verdict (empty, or text
+        that does not parse) is ``ERROR`` with ``error_kind="truncated"``; one that parses
+        although it was cut off stands. With ``confidence="logprob"``/``"auto"`` and token
+        probabilities in the completion, ``confidence`` is the chosen label's probability
+        renormalised over the labels (:mod:`.logprobs`) and a prompt with a ``score`` map
+        gets the expected score.
+        """
         common = self._common(started, attempts)
+        if structured is not None and self.structured is not None:
+            common["structured"] = structured
         if cached:
             common.update(cached=True, cost_usd=0.0)
             completion = replace(completion, usage=None)
@@ -105,10 +128,13 @@ class VerdictAssembly:
                 reasoning=completion.refusal[:1000],
                 error=f"refusal: {completion.refusal[:300]}",
                 error_kind=ErrorKind.REFUSAL,
+                confidence_source="none",
                 usage=completion.usage,
                 **common,
             )
         text = (completion.text or "").strip()
+        if not text and completion.truncated:
+            return self._truncated(completion, common, None)
         if not text:
             filtered = completion.finish_reason == "content_filter"
             return Verdict(
@@ -116,6 +142,7 @@ class VerdictAssembly:
                 reasoning="empty response from LLM",
                 error="refusal: content filter" if filtered else "empty_response",
                 error_kind=ErrorKind.REFUSAL if filtered else ErrorKind.EMPTY,
+                confidence_source="none",
                 usage=completion.usage,
                 **common,
             )
@@ -125,40 +152,118 @@ class VerdictAssembly:
             label_keys=self._label_keys,
             reasoning_keys=self._reasoning_keys,
             examples=self._examples(),
+            answer_regex=self._answer_regex(),
         )
         if not parsed.ok:
-            error = parsed.error or "parse_fail"
             if completion.truncated:
-                error += f" (the answer was cut off at max_tokens={self.max_tokens})"
+                return self._truncated(completion, common, text)
+            error = parsed.error or "parse_fail"
             return Verdict(
                 kind="PARSE_FAIL",
                 reasoning=parsed.reasoning,
                 raw_response=text,
                 error=error,
                 error_kind=ErrorKind.PARSE,
+                confidence_source="none",
                 usage=completion.usage,
                 **common,
             )
         score = parsed.score
         spec = self.prompt
-        if score is None and spec is not None and not isinstance(spec, str) and spec.score:
-            score = spec.score.get(parsed.kind)
-        confidence, stated = parsed.confidence, None
+        scores = spec.score if spec is not None and not isinstance(spec, str) else None
+        if score is None and scores:
+            score = scores.get(parsed.kind)
+        confidence, stated, given = parsed.confidence, None, parsed.confidence_given
+        source: ConfidenceSource = "stated" if given else "none"
+        measured = self._label_probabilities(completion, text, parsed.kind)
+        if measured is not None:
+            confidence, given, source = measured.confidence, True, "logprob"
+            if parsed.confidence_given:
+                stated = parsed.confidence
+            if scores:
+                expected = measured.expected_score(scores)
+                score = expected if expected is not None else score
+        elif self.confidence == "logprob":
+            self._warn_no_logprobs(completion)
+            confidence, given, source = 0.0, False, "none"
         # Applied here, on every parse of an answer (a cache hit is re-parsed), never
         # stored: the cache keeps the raw text, so a changed calibration cannot go stale.
-        if self.calibration is not None and parsed.confidence_given:
+        if self.calibration is not None and given:
             calibration = self._calibration_in_use()
             assert calibration is not None
-            confidence, stated = calibration.apply(parsed.confidence), parsed.confidence
-        return Verdict(
+            if stated is None:
+                stated = confidence
+            confidence = calibration.apply(confidence)
+        verdict = Verdict(
             kind=parsed.kind,
             written_label=parsed.written_label,
             confidence=confidence,
             stated_confidence=stated,
-            confidence_stated=parsed.confidence_given,
+            confidence_stated=given,
+            confidence_source=source,
             reasoning=parsed.reasoning,
             score=score,
             raw_response=text,
+            usage=completion.usage,
+            **common,
+        )
+        verdict.keep_logprobs(completion.logprobs if measured is not None else None)
+        return verdict
+
+    def _label_probabilities(
+        self, completion: Completion, text: str, label: str
+    ) -> LabelProbabilities | None:
+        """The label distribution the completion's token probabilities give, when the
+        critic reads its confidence from them and they locate the label; else ``None``."""
+        if self.confidence == "stated" or not completion.logprobs or self.labels is None:
+            return None
+        return label_probabilities(
+            completion.text or "",
+            completion.logprobs,
+            chosen=label,
+            labels=self.labels,
+            label_keys=self._label_keys,
+        )
+
+    def _warn_no_logprobs(self, completion: Completion) -> None:
+        """Log once per critic and model that ``confidence="logprob"`` got none to read."""
+        seen = (self.name, self.model)
+        if seen in _WARNED_NO_LOGPROBS:
+            return
+        _WARNED_NO_LOGPROBS.add(seen)
+        why = (
+            "the reply had no token probabilities"
+            if not completion.logprobs
+            else "the token probabilities did not locate the label"
+        )
+        logger.warning(
+            "critic %s (model %r): confidence='logprob', but %s; such verdicts have "
+            "confidence_source='none' (confidence='auto' would use the stated one)",
+            self.name,
+            self.model,
+            why,
+        )
+
+    def _truncated(
+        self, completion: Completion, common: dict[str, Any], text: str | None
+    ) -> Verdict:
+        """The verdict of an answer cut off by the token limit before it held a verdict."""
+        room = f"max_tokens={self.max_tokens}"
+        if self.thinking_budget is not None:
+            room += f" after thinking_budget={self.thinking_budget}"
+        thought = completion.usage.reasoning_tokens if completion.usage is not None else 0
+        spent = f", {thought} of them spent reasoning" if thought else ""
+        message = (
+            f"truncated: the answer was cut off at the token limit ({room}{spent}) before "
+            "it held a verdict; raise max_tokens"
+        )
+        return Verdict(
+            kind="ERROR",
+            reasoning=message,
+            raw_response=text,
+            error=message,
+            error_kind=ErrorKind.TRUNCATED,
+            confidence_source="none",
             usage=completion.usage,
             **common,
         )
@@ -182,7 +287,14 @@ class VerdictAssembly:
         common = self._common(time.perf_counter() - elapsed_s, attempts=0)
         if not sent and self.price() is not None:
             common["cost_usd"] = 0.0
-        return Verdict(kind=kind, reasoning=message, error=message, error_kind=error_kind, **common)
+        return Verdict(
+            kind=kind,
+            reasoning=message,
+            error=message,
+            error_kind=error_kind,
+            confidence_source="none",
+            **common,
+        )
 
     def _failed(
         self,
@@ -200,6 +312,7 @@ class VerdictAssembly:
             reasoning=message,
             error=message,
             error_kind=kind,
+            confidence_source="none",
             cost_usd=None if price is None else 0.0,
             **self._common(started, attempts),
         )
@@ -215,14 +328,21 @@ class VerdictAssembly:
             reasoning=message,
             error=message,
             error_kind=ErrorKind.BUDGET,
+            confidence_source="none",
             cost_usd=0.0,  # nothing was sent
             **self._common(started, 0),
         )
 
     def _stored_completion(self, verdict: Verdict) -> Completion:
         """What the response cache keeps of a valid verdict: the text (re-parsed on a hit),
-        the usage and the model."""
-        return Completion(text=verdict.raw_response, usage=verdict.usage, model=self.model)
+        the usage, the model and, when its confidence came from them, the token
+        probabilities (so a hit gives the same confidence)."""
+        return Completion(
+            text=verdict.raw_response,
+            usage=verdict.usage,
+            model=self.model,
+            logprobs=verdict.kept_logprobs(),
+        )
 
     def _common(self, started: float, attempts: int) -> dict[str, Any]:
         prompt_id, prompt_version = self.prompt_provenance()
@@ -322,4 +442,9 @@ def redacted_verdict(verdict: Verdict, hide: Redactor) -> Verdict:
             cleaned = clean(value)
             if cleaned != value:
                 changes[name] = cleaned
-    return verdict.model_copy(update=changes) if changes else verdict
+    if not changes:
+        return verdict
+    cleaned_verdict = verdict.model_copy(update=changes)
+    if "raw_response" in changes:  # the tokens hold what was removed: not kept for the cache
+        cleaned_verdict.keep_logprobs(None)
+    return cleaned_verdict

@@ -27,8 +27,13 @@ version, so older and newer releases can share one file.
 The store is one SQLite file (stdlib :mod:`sqlite3`) in WAL mode, so several processes
 (say, two ``cross-judge review`` runs) and several event loops or threads of one process
 can read and write it at once. Per row it keeps the key (the hash), the answer text, the
-token usage, the model id and the time it was stored: no prompt, no request header, no
-API key. An answer or model id holding a lone surrogate (a vendor's JSON may escape one;
+token usage, the model id, the answer's token probabilities when the vendor sent them
+(:attr:`Completion.logprobs <cross_judge.transport.Completion.logprobs>`, so that a
+``confidence="logprob"`` critic's hit gives the confidence of the live call) and the time
+it was stored: no prompt, no request header, no API key. A file made by a release from
+before token probabilities were kept is upgraded in place on first use (a column added,
+its rows kept and read back without token probabilities); that release can still share
+the upgraded file. An answer or model id holding a lone surrogate (a vendor's JSON may escape one;
 UTF-8 cannot encode it) is stored as a BLOB of its bytes with the surrogate kept
 (``surrogatepass``) and read back as the same text; a release from before this reads such
 an entry as a miss. Entries are never changed once written (``INSERT OR IGNORE``: the first answer
@@ -44,6 +49,7 @@ opened on first use.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
@@ -62,7 +68,7 @@ from anyio.lowlevel import RunVar
 from pydantic import BaseModel, ConfigDict, NonNegativeInt
 
 from ..errors import ConfigError, UnusableCacheError
-from ..transport import Completion
+from ..transport import Completion, TokenLogprob
 from ..verdict import Usage
 
 __all__ = [
@@ -97,13 +103,18 @@ CREATE TABLE responses (
     text TEXT NOT NULL,             -- the answer, re-parsed on a hit
     usage TEXT,                     -- JSON of cross_judge.verdict.Usage, or NULL
     model TEXT,                     -- the model id
-    created_at REAL NOT NULL        -- when it was stored, Unix seconds
+    created_at REAL NOT NULL,       -- when it was stored, Unix seconds
+    logprobs TEXT                   -- the answer's token probabilities (JSON), or NULL
 )
 """
 # A rowid table with an index on key, not WITHOUT ROWID: rows are answers of a few hundred
 # bytes to kilobytes, past the size where SQLite recommends WITHOUT ROWID (measured: puts
 # 20% faster, the file 8% smaller, lookups the same).
-_COLUMNS = "key, text, usage, model, created_at"
+_COLUMNS = "key, text, usage, model, created_at, logprobs"
+# Added to a file of cache format 1 made before it existed (ALTER TABLE ADD COLUMN, rows
+# kept, NULL in them). The format stays 1: a release that knows no such column names its
+# columns in every statement, so it still reads and writes the upgraded file.
+_ADDED_COLUMNS = {"logprobs": "TEXT"}
 
 # SQLite result codes (the low byte of an extended code).
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_CORRUPT, _SQLITE_NOTADB = 5, 6, 11, 26
@@ -243,7 +254,7 @@ class ResponseCache:
         )
 
     async def put(self, key: str, completion: Completion) -> None:
-        """Store ``completion`` (its text, usage and model) under ``key``.
+        """Store ``completion`` (its text, usage, model and token probabilities) under ``key``.
 
         A key already present keeps its first answer (``INSERT OR IGNORE``), without
         error. A completion without text is not stored. Never raises for the database: a
@@ -376,7 +387,7 @@ class ResponseCache:
         try:
             row = self._locked(
                 lambda conn: conn.execute(
-                    "SELECT text, usage, model FROM responses WHERE key = ?", (key,)
+                    "SELECT text, usage, model, logprobs FROM responses WHERE key = ?", (key,)
                 ).fetchone()
             )
         except sqlite3.Error as exc:
@@ -386,7 +397,7 @@ class ResponseCache:
             with self._handle.lock:
                 self._misses += 1
             return None
-        text, usage, model = row
+        text, usage, model, logprobs = row
         try:
             text, model = _stored_text(text), _stored_text(model)
             if text is None:
@@ -395,6 +406,7 @@ class ResponseCache:
                 text=text,
                 usage=None if usage is None else Usage.model_validate_json(usage),
                 model=model,
+                logprobs=_stored_logprobs(logprobs),
             )
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             self._failed("read", exc)
@@ -408,12 +420,20 @@ class ResponseCache:
         if completion.text is None:
             return
         usage = None if completion.usage is None else completion.usage.model_dump_json()
-        row = (key, _storable(completion.text), usage, _storable(completion.model), time.time())
+        row = (
+            key,
+            _storable(completion.text),
+            usage,
+            _storable(completion.model),
+            time.time(),
+            _logprobs_json(completion.logprobs),
+        )
         try:
             stored = self._locked(
                 lambda conn: (
                     conn.execute(
-                        f"INSERT OR IGNORE INTO responses ({_COLUMNS}) VALUES (?, ?, ?, ?, ?)", row
+                        f"INSERT OR IGNORE INTO responses ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                        row,
                     ).rowcount
                 )
             )
@@ -556,6 +576,16 @@ class ResponseCache:
             logger.debug("response cache %s: journal mode %s (WAL unavailable)", self.path, mode)
         # In WAL mode NORMAL stays consistent; a power cut may lose the last answers only.
         conn.execute("PRAGMA synchronous = NORMAL")
+        if _missing_columns(conn):
+            conn.execute("BEGIN IMMEDIATE")  # one process upgrades, others wait, then see it
+            try:
+                for name in _missing_columns(conn):
+                    conn.execute(f"ALTER TABLE responses ADD COLUMN {name} {_ADDED_COLUMNS[name]}")
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
         conn.execute(f"SELECT {_COLUMNS} FROM responses LIMIT 0").fetchall()
 
     def _initialise(self, conn: sqlite3.Connection) -> None:
@@ -632,6 +662,67 @@ def _stored_text(value: object) -> str | None:
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogatepass")  # a UnicodeDecodeError is a ValueError
     raise ValueError(f"a stored entry's text or model is a {type(value).__name__}")
+
+
+def _logprobs_json(logprobs: tuple[TokenLogprob, ...] | None) -> str | None:
+    """Token probabilities as compact JSON, ``[[token, logprob, [[alt, logprob], ...]],
+    ...]``, or ``None``. ASCII only (``\\uXXXX`` escapes), so a token holding a lone
+    surrogate is stored as text and read back as itself."""
+    if logprobs is None:
+        return None
+    triples = [[t.token, t.logprob, [[alt, lp] for alt, lp in t.top]] for t in logprobs]
+    return json.dumps(triples, separators=(",", ":"))
+
+
+def _stored_logprobs(value: object) -> tuple[TokenLogprob, ...] | None:
+    """The ``logprobs`` column as :func:`_logprobs_json` wrote it (``NULL``: ``None``).
+
+    Raises:
+        ValueError: the value is not that JSON.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        value = value.decode("utf-8")
+    if not isinstance(value, str):
+        raise ValueError(f"a stored entry's logprobs is a {type(value).__name__}")
+    data = json.loads(value)  # a JSONDecodeError is a ValueError
+    if not isinstance(data, list):
+        raise ValueError("a stored entry's logprobs is not a list")
+    tokens = []
+    for entry in data:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[2], list)):
+            raise ValueError("a stored token is not [token, logprob, [[alt, logprob], ...]]")
+        token, logprob, top = entry
+        tokens.append(
+            TokenLogprob(_token(token), _number(logprob), tuple(_pair(alt) for alt in top))
+        )
+    return tuple(tokens)
+
+
+def _token(value: object) -> str:
+    if not isinstance(value, str):
+        raise ValueError("a stored token is not text")
+    return value
+
+
+def _number(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("a stored logprob is not a number")
+    return float(value)
+
+
+def _pair(value: object) -> tuple[str, float]:
+    if not (isinstance(value, list) and len(value) == 2):
+        raise ValueError("a stored alternative is not [token, logprob]")
+    return _token(value[0]), _number(value[1])
+
+
+def _missing_columns(conn: sqlite3.Connection) -> list[str]:
+    """Columns of :data:`_ADDED_COLUMNS` the ``responses`` table lacks (a file made by an
+    earlier release)."""
+    present = {row[1] for row in conn.execute("PRAGMA table_info(responses)")}
+    return [name for name in _ADDED_COLUMNS if name not in present]
 
 
 def default_cache_path() -> Path:

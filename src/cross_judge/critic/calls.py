@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Mapping
 from contextlib import nullcontext
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -43,10 +44,11 @@ from ..transport._pool import ready_session
 from ..transport.redaction import Redactor, redacted_exception, redactor_for, secrets_of
 from ..transport.retry import Gate, call_with_retries
 from ..vendors import VendorConfig, resolve_api_key
-from ..verdict import Usage, Verdict
+from ..verdict import Usage, Verdict, call_totals
 from .assembly import combine_samples, redacted_verdict
 from .parking import ParkingJob, active_job
 from .request import sample_request
+from .stepdown import step_down
 from .warmup import warm_up
 
 if TYPE_CHECKING:
@@ -89,7 +91,14 @@ class CallPath:
             price: Price | None,
             cached: bool = False,
             batch: bool = False,
+            structured: str | None = None,
         ) -> Verdict: ...
+        def json_allowed(self, config: VendorConfig) -> bool: ...
+
+        structured: str | None
+        confidence: str
+        retry_truncated: bool
+
         def _failed(
             self,
             kind: ErrorKind,
@@ -218,12 +227,43 @@ class CallPath:
         store: ResponseCache | None,
         job: ParkingJob | None,
     ) -> Verdict:
+        """One call, and (``retry_truncated``) one more with twice the token cap when the
+        answer was cut off before it held a verdict: the verdict of the second, with the
+        usage, cost, attempts and time of both."""
+        verdict = await self._judge_call(config, request, price, spending, store, job)
+        if verdict.error_kind is not ErrorKind.TRUNCATED or not self.retry_truncated:
+            return verdict
+        larger = replace(request, max_tokens=request.max_tokens * 2)
+        logger.debug(
+            "critic %s: the answer was cut off at max_tokens=%d; asking once more with %d",
+            self.name,
+            request.max_tokens,
+            larger.max_tokens,
+        )
+        second = await self._judge_call(config, larger, price, spending, store, job)
+        totals = call_totals([verdict, second])
+        totals["elapsed_s"] = round(verdict.elapsed_s + second.elapsed_s, 3)  # one after the other
+        totals["raw_response"] = second.raw_response
+        totals["cached"] = second.cached
+        return second.model_copy(update=totals)
+
+    async def _judge_call(
+        self,
+        config: VendorConfig,
+        request: ChatRequest,
+        price: Price | None,
+        spending: Budget | None,
+        store: ResponseCache | None,
+        job: ParkingJob | None,
+    ) -> Verdict:
         started = time.perf_counter()
         key = request.cache_key(config) if store is not None else ""
         if store is not None:
             stored = await store.get(key)
             if stored is not None:
-                hit = self._verdict_from(stored, 0, started, price=None, cached=True)
+                hit = self._verdict_from(
+                    stored, 0, started, price=None, cached=True, structured=request.structured
+                )
                 # Only valid answers are stored, but the key does not cover the labels: an
                 # answer this critic's vocabulary rejects is a miss, and the vendor is asked.
                 if hit.is_valid:
@@ -291,14 +331,15 @@ class CallPath:
         starts after it.
         """
         sending = False
+        sent = request  # after any step down structured="auto" makes (see .stepdown)
         try:
             if config.protocol == "anthropic":
                 await anthropic.prepare(config, api_key)
                 started = time.perf_counter()
 
-                async def attempt() -> Completion:
+                async def send() -> Completion:
                     return await anthropic.complete(
-                        config, request, api_key=api_key, timeout=self.timeout
+                        config, sent, api_key=api_key, timeout=self.timeout
                     )
 
                 self_timed = False
@@ -307,10 +348,27 @@ class CallPath:
                 started = time.perf_counter()
                 self_timed = session.enforces_total_timeout
 
-                async def attempt() -> Completion:
+                async def send() -> Completion:
                     return await openai_compat.complete(
-                        session, config, request, api_key=api_key, timeout=self.timeout
+                        session, config, sent, api_key=api_key, timeout=self.timeout
                     )
+
+            learns = self.structured == "auto" or self.confidence == "auto"
+
+            async def attempt() -> Completion:
+                nonlocal sent
+                while True:  # at most four rounds: logprobs, then tool/schema -> json -> off
+                    try:
+                        return await send()
+                    except CallFailure as failure:
+                        weaker = (
+                            step_down(config, sent, failure, json_ok=self.json_allowed(config))
+                            if learns
+                            else None
+                        )
+                        if weaker is None or not self.may_step(sent, weaker):
+                            raise
+                        sent = weaker
 
             sending = True
             # Limits are the vendor's, so an injected http_client passes the gate too.
@@ -327,17 +385,22 @@ class CallPath:
             )
             if _otel.available:
                 _otel.record_completion(completion)
-            verdict = self._verdict_from(completion, attempts, started, price=price)
-            return charge_unreported_usage(verdict, completion, request, price)
+            verdict = self._verdict_from(
+                completion, attempts, started, price=price, structured=sent.structured
+            )
+            return charge_unreported_usage(verdict, completion, sent, price)
         except CallFailure as failure:
             message = str(failure)
             if failure.attempts > 1:
                 message += f" (after {failure.attempts} attempts)"
             message = hide.error(message)
             logger.debug("critic %s: %s", self.name, message)
-            return self._failed(
+            verdict = self._failed(
                 failure.kind, message, started, attempts=failure.attempts, price=price
             )
+            if self.structured is not None:
+                verdict = verdict.model_copy(update={"structured": sent.structured})
+            return verdict
         except Exception as exc:
             # A bug of ours, or a client library failing in a way it does not document
             # (at set-up or during the call): one item must not take a whole panel or
@@ -353,6 +416,15 @@ class CallPath:
             return self._failed(
                 ErrorKind.INTERNAL, message, started, attempts=attempts, price=price
             )
+
+    def may_step(self, before: ChatRequest, after: ChatRequest) -> bool:
+        """Whether this critic lets a refused request ``before`` be sent as ``after``
+        (:func:`.stepdown.step_down`): a weaker answer shape with ``structured="auto"``,
+        no token probabilities with ``confidence="auto"``. A critic that asked for a form
+        or for ``"logprob"`` explicitly gets the refusal as its verdict instead."""
+        if after.structured != before.structured and self.structured != "auto":
+            return False
+        return after.logprobs == before.logprobs or self.confidence == "auto"
 
     def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
@@ -33,6 +35,7 @@ from ..pricing import Price, price_for, registry_generation
 from ..stats.confidence_calibration import ConfidenceCalibration
 from ..transport import HTTPSession, aclose_sessions
 from ..transport._http import HttpxSession, SyncDuckSession
+from ..transport._wire import reasoning_problem
 from ..vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
 from .assembly import VerdictAssembly
 from .calls import CallPath
@@ -44,12 +47,17 @@ if TYPE_CHECKING:
     from .cache import ResponseCache
     from .prompts import PromptSpec
 
+logger = logging.getLogger("cross_judge")
+
 __all__ = [
     "DEFAULT_MAX_ITEM_CHARS",
     "DEFAULT_PROMPT_TEMPLATE",
     "DEFAULT_SYSTEM_PROMPT",
+    "ConfidenceMode",
     "Critic",
+    "Effort",
     "JsonMode",
+    "Structured",
 ]
 
 DEFAULT_PROMPT_TEMPLATE = (
@@ -62,6 +70,19 @@ DEFAULT_SYSTEM_PROMPT = "You are a careful judge. Output strict JSON only."
 """cross-judge 0.1's default system prompt, unchanged."""
 
 JsonMode = bool | Literal["auto"]
+
+Structured = Literal["auto", "schema", "tool", "json", "off"]
+"""``Critic(structured=...)``: the answer shape asked of the vendor (see :class:`Critic`)."""
+
+Effort = Literal["low", "medium", "high"]
+"""``Critic(effort=...)``: a reasoning model's effort."""
+
+ConfidenceMode = Literal["stated", "logprob", "auto"]
+"""``Critic(confidence=...)``: where a verdict's confidence comes from."""
+
+_STRUCTURED = ("auto", "schema", "tool", "json", "off")
+_EFFORTS = ("low", "medium", "high")
+_CONFIDENCE_MODES = ("stated", "logprob", "auto")
 
 DEFAULT_MAX_ITEM_CHARS = 1_000_000
 """Critic's default ``max_item_chars``: above any context window at ~4 characters a token."""
@@ -139,6 +160,41 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly):
             ``k`` is its own request (:func:`sample_request`): its own cache entry
             (sample 0 shares that of a single call, so a ``samples=1`` cache stays valid)
             and, with a ``seed``, the seed ``seed + k``, so seeded samples still differ.
+        structured: the answer shape asked of the vendor, with a JSON schema built from
+            the prompt (:meth:`answer_schema`: the labels as an enum, confidence as a
+            number, the reasoning and the prompt's other ``output`` fields):
+            ``"schema"``, enforced by the vendor (OpenAI-compatible ``response_format``
+            ``json_schema`` with ``strict``, llama.cpp's ``json_object`` with a
+            ``schema``, Anthropic's JSON output format); ``"tool"``, Anthropic only, a
+            tool the model must call, whose input is the answer; ``"json"``, any JSON
+            object (``json_mode=True``); ``"off"``, nothing; ``"auto"``, the strongest
+            form the endpoint takes, stepping down schema -> json -> off for the
+            endpoint and model on a refusal that names the form (logged once, recorded
+            in the manifest and on each verdict's ``structured``), never failing the
+            item. ``None`` (the default) keeps ``json_mode``'s behaviour, so existing
+            panels send what they sent and keep their cache.
+        effort: a reasoning model's effort, ``"low"``, ``"medium"`` or ``"high"``, sent
+            as the vendor takes it (OpenAI ``reasoning_effort``, Anthropic
+            ``output_config.effort``, DeepSeek's thinking switch, ...; see
+            :func:`~cross_judge.transport._wire.reasoning_fields`). With the ``openai``
+            dialect ``temperature`` is then not sent (reasoning models refuse it).
+        thinking_budget: tokens a reasoning model may think before answering: Anthropic
+            extended thinking (``max_tokens`` becomes the budget plus ``max_tokens``,
+            the room for the answer; at least 1024), Qwen's ``thinking_budget``,
+            OpenRouter's ``reasoning.max_tokens``. A vendor that cannot take what is
+            asked is a :class:`~cross_judge.errors.ConfigError` here, never a silent drop.
+        confidence: where the verdict's ``confidence`` comes from: ``"stated"`` (the
+            default), the number the model wrote; ``"logprob"``, the probability of the
+            chosen label at the token where it was decided, renormalised over the labels
+            (needs ``labels``; the request asks for ``logprobs``/``top_logprobs``; a
+            score prompt's ``score`` becomes the expected score); a ConfigError on a
+            vendor that serves none (Anthropic); a reply without them has
+            ``confidence_source="none"``. ``"auto"``: logprob when the reply has them,
+            else stated (on Anthropic stated, logged once). Every verdict says which in
+            ``confidence_source``.
+        retry_truncated: an answer cut off by the token limit before it held a verdict
+            (``error_kind="truncated"``) is asked once more with twice ``max_tokens``;
+            the verdict then carries both calls' usage, cost and attempts.
 
     Raises:
         ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``,
@@ -169,6 +225,11 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly):
     max_item_chars: int | None = DEFAULT_MAX_ITEM_CHARS
     calibration: ConfidenceCalibration | Mapping[str, Any] | None = field(default=None, repr=False)
     samples: int = 1
+    structured: Structured | None = None
+    effort: Effort | None = None
+    thinking_budget: int | None = None
+    confidence: ConfidenceMode = "stated"
+    retry_truncated: bool = True
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
@@ -248,6 +309,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly):
                 )
             self._injected = _wrap_client(self.name, self.http_client)
         self._check_samples()
+        self._check_answer_options()
         if self.cache is not None and self.cache is not False:
             from .cache import resolve_cache
 
@@ -320,11 +382,108 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly):
         n = self.samples
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ConfigError(f"Critic {self.name!r}: samples must be an integer >= 1, got {n!r}")
-        if n > 1 and self.temperature == 0 and self.endpoint().protocol != "anthropic":
+        config = self.endpoint()
+        unsent = config.protocol == "anthropic" or (
+            self.effort is not None and (config.reasoning or "openai") == "openai"
+        )  # no temperature is sent: the vendor samples at its own default
+        if n > 1 and self.temperature == 0 and not unsent:
             raise ConfigError(
                 f"Critic {self.name!r}: samples={n} needs a temperature > 0: at temperature 0 "
                 f"the {n} answers would be the same answer billed {n} times; set e.g. "
                 "temperature=0.7, or samples=1"
+            )
+
+    def _check_answer_options(self) -> None:
+        """Raise unless ``structured``, ``effort``, ``thinking_budget``, ``confidence`` and
+        ``retry_truncated`` are valid and the vendor can take them as asked.
+
+        Raises:
+            ConfigError: saying what to change.
+        """
+        where = f"Critic {self.name!r}"
+        config = self.endpoint()
+        anthropic = config.protocol == "anthropic"
+        if self.structured not in (None, *_STRUCTURED):
+            raise ConfigError(
+                f"{where}: structured must be one of {', '.join(map(repr, _STRUCTURED))} or "
+                f"None (follow json_mode); got {self.structured!r}"
+            )
+        if self.structured is not None and self.json_mode != "auto":
+            raise ConfigError(
+                f"{where}: pass structured= or json_mode=, not both (json_mode=True is "
+                "structured='json', json_mode=False is structured='off')"
+            )
+        if self.structured == "json" and anthropic:
+            raise ConfigError(
+                f"{where}: Anthropic's Messages API has no JSON mode; use structured='tool' "
+                "(a forced tool), 'schema' (its JSON output format) or 'auto'"
+            )
+        if self.structured == "tool" and not anthropic:
+            raise ConfigError(
+                f"{where}: structured='tool' forces an Anthropic tool; vendor "
+                f"{config.name!r} speaks the OpenAI protocol, where structured='schema' "
+                "sends the schema as response_format (or use 'auto')"
+            )
+        if self.structured == "schema" and not anthropic and config.json_schema is False:
+            raise ConfigError(
+                f"{where}: vendor {config.name!r} does not enforce JSON schemas; use "
+                "structured='json' (a JSON object), 'auto' (the strongest form it takes), or "
+                "register the endpoint with json_schema=True if it does"
+            )
+        if self._answer_regex() is not None and self.structured in ("schema", "tool", "json"):
+            raise ConfigError(
+                f"{where}: its prompt answers in a regex answer_format, not JSON, so "
+                f"structured={self.structured!r} cannot apply; use structured='off' or 'auto' "
+                "(which then sends no format)"
+            )
+        if self.effort is not None and self.effort not in _EFFORTS:
+            raise ConfigError(
+                f"{where}: effort must be 'low', 'medium', 'high' or None; got {self.effort!r}"
+            )
+        budget = self.thinking_budget
+        if budget is not None and (
+            isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
+        ):
+            raise ConfigError(
+                f"{where}: thinking_budget must be a whole number of tokens >= 1 or None; "
+                f"got {budget!r}"
+            )
+        problem = reasoning_problem(config.protocol, config.reasoning, self.effort, budget)
+        if problem is not None:
+            raise ConfigError(f"{where}: vendor {config.name!r}: {problem}")
+        if anthropic and budget is not None and self.structured == "tool":
+            raise ConfigError(
+                f"{where}: Anthropic refuses a forced tool while extended thinking is on; use "
+                "structured='schema' (its JSON output format) or 'auto', or drop "
+                "thinking_budget"
+            )
+        if self.confidence not in _CONFIDENCE_MODES:
+            raise ConfigError(
+                f"{where}: confidence must be 'stated', 'logprob' or 'auto'; got "
+                f"{self.confidence!r}"
+            )
+        if self.confidence == "logprob":
+            if config.logprobs is False:
+                raise ConfigError(
+                    f"{where}: vendor {config.name!r} serves no token probabilities, so "
+                    "confidence='logprob' cannot work; use confidence='stated', or 'auto' "
+                    "(logprob where served, stated elsewhere)"
+                )
+            if self.labels is None:
+                raise ConfigError(
+                    f"{where}: confidence='logprob' renormalises over the label vocabulary; "
+                    "give labels=[...] (or a prompt that lists them)"
+                )
+        if self.confidence == "auto" and config.logprobs is False:
+            _say_once(
+                (config.name, self.model),
+                f"{where}: vendor {config.name!r} serves no token probabilities, so "
+                "confidence='auto' uses the confidence the model states "
+                "(confidence_source='stated')",
+            )
+        if not isinstance(self.retry_truncated, bool):
+            raise ConfigError(
+                f"{where}: retry_truncated must be True or False; got {self.retry_truncated!r}"
             )
 
     def _spec_in_use(self) -> PromptSpec | None:
@@ -354,6 +513,11 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly):
         is not counted as a vote; none once the template was changed."""
         spec = self._spec_in_use()
         return () if spec is None else spec.examples
+
+    def _answer_regex(self) -> re.Pattern[str] | None:
+        """The prompt's ``answer_format`` regex while the critic sends that prompt."""
+        spec = self._spec_in_use()
+        return None if spec is None else spec.answer_regex
 
     def _calibration_in_use(self) -> ConfidenceCalibration | None:
         """The calibration; a mapping (given, or assigned later) is converted and kept.
@@ -493,6 +657,16 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly):
     def model_dump_json(self, *, indent: int | None = None) -> str:
         """:meth:`model_dump` as JSON."""
         return json.dumps(self.model_dump(), indent=indent, ensure_ascii=False)
+
+
+_said: set[tuple[str, str]] = set()
+
+
+def _say_once(key: tuple[str, str], message: str) -> None:
+    """Log ``message`` at INFO once per process for ``key``."""
+    if key not in _said:
+        _said.add(key)
+        logger.info(message)
 
 
 def _check_number(

@@ -81,6 +81,7 @@ is removing trailing commas; single-quoted pseudo-JSON still fails.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -186,6 +187,7 @@ def parse_answer(
     label_keys: Sequence[str] = LABEL_KEYS,
     reasoning_keys: Sequence[str] = REASONING_KEYS,
     examples: Sequence[ExampleAnswer] = (),
+    answer_regex: re.Pattern[str] | None = None,
 ) -> ParsedAnswer:
     """Read a verdict out of a model's reply. Never raises.
 
@@ -224,8 +226,19 @@ def parse_answer(
     ``""`` and other non-strings are ``str()``-ed. Score: ``score``. The legacy
     :class:`~cross_judge.reviewer.Reviewer` passes 0.1's order (``verdict`` and
     ``rationale`` first). Key names are matched lower-cased; a lone ``str`` is one key.
+
+    ``answer_regex`` reads a reply that is not JSON (a prompt's ``answer_format: {regex:
+    ...}``, e.g. Prometheus' ``[RESULT] 4``): its last match in the reply, reasoning
+    blocks removed, gives the label (group ``label``) and, when the pattern has them and
+    they matched, ``confidence``, ``score`` and ``reasoning`` (else the text before the
+    match). What was read then goes through the same checks as a JSON answer's fields.
+    No match fails with ``"parse_fail: no match for the answer format"``.
     """
     try:
+        if answer_regex is not None:
+            return _parse_regex_answer(
+                text, labels, answer_regex, _key_names(reasoning_keys), tuple(examples)
+            )
         return _parse_answer(
             text, labels, _key_names(label_keys), _key_names(reasoning_keys), tuple(examples)
         )
@@ -459,6 +472,39 @@ def _parse_answer(
         data=data,
         written_label=None if written == label else written,
     )
+
+
+def _parse_regex_answer(
+    text: str | None,
+    labels: Sequence[str] | None,
+    pattern: re.Pattern[str],
+    reasoning_keys: tuple[str, ...],
+    examples: tuple[ExampleAnswer, ...],
+) -> ParsedAnswer:
+    """:func:`parse_answer` for a reply in a regex answer format: the last match's groups
+    become an answer object, read as a JSON answer is."""
+    if text is None or not text.strip():
+        return _failure(text, "empty response")
+    reply = strip_reasoning_blocks(text)[-_WINDOW_CHARS:]
+    last = None
+    for last in pattern.finditer(reply):  # noqa: B007  # the last match is the answer
+        pass
+    if last is None:
+        return _failure(text, "no match for the answer format")
+    groups = {k: v for k, v in last.groupdict().items() if v is not None}
+    data: dict[str, Any] = {"kind": groups.get("label", "")}
+    for name in ("confidence", "score"):
+        if name in groups:
+            data[name] = groups[name]
+    data[reasoning_keys[0] if reasoning_keys else "reasoning"] = groups.get(
+        "reasoning", reply[: last.start()].strip()
+    )
+    parsed = _parse_answer(
+        json.dumps(data), labels, ("kind",), reasoning_keys or REASONING_KEYS, examples
+    )
+    if parsed.ok:
+        return parsed
+    return dataclasses.replace(parsed, reasoning=text[:_MAX_RAW_IN_FAILURE])
 
 
 def _failure(text: str | None, reason: str, data: dict[str, Any] | None = None) -> ParsedAnswer:

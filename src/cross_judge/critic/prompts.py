@@ -125,6 +125,12 @@ def render_user_prompt(item: str, labels: Sequence[str]) -> str:
 _ID = re.compile(r"[a-z0-9][a-z0-9_-]*\Z")
 _VERSION = re.compile(r"[0-9]+(?:\.[0-9]+)*\Z")
 _DEFAULT_OUTPUT = ("kind", "confidence", "reasoning")
+_ANSWER_GROUPS = frozenset({"label", "confidence", "score", "reasoning"})
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 # The YAML line of each field while parse_prompt builds the spec, so that the error raised
 # by PromptSpec.__init__ can name it. A context variable keeps concurrent loads apart.
@@ -177,6 +183,14 @@ class PromptSpec(BaseModel):
             each must be used by a template.
         source: where the prompt was loaded from (a path as given, ``"package:<file>"`` or
             ``"<string>"``); set by the loader, not by the YAML.
+        answer_format: for judge models that do not answer in JSON, ``{regex: "..."}``: a
+            Python regular expression whose last match in the reply is the answer, with a
+            named group ``label`` and optionally ``confidence``, ``score`` and
+            ``reasoning`` (e.g. Prometheus' ``"\\[RESULT\\]\\s*(?P<label>[1-5])"``). What
+            it reads is checked as a JSON answer is (labels, reserved kinds, confidence),
+            so a reply without a match is ``PARSE_FAIL``. A critic with it asks for no
+            JSON: ``structured="auto"`` sends no format, and ``"schema"``, ``"tool"`` or
+            ``"json"`` are refused.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -191,6 +205,7 @@ class PromptSpec(BaseModel):
     score: dict[str, float] | None = None
     variables: tuple[str, ...] = ()
     source: str | None = None
+    answer_format: dict[str, str] | None = None
 
     _user: Template = PrivateAttr()
     _sha256: str = PrivateAttr()
@@ -273,6 +288,40 @@ class PromptSpec(BaseModel):
                 f"got {list(value)}"
             )
         return value
+
+    @field_validator("answer_format", mode="before")
+    @classmethod
+    def _check_answer_format(cls, value: object) -> object:
+        if value is None:
+            return None
+        if not isinstance(value, Mapping) or set(value) != {"regex"}:
+            raise ValueError(
+                'must be a mapping with one key, regex, e.g. {regex: "\\[RESULT\\]\\s*'
+                '(?P<label>[1-5])"}'
+            )
+        pattern = value["regex"]
+        if not isinstance(pattern, str) or not pattern:
+            raise ValueError("regex must be a non-empty regular expression")
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"regex does not compile: {exc}") from None
+        if "label" not in compiled.groupindex:
+            raise ValueError("regex needs a named group label, e.g. (?P<label>PASS|FAIL)")
+        unknown = set(compiled.groupindex) - _ANSWER_GROUPS
+        if unknown:
+            raise ValueError(
+                f"regex names groups {sorted(unknown)}; the groups read are label, "
+                "confidence, score and reasoning"
+            )
+        return {"regex": pattern}
+
+    @property
+    def answer_regex(self) -> re.Pattern[str] | None:
+        """The compiled ``answer_format`` regex, or ``None`` for a JSON answer."""
+        if self.answer_format is None:
+            return None
+        return _compiled(self.answer_format["regex"])
 
     @field_validator("score", mode="before")
     @classmethod

@@ -10,16 +10,25 @@ answer :mod:`.assembly`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ItemTooLongError, PromptError
-from ..transport import ChatRequest
+from ..transport import AnswerSchema, ChatRequest, StructuredForm
 from ..vendors import VendorConfig
+from .answer_schema import DEFAULT_OUTPUT, answer_schema, schema_name
+from .stepdown import learned_form, logprobs_refused
 from .template import Template
 
-__all__ = ["RequestBuilder", "sample_request"]
+if TYPE_CHECKING:
+    from .prompts import PromptSpec
+
+__all__ = ["TOP_LOGPROBS", "RequestBuilder", "sample_request"]
+
+TOP_LOGPROBS = 10
+"""Alternatives asked per token for ``confidence="logprob"``/``"auto"`` (OpenAI allows 20)."""
 
 
 class RequestBuilder:
@@ -35,9 +44,17 @@ class RequestBuilder:
         seed: int | None
         json_mode: bool | Literal["auto"]
         max_item_chars: int | None
+        labels: Sequence[str] | None
+        structured: str | None
+        effort: str | None
+        thinking_budget: int | None
+        confidence: str
         _template: Template
+        _label_keys: tuple[str, ...]
 
         def endpoint(self) -> VendorConfig: ...
+        def _spec_in_use(self) -> PromptSpec | None: ...
+        def _answer_regex(self) -> re.Pattern[str] | None: ...
 
     def _compile(self) -> Template:
         template = Template.compile(self.prompt_template, what=f"Critic {self.name!r} template")
@@ -57,8 +74,67 @@ class RequestBuilder:
         True or False; with ``"auto"``, when the vendor accepts JSON mode and the prompt
         mentions JSON."""
         if self.json_mode == "auto":
-            return config.json_object and self._mentions_json()
+            return bool(config.json_object) and self._mentions_json()
         return bool(self.json_mode)
+
+    def answer_schema(self) -> AnswerSchema:
+        """The JSON schema of this critic's answer (:func:`.answer_schema.answer_schema`):
+        its prompt's ``output`` fields (``kind``, ``confidence``, ``reasoning`` without a
+        prompt file) with the label an enum of ``labels``, named after the prompt and its
+        version. Sent with ``structured="schema"``/``"tool"``/``"auto"``."""
+        spec = self._spec_in_use()
+        output = spec.output if spec is not None else DEFAULT_OUTPUT
+        name = schema_name(spec.id, spec.version) if spec is not None else "verdict"
+        labels = tuple(self.labels) if self.labels is not None else None
+        return answer_schema(labels=labels, output=output, name=name, label_keys=self._label_keys)
+
+    def structured_form(self, config: VendorConfig) -> StructuredForm:
+        """The answer shape this critic's next request to ``config`` asks for.
+
+        ``structured=None`` follows ``json_mode`` (``"json"`` or ``"off"``, see
+        :meth:`json_mode_on`). ``"auto"`` starts at the strongest form the vendor may take
+        (Anthropic: a forced tool, or its JSON output format while thinking; OpenAI
+        protocol: a schema unless the vendor is known to refuse one, then JSON mode when it
+        takes it and the prompt mentions JSON, else nothing), then keeps any step down the
+        endpoint and model made (:mod:`.stepdown`). Other values are sent as given.
+        """
+        mode = self.structured
+        if mode is None:
+            return "json" if self.json_mode_on(config) else "off"
+        if mode != "auto":
+            return mode  # type: ignore[return-value]  # checked at construction
+        start: StructuredForm
+        if self._answer_regex() is not None:  # a prompt whose answers are not JSON
+            start = "off"
+        elif config.protocol == "anthropic":
+            start = "schema" if self.thinking_budget is not None else "tool"
+        elif config.json_schema is not False:
+            start = "schema"
+        elif config.json_object is not False and self._mentions_json():
+            start = "json"
+        else:
+            start = "off"
+        return learned_form(config, self.model, start)
+
+    def json_allowed(self, config: VendorConfig) -> bool:
+        """Whether ``structured="auto"`` may step down to JSON mode on ``config``: the
+        vendor is not known to refuse it and the prompt mentions JSON (vendors refuse a
+        ``json_object`` request whose messages do not)."""
+        return (
+            config.protocol != "anthropic"
+            and config.json_object is not False
+            and self._mentions_json()
+        )
+
+    def logprobs_asked(self, config: VendorConfig) -> int | None:
+        """How many alternatives per token this critic asks ``config`` for
+        (:data:`TOP_LOGPROBS`), or ``None``: with ``confidence="logprob"``, and with
+        ``"auto"`` where the vendor may serve them and has not refused them."""
+        if self.confidence == "stated" or config.logprobs is False:
+            return None
+        if self.confidence == "auto" and logprobs_refused(config, self.model):
+            return None
+        return TOP_LOGPROBS
 
     def render_prompt(self, query: str, context: Mapping[str, Any] | None = None) -> str:
         """The user message for ``query``: every field filled literally, nothing evaluated.
@@ -107,14 +183,19 @@ class RequestBuilder:
             PromptError: as :meth:`render_prompt`.
         """
         config = self.endpoint()
+        form = self.structured_form(config)
         return ChatRequest(
             model=self.model,
             system=self.system_prompt,
             user=self.render_prompt(query, context),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
-            json_mode=self.json_mode_on(config),
             seed=self.seed,
+            structured=form,
+            schema=self.answer_schema() if form in ("schema", "tool") else None,
+            effort=self.effort,
+            thinking_budget=self.thinking_budget,
+            logprobs=self.logprobs_asked(config),
         )
 
 

@@ -29,6 +29,14 @@ with ``critics:``) or a :class:`~cross_judge.cascade.Cascade` (a file with ``tie
         samples: 1                    # optional: ask n times and vote (needs temperature > 0)
         calibration: {method: temperature, temperature: 1.7, n: 200, bins: 10,
                       ece_before: 0.21, ece_after: 0.04}  # optional, see below
+        structured: auto              # optional: auto, schema, tool, json or off; default:
+                                      #   follow the vendor's JSON mode, as before
+        effort: high                  # optional: low, medium or high (a reasoning model;
+                                      #   DeepSeek: high turns thinking on), or
+                                      #   thinking_budget: 2048 (Anthropic >= 1024, Qwen)
+        confidence: stated            # optional: stated (default), logprob or auto
+        retry_truncated: true         # optional: ask once more, with twice max_tokens, when
+                                      #   the answer was cut off (default true)
 
 **Cascades.** A file has either ``critics:`` (one ensemble) or ``tiers:`` (a cascade:
 cheapest tier first; an item goes on to the next tier only when the escalation rule says
@@ -73,6 +81,18 @@ variable is a :class:`PanelError` that names it.
 port outside 1-65535, ``abc``, ``http://[::1``, a missing or unsupported scheme is
 reported at ``critics[i].base_url`` with its line, never at call time. Credentials
 (``user:password@``) are refused in a panel file.
+
+**Answer settings.** ``structured``, ``effort``, ``thinking_budget``, ``confidence`` and
+``retry_truncated`` are those of :class:`~cross_judge.core.Critic`: the answer shape asked
+of the vendor (a schema it enforces, a forced tool, JSON, or nothing; ``auto`` the strongest
+the endpoint takes), a reasoning model's effort or thinking budget, and where a verdict's
+confidence comes from (``logprob`` needs ``labels`` and a vendor that serves token
+probabilities). A bare ``off`` (which YAML reads as false) means ``off``. A value that is
+not one of these, and one the critic's vendor cannot take (``structured: tool`` on an
+OpenAI-compatible vendor, ``effort`` on a vendor with no known reasoning fields,
+``confidence: logprob`` on Anthropic, a thinking budget below Anthropic's 1024), is
+reported at its field and line with the fix; for two that conflict (a forced tool while
+Anthropic thinks), at the later one.
 
 **Calibrated confidence.** A critic's optional ``calibration:`` is the ``to_dict()``
 mapping of a :class:`~cross_judge.reliability.ConfidenceCalibration` (``method``,

@@ -74,6 +74,11 @@ def critic_from_spec(
         timeout=spec.timeout,
         max_retries=spec.max_retries,
         samples=spec.samples,
+        structured=spec.structured,
+        effort=spec.effort,
+        thinking_budget=spec.thinking_budget,
+        confidence=spec.confidence,
+        retry_truncated=spec.retry_truncated,
         **kwargs,
     )
 
@@ -106,6 +111,8 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
         fault_rate=persona.fault_rate,
         position_bias=persona.position_bias,
         resample=spec.samples > 1 if persona.resample is None else persona.resample,
+        logprob_temperature=persona.logprob_temperature,
+        thinking_tokens=persona.thinking_tokens,
         **kwargs,
     )
 

@@ -120,6 +120,8 @@ class PersonaSpec(BaseModel):
     confidence: list[float] | None = None
     position_bias: float = Field(default=0.0, ge=0.0, le=1.0)
     resample: bool | None = None
+    logprob_temperature: float = Field(default=1.0, gt=0.0)
+    thinking_tokens: int = Field(default=0, ge=0)
 
     @field_validator("confidence", mode="before")
     @classmethod
@@ -164,8 +166,64 @@ class CriticSpec(BaseModel):
     samples: int = Field(default=1, ge=1)
     persona: PersonaSpec | None = None
     calibration: dict[str, Any] | None = None
+    structured: Literal["auto", "schema", "tool", "json", "off"] | None = None
+    effort: Literal["low", "medium", "high"] | None = None
+    thinking_budget: int | None = None
+    confidence: Literal["stated", "logprob", "auto"] = "stated"
+    retry_truncated: bool = True
 
     _prompt: PromptSpec | None = PrivateAttr(default=None)
+
+    @field_validator("structured", mode="before")
+    @classmethod
+    def _structured(cls, value: object) -> object:
+        if value is False:  # YAML 1.1 reads a bare off (or no, false) as false
+            return "off"
+        if value is not None and value not in _STRUCTURED:
+            raise ValueError(
+                "must be auto (the strongest form the vendor takes), schema (a JSON schema the "
+                "vendor enforces), tool (Anthropic: a forced tool), json (any JSON object) or "
+                f"off (nothing); got {_shown(value)}; or leave it out to follow json_mode"
+            )
+        return value
+
+    @field_validator("effort", mode="before")
+    @classmethod
+    def _effort(cls, value: object) -> object:
+        if value is not None and value not in _EFFORTS:
+            raise ValueError(
+                f"must be low, medium or high (a reasoning model's effort); got {_shown(value)}; "
+                "or leave it out for the vendor's default"
+            )
+        return value
+
+    @field_validator("thinking_budget", mode="before")
+    @classmethod
+    def _thinking_budget(cls, value: object) -> object:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(
+                f"expected a whole number of tokens a reasoning model may think, got "
+                f"{yaml_type(value)}; e.g. thinking_budget: 2048, or leave it out"
+            )
+        if value < 1:
+            raise ValueError(
+                f"must be a number of tokens >= 1 (Anthropic takes 1024 at least), got {value}; "
+                "or leave it out for no thinking budget"
+            )
+        return value
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _confidence(cls, value: object) -> object:
+        if value not in _CONFIDENCE_MODES:
+            raise ValueError(
+                "must be stated (the number the model writes), logprob (the label's token "
+                "probability; needs labels and a vendor serving logprobs) or auto (logprob "
+                f"where served, else stated); got {_shown(value)}"
+            )
+        return value
 
     @field_validator("labels", mode="before")
     @classmethod
@@ -264,7 +322,8 @@ class CriticSpec(BaseModel):
         try:
             critic = self.to_critic(base_url=PLACEHOLDER_URL if simulated else None)
         except ConfigError as exc:
-            raise FieldProblem((), _without_critic_prefix(str(exc), self.name)) from None
+            at = self._answer_setting_at_fault(PLACEHOLDER_URL if simulated else None)
+            raise FieldProblem(at, _without_critic_prefix(str(exc), self.name)) from None
         if simulated:
             try:
                 self.to_persona(critic)
@@ -280,6 +339,21 @@ class CriticSpec(BaseModel):
                     "fences); use prompt: pairwise, or remove position_bias",
                 )
         return self
+
+    def _answer_setting_at_fault(self, base_url: str | None) -> tuple[str, ...]:
+        """The answer setting (``structured``, ``effort``, ...) a Critic refused, as a field
+        path: the first one, in the order of ``_ANSWER_SETTINGS``, with which the
+        critic cannot be built (for two settings that conflict, the later one); ``()``
+        when the critic cannot be built without them either."""
+        given = [name for name in _ANSWER_SETTINGS if name in self.model_fields_set]
+        defaults = {name: CriticSpec.model_fields[name].default for name in given}
+        for kept in range(len(given) + 1):
+            trial = self.model_copy(update={name: defaults[name] for name in given[kept:]})
+            try:
+                trial.to_critic(base_url=base_url)
+            except ConfigError:
+                return (given[kept - 1],) if kept else ()
+        return ()
 
     # -- building -----------------------------------------------------------------------
 
@@ -983,6 +1057,18 @@ def _looks_like_key(value: str) -> bool:
         return True
     letters_and_digits = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     return len(value) >= 24 and "_" not in value and letters_and_digits
+
+
+_ANSWER_SETTINGS = ("structured", "effort", "thinking_budget", "confidence", "retry_truncated")
+"""A critic's answer settings (issue 27), in the order a refused one is looked for."""
+_STRUCTURED = ("auto", "schema", "tool", "json", "off")
+_EFFORTS = ("low", "medium", "high")
+_CONFIDENCE_MODES = ("stated", "logprob", "auto")
+
+
+def _shown(value: object) -> str:
+    """A refused setting as a message shows it: text quoted, anything else by its type."""
+    return repr(value) if isinstance(value, str) else yaml_type(value)
 
 
 def _without_critic_prefix(message: str, name: str) -> str:

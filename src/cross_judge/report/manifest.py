@@ -26,7 +26,19 @@ Each critic's record says what its requests carry, beside what it was configured
 ``sent`` holds the settings actually put on the wire
 (:meth:`~cross_judge.transport.ChatRequest.sent_settings`) and ``not_sent`` those its
 protocol drops (an Anthropic critic sends ``max_tokens`` only: its ``temperature`` and
-``seed`` are listed there, and had no effect on its answers).
+``seed`` are listed there, and had no effect on its answers). ``sent`` follows the vendor's
+dialects: a llama.cpp critic's schema shows as ``{"type": "json_object", "schema": ...}``,
+a Qwen critic's thinking budget as ``enable_thinking`` and ``thinking_budget``.
+
+The answer settings (issue 27) are in each critic's record: ``structured`` (the setting,
+``None`` when the critic follows ``json_mode``), ``structured_form`` (the shape its requests
+ask for when the run starts: ``schema``, ``tool``, ``json`` or ``off``), ``schema`` (the
+name and sha256 of the JSON schema sent with ``schema`` / ``tool``, else ``None``),
+``effort``, ``thinking_budget``, ``confidence`` and ``retry_truncated``. The run's end
+records ``stepdowns``: every step down ``structured="auto"`` (or ``confidence="auto"``,
+dropping token probabilities) took for an endpoint and model of this panel in this process,
+each as ``{vendor, endpoint, model, asked, now, reason}`` (the vendor's refusal, cut, with
+anything shaped like a key hidden).
 """
 
 from __future__ import annotations
@@ -50,7 +62,7 @@ if TYPE_CHECKING:
     from ..critic.critic import Critic
     from ..ensemble import Ensemble
 
-__all__ = ["RunManifest", "manifest_path"]
+__all__ = ["RunManifest", "manifest_path", "stepdowns"]
 
 MANIFEST_VERSION = 1
 
@@ -71,10 +83,18 @@ class RunManifest:
     :meth:`begin` writes it with status ``running``; :meth:`finish` records how it ended
     and the totals."""
 
-    def __init__(self, results: Path, entry: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        results: Path,
+        entry: dict[str, Any],
+        where: frozenset[tuple[str, str, str]] | None = None,
+    ) -> None:
         self.path = manifest_path(results)
         self._results = results
         self._entry = entry
+        # (vendor, endpoint, model) of the panel's critics, whose step downs finish()
+        # records (None: every one of the process)
+        self._where = where
 
     @classmethod
     def prepare(
@@ -120,7 +140,7 @@ class RunManifest:
             "options": options,
             "totals": None,
         }
-        return cls(results, entry)
+        return cls(results, entry, frozenset(_endpoint_of(c) for c in ensemble.critics))
 
     def begin(self) -> None:
         """Write this run's entry, with status ``running``."""
@@ -169,8 +189,14 @@ class RunManifest:
         return f"shard {_shard_shown(before)} -> {_shard_shown(after)}"
 
     def finish(self, status: str, totals: dict[str, Any]) -> None:
-        """Record how the run ended (``done``, ``failed``, ``interrupted``) and its totals."""
-        self._entry.update(status=status, ended_at=_now(), totals=totals)
+        """Record how the run ended (``done``, ``failed``, ``interrupted``), its totals,
+        and the step downs its critics' endpoints took (:func:`stepdowns`)."""
+        self._entry.update(
+            status=status,
+            ended_at=_now(),
+            totals=totals,
+            stepdowns=stepdowns(self._where),
+        )
         self._write()
 
     def _write(self) -> None:
@@ -225,6 +251,11 @@ _ANSWER_SETTINGS = (
     "calibration",
     "weight",
     "samples",
+    "structured",
+    "schema",
+    "effort",
+    "thinking_budget",
+    "confidence",
 )
 
 
@@ -422,22 +453,60 @@ def _shown(value: Any) -> str:
 
 
 def _critic_record(critic: Critic) -> dict[str, Any]:
-    """The critic's settings (:meth:`~cross_judge.core.Critic.model_dump`), with ``sent``:
-    the settings its requests carry, and ``not_sent``: the names of those its protocol
+    """The critic's settings (:meth:`~cross_judge.core.Critic.model_dump`), with
+    ``structured_form`` (the answer shape its requests ask for now), ``schema`` (the name
+    and sha256 of the schema they send, or ``None``), ``sent``: the settings its requests
+    carry, in its vendor's dialects, and ``not_sent``: the names of those its protocol
     drops."""
     from ..transport import ChatRequest
 
     config = critic.endpoint()
+    form = critic.structured_form(config)
+    schema = critic.answer_schema() if form in ("schema", "tool") else None
     settings = ChatRequest(
         model=critic.model,
         system="",
         user="",
         temperature=critic.temperature,
         max_tokens=critic.max_tokens,
-        json_mode=critic.json_mode_on(config),
         seed=critic.seed,
+        structured=form,
+        schema=schema,
+        effort=critic.effort,
+        thinking_budget=critic.thinking_budget,
+        logprobs=critic.logprobs_asked(config),
     )
     record = critic.model_dump()
-    record["sent"] = settings.sent_settings(config.protocol)
-    record["not_sent"] = sorted(settings.unsent_settings(config.protocol))
+    record["structured_form"] = form
+    record["schema"] = (
+        None
+        if schema is None
+        else {"name": schema.name, "sha256": hashlib.sha256(schema.text.encode()).hexdigest()}
+    )
+    record["sent"] = settings.sent_settings(config)
+    record["not_sent"] = sorted(settings.unsent_settings(config))
     return record
+
+
+def _endpoint_of(critic: Critic) -> tuple[str, str, str]:
+    """``(vendor, endpoint, model)`` of ``critic``, as step downs are recorded."""
+    from ..transport import endpoint_identity
+
+    config = critic.endpoint()
+    return (config.name, endpoint_identity(config.protocol, config.base_url), critic.model)
+
+
+def stepdowns(where: frozenset[tuple[str, str, str]] | None = None) -> list[dict[str, str]]:
+    """The step downs ``structured="auto"`` and ``confidence="auto"`` took in this process
+    (:func:`cross_judge.critic.stepdown.steps_taken`), oldest first, as plain dicts
+    (``vendor``, ``endpoint``, ``model``, ``asked``, ``now``, ``reason``), only those of
+    the ``(vendor, endpoint, model)`` triples in ``where`` (``None``: all). The vendor's
+    ``reason`` has anything shaped like an API key or a bearer token hidden."""
+    from ..critic.stepdown import steps_taken
+    from ..transport.redaction import redact
+
+    return [
+        {**dataclasses.asdict(step), "reason": redact(step.reason)}
+        for step in steps_taken()
+        if where is None or (step.vendor, step.endpoint, step.model) in where
+    ]

@@ -25,6 +25,9 @@ What it **is**:
   with ``Retry-After``, an HTML error page, a malformed body, a dropped connection, a
   request that never answers...) and :meth:`VendorServer.always` sets a persistent one;
   each is answered in the protocol of the request it meets;
+* richer than text when asked: enforced JSON schemas and forced tools, token
+  probabilities with a known calibration, reasoning that can run into the token cap,
+  and the refusals of servers that lack a feature (``VendorServer(refuses=...)``);
 * observable: :meth:`VendorServer.stats` and :attr:`VendorServer.recent_requests`.
 
 What it is **not**: a model. Critics are fake; answers come from ``random.Random`` seeded
@@ -48,6 +51,9 @@ Nothing happens at import time: no thread, no socket, no event loop.
 #   personas      who answers: Persona, pairwise_rates
 #   decisions     what a persona answers and how it writes it, without HTTP
 #   replies       scripted responses (Reply)
+#   features      what a request asks beyond text: schema, tool, reasoning, cap, refusals
+#   structured    an answer in an enforced JSON schema
+#   logprobs      calibrated token probabilities
 #   protocol      the shapes of the two wire protocols: bodies, errors, refusals
 #   state         what one server knows and counts, behind one lock
 #   answers       a persona's answer to a request on a server: faults, draws, bodies

@@ -27,9 +27,19 @@ from .decisions import (
     render,
     samples,
 )
+from .features import (
+    answer_shape,
+    invalid_feature_request,
+    output_cap,
+    reasoning_of,
+    reasoning_tokens,
+    refused_feature,
+)
+from .logprobs import label_distribution, served_confidence, token_logprobs
 from .personas import Persona
 from .protocol import (
     Api,
+    Refusal,
     all_text,
     anthropic_message,
     chat_completion,
@@ -40,18 +50,39 @@ from .protocol import (
     unknown_model,
 )
 from .state import VendorState
+from .structured import closest_label, label_property, structured_answer
 
-__all__ = ["Draw", "batch_answer", "persona_body", "persona_draw"]
+__all__ = ["Draw", "batch_answer", "feature_refusal", "persona_body", "persona_draw"]
+
+_MAX_TOP_LOGPROBS = 20  # OpenAI's limit on top_logprobs
 
 
 class Draw(NamedTuple):
     """A persona's answer to one request: the decision, the vocabulary it was drawn from,
-    the text style, and the fault injected instead of it (``None``: none)."""
+    the text style, the fault injected instead of it (``None``: none), the persona, the
+    item's truth (``None``: a pair judged without one) and the digest its draws were
+    seeded with."""
 
     decision: Decision
     labels: tuple[str, ...]
     style: str
     fault: str | None
+    persona: Persona
+    truth: str | None
+    seed_digest: str
+
+
+def feature_refusal(state: VendorState, body: dict[str, Any], api: Api) -> Refusal | None:
+    """The error a request (a JSON object with a model) gets for a feature the server
+    refuses (``VendorServer(refuses=...)``, counted in its stats) or asks for wrongly
+    (:func:`~.features.invalid_feature_request`), else ``None``."""
+    refused = refused_feature(body, api, state.refuses)
+    if refused is not None:
+        name, refusal = refused
+        with state.lock:
+            state.refusals[name] += 1
+        return refusal
+    return invalid_feature_request(body, api)
 
 
 def persona_draw(
@@ -100,6 +131,7 @@ def persona_draw(
     seed_digest = digest if draw == 0 else f"{digest}|draw{draw}"
     if pair_truth is not None:
         labels: tuple[str, ...] = PAIR_LABELS
+        truth = pair_truth
         decision = decide_pair(persona, model, pair_truth, seed_digest)
     else:
         labels = persona.labels
@@ -114,29 +146,138 @@ def persona_draw(
             error_correlation=rho,
             distractor_key=distractor_key(item, state.difficulty_seed) if rho else 0,
         )
-    return Draw(decision, labels, persona.style, fault)
+    return Draw(decision, labels, persona.style, fault, persona, truth, seed_digest)
 
 
 def persona_body(
     state: VendorState, model: str, draw: Draw, body: Mapping[str, Any], api: Api
 ) -> dict[str, Any]:
     """The 200 body answering ``body`` with ``draw`` (a drawn fault aside), in the
-    protocol ``api``."""
+    protocol ``api``.
+
+    The answer: the persona's style, or strict JSON when the request enforces a schema
+    or forces a tool (:func:`~.features.answer_shape`, :func:`~.structured.
+    structured_answer`); reasoning first when asked (:func:`~.features.reasoning_of`,
+    ``Persona.thinking_tokens``); cut at the output cap (:func:`~.features.output_cap`)
+    when reasoning plus answer (4 characters a token) exceed it: finish reason
+    ``length`` / stop reason ``max_tokens``, the reasoning cut to the cap when it
+    exceeds it (then no answer: empty content, no text or tool block), else the answer
+    cut to the tokens left (a forced tool's input then ``{}``), usage output tokens the
+    cap; a reply without reasoning is never cut. Token probabilities for a chat request with ``logprobs: true``
+    (:func:`~.logprobs.token_logprobs`).
+    """
     decision = draw.decision
-    messages = body["messages"]
     confidence = round(decision.confidence, 2)
-    text = render(draw.style, decision.kind, confidence, decision.reasoning, draw.labels)
+    shape = answer_shape(body, api)
+    chosen, vocabulary = decision.kind, draw.labels
+    truth = draw.truth
+    answer: dict[str, Any] | None = None
+    if shape.form == "text":
+        text = render(draw.style, decision.kind, confidence, decision.reasoning, draw.labels)
+        label_key = "kind"
+    else:
+        schema = shape.schema or {}
+        answer, label_key = structured_answer(schema, decision.kind, confidence, decision.reasoning)
+        chosen = str(answer[label_key])
+        enum = label_property(schema)[1]
+        if enum is not None:
+            vocabulary = enum
+            truth = None if truth is None else closest_label(truth, enum)
+        text = json.dumps(answer)
+    thinking = reasoning_tokens(draw.persona.thinking_tokens, reasoning_of(body, api))
+    cap = output_cap(body, api)
+    # Only a reasoning reply is cut: plain answers keep their old behaviour (a small
+    # max_tokens in a test of costs must not start truncating them).
+    truncated = thinking > 0 and cap is not None and cap < thinking + len(text) // 4
+    if cap is not None and truncated:
+        thinking = min(thinking, cap)
+        text = text[: (cap - thinking) * 4]
+    thinking_text = _thinking_text(decision.reasoning, thinking) if thinking else None
     if api == "messages":
-        prompt = message_text(body.get("system")) + all_text(messages)
-        return anthropic_message(state.ids, model, text, "end_turn", prompt=prompt)
-    message = {"role": "assistant", "content": text}
-    return chat_completion(state.ids, model, message, "stop", messages)
+        prompt = message_text(body.get("system")) + all_text(body["messages"])
+        tool_use = None
+        if shape.form == "tool" and (text or not truncated):
+            tool_use = {
+                "type": "tool_use",
+                "id": f"toolu_sim{next(state.ids):016d}",
+                "name": shape.tool,
+                "input": {} if truncated else answer,
+            }
+        stop_reason = "max_tokens" if truncated else "tool_use" if tool_use else "end_turn"
+        message = anthropic_message(
+            state.ids,
+            model,
+            None if tool_use is not None or (truncated and not text) else text,
+            stop_reason,
+            prompt=prompt,
+            thinking=thinking_text,
+            tool_use=tool_use,
+        )
+        if truncated and cap is not None:
+            message["usage"]["output_tokens"] = cap
+        elif tool_use is not None:
+            message["usage"]["output_tokens"] = thinking + len(json.dumps(answer)) // 4
+        return message
+    reply: dict[str, Any] = {"role": "assistant", "content": text}
+    if thinking_text is not None:
+        reply["reasoning_content"] = thinking_text
+    logprobs = None
+    if body.get("logprobs") is True:
+        logprobs = _token_logprobs(draw, model, body, text, label_key, chosen, vocabulary, truth)
+    completion = chat_completion(
+        state.ids,
+        model,
+        reply,
+        "length" if truncated else "stop",
+        body["messages"],
+        logprobs=logprobs,
+    )
+    if thinking:
+        usage = completion["usage"]
+        usage["completion_tokens"] += thinking
+        usage["total_tokens"] += thinking
+        usage["completion_tokens_details"] = {"reasoning_tokens": thinking}
+    return completion
+
+
+def _thinking_text(reasoning: str, tokens: int) -> str:
+    """Reasoning text of ``tokens`` tokens at 4 characters a token."""
+    step = f"Weighing the item against the criteria. {reasoning} "
+    chars = 4 * tokens
+    return (step * (chars // len(step) + 1))[:chars]
+
+
+def _token_logprobs(
+    draw: Draw,
+    model: str,
+    body: Mapping[str, Any],
+    text: str,
+    label_key: str,
+    chosen: str,
+    vocabulary: tuple[str, ...],
+    truth: str | None,
+) -> dict[str, Any]:
+    top = body.get("top_logprobs")
+    top_k = min(max(top, 0), _MAX_TOP_LOGPROBS) if isinstance(top, int) else 0
+    right = draw.decision.kind == draw.truth
+    probability = served_confidence(draw.persona, model, draw.seed_digest, right)
+    distribution = label_distribution(
+        chosen, probability, vocabulary, truth=truth, order_seed=f"{model}|{draw.seed_digest}"
+    )
+    value = json.dumps(chosen)
+    pair = f"{json.dumps(label_key)}: {value}"
+    at = text.rfind(pair)
+    span = None
+    if at != -1:
+        start = at + len(pair) - len(value) + 1  # past the opening quote
+        span = (start, start + len(value) - 2)
+    return token_logprobs(text, span, distribution, top_k)
 
 
 def batch_answer(state: VendorState, body: Any, api: Api, version: str | None) -> tuple[int, Any]:
     """The status and JSON body the live endpoint would answer ``body`` with, as a
     vendor runs a batch: no scripted reply, no fault, no latency."""
-    refusal = request_refusal(body, api, version)
+    refusal = request_refusal(body, api, version) or feature_refusal(state, body, api)
     if refusal is None:
         model = str(body["model"])
         with state.lock:

@@ -1,6 +1,6 @@
 """The live endpoints, ``POST /v1/chat/completions`` and ``POST /v1/messages``: capacity,
-recording, auth, refusals, then a scripted :class:`~.replies.Reply` or a persona's answer
-after its latency.
+recording, auth, refusals (a bad body, then a feature the server refuses), then a
+scripted :class:`~.replies.Reply` or a persona's answer after its latency.
 
 A scripted reply is sent here, including the ones that misbehave on purpose (a hang, a
 reset connection, a one-byte-a-second trickle). What a persona answers is decided by
@@ -20,7 +20,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 
-from .answers import persona_body, persona_draw
+from .answers import feature_refusal, persona_body, persona_draw
+from .features import reasoning_request_fields
 from .protocol import (
     STOP_REASONS,
     Api,
@@ -115,6 +116,7 @@ async def _answer_chat(
                 "body": body,
                 "headers": headers,
                 "path": request.path,
+                "reasoning": reasoning_request_fields(body, api),
             }
         )
         if isinstance(model, str):
@@ -123,6 +125,8 @@ async def _answer_chat(
     if not is_authorized(request, state.api_key, api):
         return unauthorized(api)
     refusal = request_refusal(body, api, request.headers.get("anthropic-version"))
+    if refusal is None:
+        refusal = feature_refusal(state, body, api)
     if refusal is not None:
         return refusal.response(api)
     model = str(model)  # a non-empty string: request_refusal checked

@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+from .features import REFUSABLE
 from .personas import STYLES, Persona
 from .server import VendorServer
 
@@ -44,6 +45,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--style", choices=sorted(STYLES), default="json")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--fault-rate", type=float, default=0.0)
+    parser.add_argument(
+        "--logprob-temperature",
+        type=float,
+        default=1.0,
+        help="distorts served token probabilities: 1 calibrated, <1 over-, >1 under-confident",
+    )
+    parser.add_argument(
+        "--thinking-tokens",
+        type=int,
+        default=0,
+        help="tokens spent reasoning at effort high, when a request asks for reasoning",
+    )
+    parser.add_argument(
+        "--refuse",
+        action="extend",
+        nargs="+",
+        default=[],
+        choices=sorted(REFUSABLE),
+        metavar="FEATURE",
+        help=f"refuse a request feature as real servers do: {', '.join(sorted(REFUSABLE))}",
+    )
     parser.add_argument(
         "--error-correlation",
         type=float,
@@ -86,11 +108,14 @@ def main(argv: list[str] | None = None) -> int:
             style=args.style,
             seed=args.seed,
             fault_rate=args.fault_rate,
+            logprob_temperature=args.logprob_temperature,
+            thinking_tokens=args.thinking_tokens,
         )
 
     try:
         server = VendorServer(
             [persona(m) for m in dict.fromkeys(args.persona)],
+            refuses=args.refuse,
             host=args.host,
             port=args.port,
             api_key=args.api_key,

@@ -14,11 +14,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-__all__ = ["STYLES", "PairwiseRates", "Persona", "Style", "check_latency", "pairwise_rates"]
+__all__ = [
+    "LOGPROB_CONCENTRATION",
+    "STYLES",
+    "PairwiseRates",
+    "Persona",
+    "Style",
+    "check_latency",
+    "pairwise_rates",
+]
 
 Style = Literal["json", "fenced", "think", "messy"]
 STYLES: frozenset[str] = frozenset({"json", "fenced", "think", "messy"})
 """The names of :data:`Style`, for validation and the command line's choices."""
+
+LOGPROB_CONCENTRATION = 4.0
+"""``k`` of :attr:`Persona.logprob_temperature`'s law: the prior of the served label
+probability is ``Beta(k a, k (1 - a))``; larger spreads it less around the accuracy."""
 
 
 def check_latency(name: str, value: float) -> None:
@@ -70,6 +82,25 @@ class Persona:
       use up no draw, so ``n`` samples of an item are draws ``0..n-1`` whatever the
       retries. The counts live as long as the server (not reset by ``reset_stats``).
       Temperature 0 requests are answered as without it.
+    * ``logprob_temperature`` (T > 0): how the token probabilities it serves (to a chat
+      request with ``logprobs: true``) are distorted. The probability ``c`` of the chosen
+      label is drawn so that it is calibrated by construction: with the prior
+      ``g = Beta(k a, k (1 - a))`` (``a`` = ``accuracy``, clamped into [0.01, 0.99];
+      ``k`` = :data:`LOGPROB_CONCENTRATION`, 4), a right answer draws ``c`` from
+      ``Beta(k a + 1, k (1 - a))`` and a wrong one from ``Beta(k a, k (1 - a) + 1)``, so by
+      Bayes ``P(right | c) = c g(c) / (c g(c) + (1 - c) g(c)) = c`` whenever the persona is
+      right with probability ``a`` (label requests, any ``error_correlation``; pairwise
+      requests only roughly, as position bias moves their accuracy). The label's
+      probability served is ``c_T = c^(1/T) / (c^(1/T) + (1 - c)^(1/T))``: T = 1 (the
+      default) is calibrated, T < 1 over-confident, T > 1 under-confident. The stated
+      ``confidence`` is drawn as before and does not depend on it; ``c`` comes from its
+      own seeded stream, so answers do not change.
+    * ``thinking_tokens``: the tokens it spends reasoning, at effort ``"high"``, when a
+      request asks for reasoning (``reasoning_effort``, ``thinking``, ``enable_thinking``,
+      ``reasoning``, Anthropic's ``thinking`` or ``output_config.effort``); ``"medium"``
+      spends half, ``"low"`` a quarter, and a budget in the request caps it. 0 (the
+      default): not a reasoning model; reasoning fields are accepted and change nothing.
+      Requests without them get no reasoning, whatever this is.
 
     Invalid values raise ``ValueError`` at construction. ``labels`` and ``confidence`` are
     stored as tuples and ``bias`` as a read-only copy, so a persona never changes after
@@ -89,6 +120,8 @@ class Persona:
     fault_rate: float = 0.0
     position_bias: float = 0.0
     resample: bool = False
+    logprob_temperature: float = 1.0
+    thinking_tokens: int = 0
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model:
@@ -124,6 +157,19 @@ class Persona:
             object.__setattr__(self, "bias", types.MappingProxyType(dict(self.bias)))
         if self.style not in STYLES:
             raise ValueError(f"Persona.style must be one of {sorted(STYLES)}, got {self.style!r}")
+        temperature = self.logprob_temperature
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, (int, float))
+            or not (math.isfinite(temperature) and temperature > 0)
+        ):
+            raise ValueError(
+                f"Persona.logprob_temperature must be a finite number > 0 (1: calibrated), "
+                f"got {temperature!r}"
+            )
+        thinking = self.thinking_tokens
+        if isinstance(thinking, bool) or not isinstance(thinking, int) or thinking < 0:
+            raise ValueError(f"Persona.thinking_tokens must be an int >= 0, got {thinking!r}")
 
 
 @dataclass(frozen=True)

@@ -68,13 +68,26 @@ def _phrase(status: int) -> str:
         return "Overloaded" if status == 529 else "Error"
 
 
-def error_body(status: int, message: str | None = None, code: str | None = None) -> bytes:
-    """An OpenAI-style error body; the type and code follow the status when not given."""
+def error_body(
+    status: int,
+    message: str | None = None,
+    code: str | None = None,
+    *,
+    param: str | None = None,
+    error_type: str | None = None,
+) -> bytes:
+    """An OpenAI-style error body; the type and code follow the status when not given,
+    ``param`` names the request field at fault (``None``: null)."""
     default_type = "invalid_request_error" if status < 500 else "server_error"
     err_type, default_code = _ERROR_TYPES.get(status, (default_type, None))
     if message is None:
         message = f"{_phrase(status)} (simulated {status} from cross_judge.testing)"
-    error = {"message": message, "type": err_type, "param": None, "code": code or default_code}
+    error = {
+        "message": message,
+        "type": error_type or err_type,
+        "param": param,
+        "code": code or default_code,
+    }
     return json.dumps({"error": error}).encode()
 
 
@@ -185,11 +198,15 @@ class Refusal(NamedTuple):
     status: int
     message: str
     code: str | None = None  # the OpenAI error code (None: the status's default)
+    param: str | None = None  # the OpenAI error's param: the request field at fault
+    error_type: str | None = None  # the OpenAI error type (None: the status's default)
 
     def body(self, api: Api) -> bytes:
         """The error body in the protocol ``api``."""
         if api == "chat":
-            return error_body(self.status, self.message, self.code)
+            return error_body(
+                self.status, self.message, self.code, param=self.param, error_type=self.error_type
+            )
         return anthropic_error_body(self.status, self.message)
 
     def response(self, api: Api) -> web.Response:
@@ -281,10 +298,11 @@ def chat_completion(
     messages: list[Any],
     *,
     usage: dict[str, Any] | None = None,
+    logprobs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``chat.completion`` body answering ``messages`` with ``message``; its id number
     is the next of ``ids`` and ``usage`` (``None``: estimated, 4 characters a token) is
-    sent as given."""
+    sent as given, as is the choice's ``logprobs`` (``None``: null)."""
     prompt_chars = sum(len(message_text(m.get("content"))) for m in messages if isinstance(m, dict))
     content = message.get("content")
     prompt_tokens = max(1, prompt_chars // 4)
@@ -301,7 +319,7 @@ def chat_completion(
         "created": int(time.time()),
         "model": model,
         "choices": [
-            {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
+            {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": logprobs}
         ],
         "usage": usage,
     }
@@ -317,15 +335,19 @@ def anthropic_message(
     thinking: str | None = None,
     refusal: str | None = None,
     usage: dict[str, Any] | None = None,
+    tool_use: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """An Anthropic Messages response body; its id number is the next of ``ids`` and
     ``usage`` (``None``: estimated from ``prompt`` and the text, 4 characters a token)
-    is sent as given."""
+    is sent as given. Its content: a ``thinking`` block when ``thinking`` is given, a
+    ``text`` block when ``text`` is, then the ``tool_use`` block when given."""
     content: list[dict[str, Any]] = []
     if thinking is not None:
         content.append({"type": "thinking", "thinking": thinking, "signature": "simulated"})
     if text is not None:
         content.append({"type": "text", "text": text})
+    if tool_use is not None:
+        content.append(tool_use)
     if usage is None:
         usage = {
             "input_tokens": max(1, len(prompt) // 4),

@@ -27,6 +27,7 @@ from .batch_endpoints import BatchEndpoints
 from .batches import batch_route
 from .chat_endpoints import serve_chat
 from .decisions import check_difficulty, checked_better, checked_pair_better, extract_item
+from .features import checked_refuses
 from .personas import Persona
 from .protocol import (
     api_error_response,
@@ -176,6 +177,19 @@ class VendorServer:
     pair's digest stands for ``sha256(item)``), so a retry of a faulted request may
     succeed and a rerun against a fresh server faults on the same attempts.
 
+    Request features (after the 400s above and before step 1): an enforced answer
+    schema (chat ``response_format`` ``json_schema`` or llama.cpp's ``json_object`` +
+    ``schema``; Messages ``output_config.format``) gets strict JSON with exactly the
+    schema's properties whatever the persona's style, and a forced tool (Messages
+    ``tool_choice: {"type": "tool", "name"}``) a ``tool_use`` block with
+    ``stop_reason: "tool_use"`` (:mod:`.structured`); ``logprobs: true`` gets
+    ``choices[0].logprobs`` with a known calibration (``Persona.logprob_temperature``);
+    reasoning fields get reasoning text and tokens (``Persona.thinking_tokens``), and an
+    output cap below reasoning plus answer cuts a reasoning reply with finish reason ``length``
+    / stop reason ``max_tokens``. ``refuses`` makes the server refuse features as real
+    servers do (:func:`~.features.refused_feature`). ``docs/testing.md`` shows every
+    shape.
+
     Provider batches (half-price, asynchronous): OpenAI's Files and Batch API
     (``POST /v1/files`` with ``purpose=batch`` and a JSONL ``file``; ``POST /v1/batches``;
     ``GET /v1/batches/{id}``; ``POST /v1/batches/{id}/cancel``; ``GET /v1/files/{id}``
@@ -239,6 +253,7 @@ class VendorServer:
         batch_polls: int = 1,
         batch_failure_rate: float = 0.0,
         batch_expiry_rate: float = 0.0,
+        refuses: Iterable[str] = (),
     ) -> None:
         """Configure the server; nothing listens until :meth:`start`.
 
@@ -269,8 +284,12 @@ class VendorServer:
         ``batch_polls`` (an int >= 0) is how many status polls a provider batch takes to
         end; ``batch_failure_rate`` and ``batch_expiry_rate`` (probabilities summing to at
         most 1) make requests in a batch fail or expire (see "Provider batches" in the
-        class docstring). Invalid values raise ``ValueError``.
+        class docstring). ``refuses`` names request features the server refuses as real
+        servers do (see "Request features" in the class docstring): ``"json_schema"``,
+        ``"json_schema_500"``, ``"json_object"``, ``"logprobs"`` (chat), ``"tools"``,
+        ``"output_format"`` (Messages). Invalid values raise ``ValueError``.
         """
+        refused = checked_refuses(refuses)
         if capacity is not None and capacity < 1:
             raise ValueError(f"capacity must be >= 1 or None, got {capacity!r}")
         if not (isinstance(error_correlation, (int, float)) and 0.0 <= error_correlation < 1.0):
@@ -337,6 +356,7 @@ class VendorServer:
             api_key=api_key,
             capacity=capacity,
             count_items=count_items,
+            refuses=refused,
         )
         self._batch_endpoints = BatchEndpoints(
             self._state,
@@ -606,7 +626,9 @@ class VendorServer:
         the random faults injected by ``Persona.fault_rate`` (not scripted errors) and
         ``faults_by_kind`` the same per kind (``"429"``, ``"500"``, ``"503"``,
         ``"malformed"``: a truncated 200),
-        ``rate_limited`` the 429s sent because ``capacity`` was full, and ``max_in_flight``
+        ``rate_limited`` the 429s sent because ``capacity`` was full, ``refusals`` the
+        requests refused for a feature named in ``refuses`` and ``refusals_by_feature``
+        the same per name, and ``max_in_flight``
         the most requests being answered at once (those refused by ``capacity`` never count
         as being answered).
 
@@ -626,6 +648,8 @@ class VendorServer:
                 "faults": self._state.faults,
                 "faults_by_kind": dict(self._state.fault_kinds),
                 "rate_limited": self._state.rate_limited,
+                "refusals": sum(self._state.refusals.values()),
+                "refusals_by_feature": dict(self._state.refusals),
                 "files_uploaded": self._state.files_uploaded,
                 "batches": {p: self._state.batches_created[p] for p in ("openai", "anthropic")},
                 "batch_requests": {
@@ -657,6 +681,7 @@ class VendorServer:
             self._state.faults = 0
             self._state.fault_kinds.clear()
             self._state.rate_limited = 0
+            self._state.refusals.clear()
             self._state.files_uploaded = 0
             self._state.batches_created.clear()
             self._state.batch_requests.clear()
@@ -670,8 +695,11 @@ class VendorServer:
         """The last 100 chat-completion and Messages requests, oldest first (``path``
         tells them apart).
 
-        Each is ``{"model", "body", "headers", "path"}``: ``body`` is the parsed JSON
-        (``None`` if it was not JSON), ``model`` its ``model`` field (or ``None``);
+        Each is ``{"model", "body", "headers", "path", "reasoning"}``: ``body`` is the
+        parsed JSON (``None`` if it was not JSON), ``model`` its ``model`` field (or
+        ``None``), ``reasoning`` the reasoning fields it sent, as sent (``{}``: none; chat
+        ``reasoning_effort``, ``thinking``, ``enable_thinking``, ``thinking_budget``,
+        ``reasoning``; Messages ``thinking``, ``output_config``);
         ``Authorization`` reads ``"Bearer ***"`` and ``x-api-key``/``api-key`` ``"***"``.
         """
         with self._state.lock:

@@ -50,6 +50,7 @@ class VendorState:
         api_key: str | None,
         capacity: int | None,
         count_items: bool,
+        refuses: frozenset[str] = frozenset(),
     ) -> None:
         self.lock = threading.Lock()
         # Configuration: fixed at construction, read without the lock.
@@ -58,6 +59,7 @@ class VendorState:
         self.error_correlation = error_correlation
         self.difficulty_seed = difficulty_seed
         self.capacity = capacity
+        self.refuses = refuses
         # What personas judge by; set_* methods change these under the lock.
         self.personas = personas
         self.gold = gold
@@ -84,6 +86,7 @@ class VendorState:
         self.faults = 0
         self.fault_kinds: Counter[str] = Counter()
         self.rate_limited = 0
+        self.refusals: Counter[str] = Counter()
         self.item_counts: Counter[str] | None = Counter() if count_items else None
         self.files_uploaded = 0
         self.batches_created: Counter[str] = Counter()

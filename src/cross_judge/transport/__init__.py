@@ -14,15 +14,26 @@ are not done here.
 from ._failure import CallFailure
 from ._http import HTTPSession, RawResponse
 from ._pool import aclose_sessions, shared_session
-from ._wire import CACHE_KEY_VERSION, ChatRequest, Completion, endpoint_identity
+from ._wire import (
+    CACHE_KEY_VERSION,
+    AnswerSchema,
+    ChatRequest,
+    Completion,
+    StructuredForm,
+    TokenLogprob,
+    endpoint_identity,
+)
 
 __all__ = [
     "CACHE_KEY_VERSION",
+    "AnswerSchema",
     "CallFailure",
     "ChatRequest",
     "Completion",
     "HTTPSession",
     "RawResponse",
+    "StructuredForm",
+    "TokenLogprob",
     "aclose_sessions",
     "endpoint_identity",
     "shared_session",

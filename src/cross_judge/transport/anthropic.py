@@ -20,8 +20,11 @@ The request
     400s. ``Critic.temperature`` therefore has no effect on an Anthropic critic: steer it
     with the prompt. ``json_mode`` and ``seed`` have no Messages equivalent and are not
     sent either. :meth:`ChatRequest.sent_settings("anthropic")
-    <cross_judge.transport.ChatRequest.sent_settings>` says what is sent (``max_tokens``),
-    and that is what the response cache keys on and the run manifest records. A setting
+    <cross_judge.transport.ChatRequest.sent_settings>` says what is sent (``max_tokens``;
+    with a thinking budget ``thinking`` and ``max_tokens`` raised by the budget; for
+    ``structured="tool"`` the schema as the one tool in ``tools`` and a ``tool_choice``
+    naming it; for ``structured="schema"`` and an effort ``output_config``), and that is
+    what the response cache keys on and the run manifest records. A setting
     that asked for something and is dropped (a ``temperature`` other than the default 0, a
     ``seed``) is logged at WARNING, once per process for each model, setting and value
     (:func:`warn_unsent`). A 400 the vendor sends anyway is ``BAD_REQUEST``, with its
@@ -61,7 +64,9 @@ The response
     Requests offer only the codings the decoder bounds (``Accept-Encoding: gzip,
     deflate``); a body in another coding is ``INVALID_RESPONSE``.
 
-    * 2xx with a Messages body -> :class:`Completion`: the text blocks joined as ``text``;
+    * 2xx with a Messages body -> :class:`Completion`: the text blocks joined as ``text``
+      (or, when the model called a tool, the last ``tool_use`` block's ``input`` as JSON:
+      the answer of ``structured="tool"``);
       ``thinking`` blocks as ``reasoning``, never as the verdict; ``stop_reason`` as
       ``finish_reason`` (``"max_tokens"`` counts as truncated); ``stop_reason ==
       "refusal"`` as ``refusal``; :func:`usage_of` for the usage.
@@ -191,13 +196,19 @@ async def complete(
     import anthropic  # already imported by endpoint.client(), in a worker thread
 
     warn_unsent(config, request)
+    settings = request.sent_settings(_PROTOCOL)
     try:
-        # Exactly request.sent_settings("anthropic"): max_tokens.
+        # Exactly request.sent_settings("anthropic"): max_tokens, and thinking, a forced
+        # tool or output_config when the critic asks for them.
         response = await client.messages.with_raw_response.create(
             model=request.model,
-            max_tokens=request.max_tokens,
+            max_tokens=settings["max_tokens"],
             messages=[{"role": "user", "content": request.user}],
             system=request.system or anthropic.omit,
+            thinking=settings.get("thinking", anthropic.omit),
+            tools=settings.get("tools", anthropic.omit),
+            tool_choice=settings.get("tool_choice", anthropic.omit),
+            output_config=settings.get("output_config", anthropic.omit),
             timeout=timeout,
         )
     except anthropic.APIError as exc:
@@ -245,6 +256,7 @@ def parse_message_response(status: int, headers: Mapping[str, str], body: bytes)
         raise CallFailure(ErrorKind.INVALID_RESPONSE, "response has no content blocks")
     texts: list[str] = []
     thoughts: list[str] = []
+    tool_input: str | None = None
     for block in content:
         if not isinstance(block, dict):
             continue
@@ -253,7 +265,10 @@ def parse_message_response(status: int, headers: Mapping[str, str], body: bytes)
             texts.append(block["text"])
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             thoughts.append(block["thinking"])
-    text = "".join(texts)
+        elif kind == "tool_use" and isinstance(block.get("input"), dict):
+            # The answer of a forced tool (structured="tool") is the tool's input.
+            tool_input = json.dumps(block["input"], ensure_ascii=False)
+    text = tool_input if tool_input is not None else "".join(texts)
     stop_reason = _str_or_none(data.get("stop_reason"))
     return Completion(
         text=text,

@@ -122,14 +122,16 @@ def openai_request(config: VendorConfig, request: ChatRequest, custom_id: str) -
 
 def anthropic_request(request: ChatRequest, custom_id: str) -> BatchRequest:
     """An entry of an Anthropic message batch: the Messages body a live call sends (model,
-    ``max_tokens``, the user message, the system prompt when there is one)."""
+    the user message, the system prompt when there is one, and exactly
+    :meth:`~cross_judge.transport.ChatRequest.sent_settings` for ``"anthropic"``:
+    ``max_tokens``, and thinking, a forced tool or ``output_config`` when asked)."""
     params: dict[str, Any] = {
         "model": request.model,
-        "max_tokens": request.max_tokens,
         "messages": [{"role": "user", "content": request.user}],
     }
     if request.system:
         params["system"] = request.system
+    params.update(request.sent_settings("anthropic"))
     return _sized(custom_id, request.model, {"custom_id": custom_id, "params": params})
 
 

@@ -7,7 +7,11 @@ for a vote (that is :mod:`cross_judge.core`'s job).
 Classification of a response:
 
 * 2xx with a chat.completion body -> :class:`Completion`. DeepSeek's
-  ``reasoning_content`` is kept apart from ``content`` (it is never parsed as the verdict).
+  ``reasoning_content`` is kept apart from ``content`` (it is never parsed as the verdict);
+  ``choices[0].logprobs.content`` (OpenAI, llama.cpp, vLLM) becomes
+  :attr:`Completion.logprobs` when every entry is well-formed (otherwise ``None``: a
+  confidence is never read from a partial list); ``completion_tokens_details.
+  reasoning_tokens`` becomes :attr:`Usage.reasoning_tokens`.
 * 2xx that is not JSON, not an object, or has no ``choices`` -> ``INVALID_RESPONSE``.
 * 401/403 -> ``AUTH``; 429 -> ``RATE_LIMIT``; 5xx -> ``SERVER``; 408/409 are retryable;
   other 4xx -> ``BAD_REQUEST``. The vendor's own error message is kept, and
@@ -17,6 +21,7 @@ Classification of a response:
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +29,7 @@ from ..errors import ErrorKind
 from ..verdict import Usage
 from ._failure import CallFailure, failure_for_status, retry_after_seconds
 from ._http import HTTPSession, RawResponse
-from ._wire import ChatRequest, Completion
+from ._wire import ChatRequest, Completion, TokenLogprob
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig
@@ -34,6 +39,7 @@ __all__ = [
     "build_payload",
     "chat_completion",
     "complete",
+    "logprobs_of",
     "parse_chat_response",
     "retry_after_seconds",
 ]
@@ -41,20 +47,17 @@ __all__ = [
 _MAX_MESSAGE_CHARS = 500
 
 
+_MAX_LOGPROB_TOKENS = 200_000
+_MAX_ALTERNATIVES = 64
+
+
 def build_payload(config: VendorConfig, request: ChatRequest) -> dict[str, Any]:
-    """The chat-completions body for ``request`` on ``config``'s vendor: its output cap
-    field (``max_tokens`` or ``max_completion_tokens``), ``response_format`` in JSON mode,
-    ``seed`` when set."""
-    payload: dict[str, Any] = {
-        "model": request.model,
-        "messages": request.chat_messages(),
-        "temperature": request.temperature,
-        config.max_tokens_field: request.max_tokens,
-    }
-    if request.json_mode:
-        payload["response_format"] = {"type": "json_object"}
-    if request.seed is not None:
-        payload["seed"] = request.seed
+    """The chat-completions body for ``request`` on ``config``'s vendor: the model, the
+    messages and exactly :meth:`ChatRequest.sent_settings` for the vendor, its output cap
+    under the vendor's field (``max_tokens`` or ``max_completion_tokens``)."""
+    payload: dict[str, Any] = {"model": request.model, "messages": request.chat_messages()}
+    for name, value in request.sent_settings(config).items():
+        payload[config.max_tokens_field if name == "max_tokens" else name] = value
     return payload
 
 
@@ -122,7 +125,47 @@ def parse_chat_response(raw: RawResponse) -> Completion:
         model=_str_or_none(data.get("model")),
         refusal=_str_or_none(message.get("refusal")),
         reasoning=_str_or_none(message.get("reasoning_content") or message.get("reasoning")),
+        logprobs=logprobs_of(choice.get("logprobs")),
     )
+
+
+def logprobs_of(data: Any) -> tuple[TokenLogprob, ...] | None:
+    """``choices[i].logprobs`` as tokens: ``{"content": [{"token", "logprob",
+    "top_logprobs": [{"token", "logprob"}, ...]}, ...]}``. ``None`` when absent, or when
+    any entry is malformed (a token that is not text, a log-probability that is not a
+    finite number <= 0), or the list is longer than any answer (200,000 tokens): a
+    confidence must not be read from what a vendor garbled. Alternatives past the first 64
+    are ignored, as are malformed ones."""
+    if not isinstance(data, dict):
+        return None
+    content = data.get("content")
+    if not isinstance(content, list) or not content or len(content) > _MAX_LOGPROB_TOKENS:
+        return None
+    tokens: list[TokenLogprob] = []
+    for entry in content:
+        if not isinstance(entry, dict):
+            return None
+        token, logprob = entry.get("token"), _logprob(entry.get("logprob"))
+        if not isinstance(token, str) or logprob is None:
+            return None
+        top: list[tuple[str, float]] = []
+        alternatives = entry.get("top_logprobs")
+        if isinstance(alternatives, list):
+            for alternative in alternatives[:_MAX_ALTERNATIVES]:
+                if not isinstance(alternative, dict):
+                    continue
+                text, value = alternative.get("token"), _logprob(alternative.get("logprob"))
+                if isinstance(text, str) and value is not None:
+                    top.append((text, value))
+        tokens.append(TokenLogprob(token, logprob, tuple(top)))
+    return tuple(tokens)
+
+
+def _logprob(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) and number <= 0.0 else None
 
 
 def _status_failure(raw: RawResponse) -> CallFailure:
@@ -193,11 +236,15 @@ def _usage_of(usage: Any) -> Usage | None:
         usage, "prompt_cache_hit_tokens"
     )
     prompt = count(usage, "prompt_tokens")
+    completion = count(usage, "completion_tokens")
+    # Reasoning tokens are part of completion_tokens (OpenAI, DeepSeek, vLLM report them so).
+    reasoning = count(usage.get("completion_tokens_details"), "reasoning_tokens")
     return Usage(
         prompt_tokens=prompt,
-        completion_tokens=count(usage, "completion_tokens"),
+        completion_tokens=completion,
         total_tokens=count(usage, "total_tokens"),
         cache_read_tokens=min(cached, prompt),
+        reasoning_tokens=min(reasoning, completion),
     )
 
 

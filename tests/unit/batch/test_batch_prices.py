@@ -220,5 +220,7 @@ def test_a_bad_batch_rate_in_a_price_file_names_the_file_and_entry(
 def test_an_unknown_field_message_lists_batch_among_the_fields(tmp_path: Path) -> None:
     path = tmp_path / "prices.yaml"
     path.write_text("vendors: {x: {models: {m: {input: 1, output: 1, batch_rate: 0.5}}}}\n")
-    with pytest.raises(ConfigError, match="use input, output, cache_read, cache_write, batch"):
+    with pytest.raises(
+        ConfigError, match="use input, output, reasoning, cache_read, cache_write, batch"
+    ):
         load_prices(path)

@@ -148,7 +148,7 @@ def test_the_file_holds_the_key_hash_and_the_answer_but_not_the_request(path: Pa
         rows = raw.execute("SELECT * FROM responses").fetchall()
         columns = [c[1] for c in raw.execute("PRAGMA table_info(responses)")]
     raw.close()
-    assert columns == ["key", "text", "usage", "model", "created_at"]
+    assert columns == ["key", "text", "usage", "model", "created_at", "logprobs"]
     assert [row[:4] for row in rows] == [(key, ANSWER, USAGE.model_dump_json(), "judge-model")]
     assert len(key) == 64 and int(key, 16) >= 0
 
@@ -722,7 +722,7 @@ def test_an_entry_that_does_not_decode_is_a_miss_and_makes_room_for_the_next_ans
     put_sync(cache, "other")
     with sqlite3.connect(path, isolation_level=None) as raw:
         raw.execute(
-            "INSERT INTO responses VALUES ('k', 'text', 'not json', 'm', 0)",
+            "INSERT INTO responses VALUES ('k', 'text', 'not json', 'm', 0, NULL)",
         )
     raw.close()
     with caplog.at_level(logging.WARNING, logger="cross_judge"):

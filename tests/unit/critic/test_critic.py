@@ -208,10 +208,11 @@ async def test_refusal_is_an_error_verdict(client: httpx.AsyncClient) -> None:
 
 
 @respx.mock
-async def test_cut_off_answer_says_max_tokens(client: httpx.AsyncClient) -> None:
+async def test_cut_off_answer_is_truncated_and_says_max_tokens(client: httpx.AsyncClient) -> None:
     respx.post(URL).respond(json=completion('{"kind": "KEE', finish_reason="length"))
-    v = await critic(client, max_tokens=5).judge("q")
-    assert v.kind == "PARSE_FAIL" and "max_tokens=5" in (v.error or "")
+    v = await critic(client, max_tokens=5, retry_truncated=False).judge("q")
+    assert v.kind == "ERROR" and v.error_kind is ErrorKind.TRUNCATED
+    assert "max_tokens=5" in (v.error or "")
 
 
 @respx.mock
