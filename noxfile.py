@@ -35,9 +35,12 @@ QUICK_FAULTS = {
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit and integration tests and the reliability suite (no network: servers run on
-    127.0.0.1), spread over one worker process per CPU (pytest-xdist)."""
+    127.0.0.1), spread over one worker process per CPU (pytest-xdist). The docs' examples
+    (tests/docs) run in ``nox -s docs``, with the extras they need, not twice."""
     session.install(".[test]", env=COMPILED)
-    session.run("pytest", "-n", "auto", *session.posargs, env=QUICK_FAULTS)
+    session.run(
+        "pytest", "-n", "auto", "--ignore=tests/docs", *session.posargs, env=QUICK_FAULTS
+    )
 
 
 @nox.session

@@ -20,7 +20,7 @@ OpenTelemetry GenAI semantic conventions (``gen_ai.provider.name``, which replac
   ``prompt.version`` / ``prompt.sha256``, ``attempts`` (retries are ``attempts - 1``),
   ``cache_hit``, ``rate_limit.wait_s`` (time queued at the vendor's gate, every attempt),
   ``cost_usd``, ``sample`` (self-consistency samples after the first). The answer
-  settings of issue 27, each only when used (a request without them keeps the attributes
+  settings, each only when used (a request without them keeps the attributes
   above): ``request.structured`` (the answer shape asked, ``schema`` / ``tool`` / ``json``
   / ``off``, when the critic sets ``structured=``; after a step down of ``"auto"``, the
   shape finally asked), ``request.schema`` (the schema's name, with ``schema`` / ``tool``),

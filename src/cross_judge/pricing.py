@@ -112,9 +112,9 @@ class Price:
         their own rates; the rest of the prompt at ``input``. ``usage.reasoning_tokens`` are
         part of ``completion_tokens`` (at most all of it: a larger count is read as all of
         it): they are billed at ``reasoning``, the rest of the completion at ``output``.
-        With ``batch`` (a call made
-        through the vendor's batch API) all of it is multiplied by ``batch_multiplier``
-        and peak hours do not apply (a batch runs when the vendor schedules it).
+        With ``batch`` (a call made through the vendor's batch API) all of it is
+        multiplied by ``batch_multiplier`` and peak hours do not apply (a batch runs when
+        the vendor schedules it).
 
         Raises:
             ConfigError: ``batch`` for a price without a ``batch_multiplier``.

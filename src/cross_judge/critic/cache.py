@@ -33,8 +33,8 @@ token usage, the model id, the answer's token probabilities when the vendor sent
 it was stored: no prompt, no request header, no API key. A file made by a release from
 before token probabilities were kept is upgraded in place on first use (a column added,
 its rows kept and read back without token probabilities); that release can still share
-the upgraded file. An answer or model id holding a lone surrogate (a vendor's JSON may escape one;
-UTF-8 cannot encode it) is stored as a BLOB of its bytes with the surrogate kept
+the upgraded file. An answer or model id holding a lone surrogate (a vendor's JSON may
+escape one; UTF-8 cannot encode it) is stored as a BLOB of its bytes with the surrogate kept
 (``surrogatepass``) and read back as the same text; a release from before this reads such
 an entry as a miss. Entries are never changed once written (``INSERT OR IGNORE``: the first answer
 for a key wins, so every run reading that key replays the same answer).

@@ -361,11 +361,17 @@ class CallPath:
                     try:
                         return await send()
                     except CallFailure as failure:
-                        weaker = (
-                            step_down(config, sent, failure, json_ok=self.json_allowed(config))
-                            if learns
-                            else None
-                        )
+                        weaker = None
+                        if learns:
+                            # Redacted: the refusal is logged and kept for the manifest.
+                            seen = CallFailure(
+                                failure.kind,
+                                hide.error(failure.message),
+                                status=failure.status,
+                                retry_after=failure.retry_after,
+                            )
+                            json_ok = self.json_allowed(config)
+                            weaker = step_down(config, sent, seen, json_ok=json_ok)
                         if weaker is None or not self.may_step(sent, weaker):
                             raise
                         sent = weaker

@@ -1060,7 +1060,7 @@ def _looks_like_key(value: str) -> bool:
 
 
 _ANSWER_SETTINGS = ("structured", "effort", "thinking_budget", "confidence", "retry_truncated")
-"""A critic's answer settings (issue 27), in the order a refused one is looked for."""
+"""A critic's answer settings, in the order a refused one is looked for."""
 _STRUCTURED = ("auto", "schema", "tool", "json", "off")
 _EFFORTS = ("low", "medium", "high")
 _CONFIDENCE_MODES = ("stated", "logprob", "auto")

@@ -30,7 +30,7 @@ protocol drops (an Anthropic critic sends ``max_tokens`` only: its ``temperature
 dialects: a llama.cpp critic's schema shows as ``{"type": "json_object", "schema": ...}``,
 a Qwen critic's thinking budget as ``enable_thinking`` and ``thinking_budget``.
 
-The answer settings (issue 27) are in each critic's record: ``structured`` (the setting,
+The answer settings are in each critic's record: ``structured`` (the setting,
 ``None`` when the critic follows ``json_mode``), ``structured_form`` (the shape its requests
 ask for when the run starts: ``schema``, ``tool``, ``json`` or ``off``), ``schema`` (the
 name and sha256 of the JSON schema sent with ``schema`` / ``tool``, else ``None``),

@@ -163,8 +163,8 @@ def persona_body(
     ``length`` / stop reason ``max_tokens``, the reasoning cut to the cap when it
     exceeds it (then no answer: empty content, no text or tool block), else the answer
     cut to the tokens left (a forced tool's input then ``{}``), usage output tokens the
-    cap; a reply without reasoning is never cut. Token probabilities for a chat request with ``logprobs: true``
-    (:func:`~.logprobs.token_logprobs`).
+    cap; a reply without reasoning is never cut. Token probabilities for a chat request
+    with ``logprobs: true`` (:func:`~.logprobs.token_logprobs`).
     """
     decision = draw.decision
     confidence = round(decision.confidence, 2)

@@ -14,6 +14,7 @@ import pytest
 import respx
 
 from cross_judge import ConfigError, Critic, ErrorKind
+from cross_judge.critic import assembly
 from cross_judge.critic.stepdown import forget_steps, steps_taken
 
 pytestmark = pytest.mark.anyio
@@ -376,8 +377,9 @@ async def test_logprob_confidence_is_the_labels_probability_over_the_vocabulary(
 
 @respx.mock
 async def test_logprob_without_token_probabilities_is_a_vote_with_no_confidence_said_once(
-    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(assembly, "_WARNED_NO_LOGPROBS", set())  # once per process
     respx.post(URL).respond(json=completion('{"kind": "KEEP", "confidence": 0.9}'))
     judge = critic(client, confidence="logprob")
     with caplog.at_level(logging.WARNING, logger="cross_judge"):
@@ -406,3 +408,21 @@ async def test_token_probabilities_of_an_answer_that_echoed_the_key_are_not_kept
     verdict = await critic(client, confidence="logprob").judge("q")
     assert KEY not in (verdict.raw_response or "") and verdict.confidence_source == "logprob"
     assert verdict.kept_logprobs() is None
+
+
+@respx.mock
+async def test_a_refusal_echoing_the_key_is_logged_and_kept_without_it(
+    client: httpx.AsyncClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    refusal = {"error": {"message": f"response_format json_schema refused for key {KEY}"}}
+    respx.post(URL).mock(
+        side_effect=[
+            httpx.Response(400, json=refusal),
+            httpx.Response(200, json=completion('{"kind": "KEEP"}')),
+        ]
+    )
+    with caplog.at_level(logging.DEBUG, logger="cross_judge"):
+        verdict = await critic(client, structured="auto").judge("q")
+    assert verdict.structured == "json"
+    assert KEY not in caplog.text
+    assert all(KEY not in step.reason for step in steps_taken())
