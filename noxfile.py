@@ -38,9 +38,7 @@ def tests(session: nox.Session) -> None:
     127.0.0.1), spread over one worker process per CPU (pytest-xdist). The docs' examples
     (tests/docs) run in ``nox -s docs``, with the extras they need, not twice."""
     session.install(".[test]", env=COMPILED)
-    session.run(
-        "pytest", "-n", "auto", "--ignore=tests/docs", *session.posargs, env=QUICK_FAULTS
-    )
+    session.run("pytest", "-n", "auto", "--ignore=tests/docs", *session.posargs, env=QUICK_FAULTS)
 
 
 @nox.session

@@ -132,6 +132,7 @@ _ANSWER_GROUPS = frozenset({"label", "confidence", "score", "reasoning"})
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
+
 # The YAML line of each field while parse_prompt builds the spec, so that the error raised
 # by PromptSpec.__init__ can name it. A context variable keeps concurrent loads apart.
 _KEY_LINES: ContextVar[Mapping[str, int]] = ContextVar("_KEY_LINES", default=MappingProxyType({}))
