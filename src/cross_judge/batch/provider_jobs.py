@@ -495,7 +495,7 @@ class _Job:
         assert outcome is not None
         if outcome is _GO_LIVE:
             return await self._live_call(live)
-        verdict = critic.verdict_from_batch(outcome)
+        verdict = critic.verdict_from_batch(outcome, structured=request.structured)
         if isinstance(outcome, CallFailure):
             return verdict
         return charge_unreported_usage(verdict, outcome, request, critic.price(), batch=True)

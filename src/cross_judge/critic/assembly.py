@@ -66,13 +66,17 @@ class VerdictAssembly:
         @property
         def prompt_sha256(self) -> str: ...
 
-    def verdict_from_batch(self, outcome: Completion | CallFailure) -> Verdict:
+    def verdict_from_batch(
+        self, outcome: Completion | CallFailure, *, structured: str | None = None
+    ) -> Verdict:
         """The verdict for this critic's request answered through a vendor's batch API
         (:mod:`cross_judge.transport.batch_codecs`): a completion is parsed as a live answer is
         (labels, confidence, calibration, refusals, empty answers) and priced at the
         model's batch rate; a failure is an ``ERROR`` verdict of its kind. Secrets are
         redacted as for live verdicts. One attempt; ``elapsed_s`` is 0 (the batch's wall
-        time is the job's, not the request's).
+        time is the job's, not the request's). ``structured`` is the answer shape the
+        request asked for, recorded as a live call records it; a batch has no step down
+        (a refused shape is the request's error).
 
         Raises:
             ConfigError: a completion reports usage, and the model has a price but no batch
@@ -88,8 +92,12 @@ class VerdictAssembly:
         started = time.perf_counter()
         if isinstance(outcome, CallFailure):
             verdict = self._failed(outcome.kind, str(outcome), started, attempts=1, price=price)
+            if structured is not None and self.structured is not None:
+                verdict = verdict.model_copy(update={"structured": structured})
         else:
-            verdict = self._verdict_from(outcome, 1, started, price=price, batch=True)
+            verdict = self._verdict_from(
+                outcome, 1, started, price=price, batch=True, structured=structured
+            )
         return redacted_verdict(verdict, hide).model_copy(update={"elapsed_s": 0.0})
 
     def _verdict_from(

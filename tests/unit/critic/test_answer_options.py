@@ -16,6 +16,8 @@ import respx
 from cross_judge import ConfigError, Critic, ErrorKind
 from cross_judge.critic import assembly
 from cross_judge.critic.stepdown import forget_steps, steps_taken
+from cross_judge.transport import CallFailure, Completion
+from cross_judge.transport.batch_codecs import openai_request
 
 pytestmark = pytest.mark.anyio
 
@@ -426,3 +428,18 @@ async def test_a_refusal_echoing_the_key_is_logged_and_kept_without_it(
     assert verdict.structured == "json"
     assert KEY not in caplog.text
     assert all(KEY not in step.reason for step in steps_taken())
+
+
+def test_a_batch_answer_records_the_shape_its_request_asked_for() -> None:
+    judge = Critic(name="c", model="m", vendor="openai", structured="schema", labels=["KEEP"])
+    answer = judge.verdict_from_batch(Completion(text='{"kind": "KEEP"}'), structured="schema")
+    failed = judge.verdict_from_batch(CallFailure(ErrorKind.BATCH, "expired"), structured="schema")
+    assert (answer.kind, answer.structured) == ("KEEP", "schema")
+    assert (failed.error_kind, failed.structured) == (ErrorKind.BATCH, "schema")
+
+
+def test_a_batch_line_carries_the_schema_a_live_call_sends() -> None:
+    judge = Critic(name="c", model="m", vendor="openai", structured="schema", labels=["KEEP"])
+    request = judge.build_request("q")
+    line = openai_request(judge.endpoint(), request, "id-1").line
+    assert line["body"]["response_format"]["type"] == "json_schema"
