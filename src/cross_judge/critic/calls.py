@@ -17,6 +17,7 @@ This is the benchmarked hot path: each step is a method call, nothing more.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Mapping
@@ -370,9 +371,14 @@ class CallPath:
                                 status=failure.status,
                                 retry_after=failure.retry_after,
                             )
-                            json_ok = self.json_allowed(config)
-                            weaker = step_down(config, sent, seen, json_ok=json_ok)
-                        if weaker is None or not self.may_step(sent, weaker):
+                            weaker = step_down(
+                                config,
+                                sent,
+                                seen,
+                                json_ok=self.json_allowed(config),
+                                allowed=functools.partial(self.may_step, sent),
+                            )
+                        if weaker is None:
                             raise
                         sent = weaker
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -95,26 +96,38 @@ def refused(failure: CallFailure, what: str) -> bool:
 
 
 def step_down(
-    config: VendorConfig, request: ChatRequest, failure: CallFailure, *, json_ok: bool
+    config: VendorConfig,
+    request: ChatRequest,
+    failure: CallFailure,
+    *,
+    json_ok: bool,
+    allowed: Callable[[ChatRequest], bool] = lambda weaker: True,
 ) -> ChatRequest | None:
     """The request to send instead of ``request`` after ``failure``, or ``None`` when the
-    failure is not a refusal of what it asked (it then stands as the call's failure).
+    failure is not a refusal of what it asked, or ``allowed`` refuses the weaker request
+    (the failure then stands as the call's).
 
     Token probabilities are dropped first when the refusal names them; otherwise the form
     steps down: tool or schema -> json (when ``json_ok``: the vendor may take JSON mode
-    and the prompt mentions JSON) -> off. The step is remembered for the endpoint and
+    and the prompt mentions JSON) -> off. A step taken is remembered for the endpoint and
     model and logged once.
     """
     where = _where(config, request.model)
     if request.logprobs is not None and refused(failure, "logprobs"):
+        weaker = replace(request, logprobs=None)
+        if not allowed(weaker):
+            return None
         _remember(where, request.structured, "no logprobs", failure, logprobs=True)
-        return replace(request, logprobs=None)
+        return weaker
     form = request.structured
     if form == "off" or not refused(failure, form):
         return None
-    weaker: StructuredForm = "json" if form in ("schema", "tool") and json_ok else "off"
-    _remember(where, form, weaker, failure, logprobs=False)
-    return replace(request, structured=weaker, json_mode=weaker == "json")
+    now: StructuredForm = "json" if form in ("schema", "tool") and json_ok else "off"
+    weaker = replace(request, structured=now, json_mode=now == "json")
+    if not allowed(weaker):
+        return None
+    _remember(where, form, now, failure, logprobs=False)
+    return weaker
 
 
 def _remember(

@@ -443,3 +443,12 @@ def test_a_batch_line_carries_the_schema_a_live_call_sends() -> None:
     request = judge.build_request("q")
     line = openai_request(judge.endpoint(), request, "id-1").line
     assert line["body"]["response_format"]["type"] == "json_schema"
+
+
+@respx.mock
+async def test_an_explicit_logprob_critic_keeps_its_refusal_and_teaches_no_step(
+    client: httpx.AsyncClient,
+) -> None:
+    respx.post(URL).respond(400, json={"error": {"message": "logprobs are not supported"}})
+    verdict = await critic(client, structured="auto", confidence="logprob").judge("q")
+    assert verdict.error_kind is ErrorKind.BAD_REQUEST and steps_taken() == []
