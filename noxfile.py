@@ -38,8 +38,9 @@ def tests(session: nox.Session) -> None:
     127.0.0.1), spread over two worker processes per CPU (pytest-xdist): much of the suite
     waits on local servers, subprocesses and deadlines, and a second worker per CPU runs
     while the first waits (on 2 cores, pytest from a fresh clone: 4 min 54 s with 2
-    workers, 3 min 39 s with 4; beside two CPU burners 8 min 44 s and 6 min 20 s). The docs' examples (tests/docs) run in
-    ``nox -s docs``, with the extras they need, not twice."""
+    workers, 3 min 39 s with 4; beside two CPU burners 8 min 44 s and 6 min 20 s). The
+    docs' examples (tests/docs) run in ``nox -s docs``, with the extras they need, not
+    twice."""
     session.install(".[test]", env=COMPILED)
     workers = str(min(8, 2 * (os.cpu_count() or 1)))
     session.run("pytest", "-n", workers, "--ignore=tests/docs", *session.posargs, env=QUICK_FAULTS)
