@@ -27,7 +27,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
@@ -80,9 +80,9 @@ Effort = Literal["low", "medium", "high"]
 ConfidenceMode = Literal["stated", "logprob", "auto"]
 """``Critic(confidence=...)``: where a verdict's confidence comes from."""
 
-_STRUCTURED = ("auto", "schema", "tool", "json", "off")
-_EFFORTS = ("low", "medium", "high")
-_CONFIDENCE_MODES = ("stated", "logprob", "auto")
+_STRUCTURED: tuple[str, ...] = get_args(Structured)
+_EFFORTS: tuple[str, ...] = get_args(Effort)
+_CONFIDENCE_MODES: tuple[str, ...] = get_args(ConfidenceMode)
 
 DEFAULT_MAX_ITEM_CHARS = 1_000_000
 """Critic's default ``max_item_chars``: above any context window at ~4 characters a token."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Step",
+    "endpoint_key",
     "forget_steps",
     "learned_form",
     "logprobs_refused",
@@ -68,13 +69,15 @@ _no_logprobs: set[tuple[str, str, str]] = set()
 _steps: list[Step] = []
 
 
-def _where(config: VendorConfig, model: str) -> tuple[str, str, str]:
+def endpoint_key(config: VendorConfig, model: str) -> tuple[str, str, str]:
+    """``(vendor, endpoint, model)``: what a step down is learned for (the endpoint as the
+    response cache tells endpoints apart), as :class:`Step` records it."""
     return (config.name, endpoint_identity(config.protocol, config.base_url), model)
 
 
 def learned_form(config: VendorConfig, model: str, start: StructuredForm) -> StructuredForm:
     """``start``, or the weaker form this endpoint and model were stepped down to."""
-    found = _forms.get(_where(config, model))
+    found = _forms.get(endpoint_key(config, model))
     if found is None or _ORDER.index(found) <= _ORDER.index(start):
         return start
     return found
@@ -82,7 +85,7 @@ def learned_form(config: VendorConfig, model: str, start: StructuredForm) -> Str
 
 def logprobs_refused(config: VendorConfig, model: str) -> bool:
     """Whether this endpoint and model refused a request for token probabilities."""
-    return _where(config, model) in _no_logprobs
+    return endpoint_key(config, model) in _no_logprobs
 
 
 def refused(failure: CallFailure, what: str) -> bool:
@@ -112,7 +115,7 @@ def step_down(
     and the prompt mentions JSON) -> off. A step taken is remembered for the endpoint and
     model and logged once.
     """
-    where = _where(config, request.model)
+    where = endpoint_key(config, request.model)
     if request.logprobs is not None and refused(failure, "logprobs"):
         weaker = replace(request, logprobs=None)
         if not allowed(weaker):

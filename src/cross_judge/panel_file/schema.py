@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -38,7 +38,7 @@ from pydantic import (
 
 from ..cascade import Cascade, Escalation
 from ..critic.cache import ResponseCache
-from ..critic.critic import Critic
+from ..critic.critic import ConfidenceMode, Critic, Effort, Structured
 from ..critic.prompts import PromptSpec, is_file, list_prompts, load_prompt
 from ..ensemble import Ensemble
 from ..errors import ConfigError, PanelError, PromptError
@@ -166,10 +166,10 @@ class CriticSpec(BaseModel):
     samples: int = Field(default=1, ge=1)
     persona: PersonaSpec | None = None
     calibration: dict[str, Any] | None = None
-    structured: Literal["auto", "schema", "tool", "json", "off"] | None = None
-    effort: Literal["low", "medium", "high"] | None = None
+    structured: Structured | None = None
+    effort: Effort | None = None
     thinking_budget: int | None = None
-    confidence: Literal["stated", "logprob", "auto"] = "stated"
+    confidence: ConfidenceMode = "stated"
     retry_truncated: bool = True
 
     _prompt: PromptSpec | None = PrivateAttr(default=None)
@@ -1061,9 +1061,9 @@ def _looks_like_key(value: str) -> bool:
 
 _ANSWER_SETTINGS = ("structured", "effort", "thinking_budget", "confidence", "retry_truncated")
 """A critic's answer settings, in the order a refused one is looked for."""
-_STRUCTURED = ("auto", "schema", "tool", "json", "off")
-_EFFORTS = ("low", "medium", "high")
-_CONFIDENCE_MODES = ("stated", "logprob", "auto")
+_STRUCTURED = get_args(Structured)
+_EFFORTS = get_args(Effort)
+_CONFIDENCE_MODES = get_args(ConfidenceMode)
 
 
 def _shown(value: object) -> str:

@@ -140,7 +140,10 @@ class RunManifest:
             "options": options,
             "totals": None,
         }
-        return cls(results, entry, frozenset(_endpoint_of(c) for c in ensemble.critics))
+        from ..critic.stepdown import endpoint_key
+
+        where = frozenset(endpoint_key(c.endpoint(), c.model) for c in ensemble.critics)
+        return cls(results, entry, where)
 
     def begin(self) -> None:
         """Write this run's entry, with status ``running``."""
@@ -486,14 +489,6 @@ def _critic_record(critic: Critic) -> dict[str, Any]:
     record["sent"] = settings.sent_settings(config)
     record["not_sent"] = sorted(settings.unsent_settings(config))
     return record
-
-
-def _endpoint_of(critic: Critic) -> tuple[str, str, str]:
-    """``(vendor, endpoint, model)`` of ``critic``, as step downs are recorded."""
-    from ..transport import endpoint_identity
-
-    config = critic.endpoint()
-    return (config.name, endpoint_identity(config.protocol, config.base_url), critic.model)
 
 
 def stepdowns(where: frozenset[tuple[str, str, str]] | None = None) -> list[dict[str, str]]:
