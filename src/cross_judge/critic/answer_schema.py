@@ -18,6 +18,7 @@ request. Nothing here sends a request.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -62,9 +63,24 @@ def answer_schema(
     case-insensitively, in ``label_keys``' order of precedence); ``kind`` is added first
     when ``output`` names none.
 
+    Built once per distinct input and then reused: a critic asks for its schema on every
+    request.
+
     Raises:
         ValueError: ``output`` is empty or names a field twice.
     """
+    return _schema(
+        None if labels is None else tuple(labels), tuple(output), name, tuple(label_keys)
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _schema(
+    labels: tuple[str, ...] | None,
+    output: tuple[str, ...],
+    name: str,
+    label_keys: tuple[str, ...],
+) -> AnswerSchema:
     fields = [str(f) for f in output]
     if not fields:
         raise ValueError("an answer schema needs at least one output field")
