@@ -35,7 +35,17 @@ LAYER_OF: dict[str, str] = {
     # "" is cross_judge/__init__.py, the public face, which re-exports from every layer.
     "testing": "testing",
     **dict.fromkeys(
-        ["errors", "verdict", "voting", "budget", "pairwise", "results", "_extensions", "_sync"],
+        [
+            "errors",
+            "verdict",
+            "voting",
+            "budget",
+            "pairwise",
+            "results",
+            "_extensions",
+            "_sync",
+            "rubric",
+        ],
         "base",
     ),
     **dict.fromkeys(["_version", "_yaml", "_resources", "_otel"], "base"),

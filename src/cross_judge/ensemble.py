@@ -59,9 +59,12 @@ from .pairwise import (
     shown_order,
     swapped,
 )
+from .rubric.models import Rubric
+from .rubric.tally import RubricTally, criterion_verdicts, has_criteria, infer_rubric, tally
 from .transport import ChatRequest, aclose_sessions
 from .verdict import EnsembleVerdict, Usage, Verdict, as_verdict, default_query_id
 from .voting import (
+    Vote,
     VotingStrategy,
     accepts_kwarg,
     agreement_pct,
@@ -93,6 +96,7 @@ VotingName = Literal[
     "average",
     "weighted_average",
     "median",
+    "trimmed_mean",
     "highest",
     "lowest",
 ]
@@ -138,6 +142,15 @@ class Ensemble(PanelMethods):
             an item that is not a pair.
         on_flip: with ``order="both"``, a critic's verdict when its two orders disagree:
             ``"tie"`` (``TIE``) or ``"abstain"`` (``ABSTAIN``).
+        pass_threshold: for a rubric panel (critics whose prompt has ``criteria``), the
+            total at which an item passes, instead of the prompt's ``pass_threshold``.
+
+    A rubric panel votes each criterion with the strategy and its policies, and decides
+    the item by the weighted total (:mod:`cross_judge.rubric`). Its critics must share
+    one rubric (the same criteria ids, weights, gates and scale; the wording and the
+    mode may differ). ``early_stop=True`` then stops per criterion: a critic is asked only
+    about the criteria still undecided (``"cancel"``, which stops whole items, is refused).
+    Pairs (``order`` other than ``"fixed"``) are not judged with a rubric.
 
     Raises:
         ConfigError: duplicate names, an unknown strategy or argument, weights for unknown
@@ -155,7 +168,9 @@ class Ensemble(PanelMethods):
     cache: ResponseCache | bool | str | os.PathLike[str] | None = field(default=None, repr=False)
     order: Order = "fixed"
     on_flip: OnFlip = "tie"
+    pass_threshold: float | None = None
 
+    _rubric: Rubric | None = field(init=False, repr=False, default=None)
     _pairs_seen: int = field(init=False, repr=False, default=0)
     _strategy: VotingStrategy = field(init=False, repr=False)
     _cache: ResponseCache | None = field(init=False, repr=False, default=None)
@@ -201,6 +216,17 @@ class Ensemble(PanelMethods):
                 f"early_stop must be False, True, 'staged' or 'cancel', got {self.early_stop!r}"
             )
         check_order(self.order, self.on_flip)
+        self._rubric = _panel_rubric(self.critics, self.pass_threshold)
+        if self._rubric is not None and self.order != "fixed":
+            raise ConfigError(
+                f"order={self.order!r} judges pairs, and a rubric judges one item on its "
+                "criteria; use order='fixed' with a rubric prompt"
+            )
+        if self._rubric is not None and self.early_stop == "cancel":
+            raise ConfigError(
+                "early_stop='cancel' stops whole items; a rubric panel stops per criterion: "
+                "use early_stop=True (staged: critics are asked only about undecided criteria)"
+            )
         if self.early_stop and not supports_early_stop(self._strategy):
             raise ConfigError(
                 f"early_stop supports the majority and unanimous strategies, not "
@@ -217,6 +243,7 @@ class Ensemble(PanelMethods):
         context: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         budget_usd: Budget | float | None = None,
+        criteria: Sequence[str] | None = None,
     ) -> EnsembleVerdict:
         """Judge ``query`` with every critic concurrently and aggregate.
 
@@ -233,6 +260,9 @@ class Ensemble(PanelMethods):
                 :class:`~cross_judge.budget.Budget` shared with other calls. Each critic's
                 worst case is reserved before its call; critics that do not fit are not
                 called and give ``SKIPPED`` verdicts with ``error_kind="budget"``.
+            criteria: a rubric panel judges only these criterion ids (default all); the
+                result's ``criteria`` and total then cover them only (a cascade asks its
+                later tiers about the disputed criteria this way).
 
         Raises:
             PromptError: a template field is missing from ``context`` (before any critic
@@ -251,8 +281,10 @@ class Ensemble(PanelMethods):
         await warm_up()  # before the span and the price checks, which would do it on the loop
         if _otel.available:  # without OpenTelemetry, this branch is the whole cost
             with _otel.judge_span(self, query) as span:
-                return span.ended(await self._judge(query, query_id, context, meta, budget_usd))
-        return await self._judge(query, query_id, context, meta, budget_usd)
+                return span.ended(
+                    await self._judge(query, query_id, context, meta, budget_usd, criteria)
+                )
+        return await self._judge(query, query_id, context, meta, budget_usd, criteria)
 
     async def _judge(
         self,
@@ -261,6 +293,7 @@ class Ensemble(PanelMethods):
         context: Mapping[str, Any] | None,
         meta: Mapping[str, Any] | None,
         budget_usd: Budget | float | None,
+        criteria: Sequence[str] | None = None,
     ) -> EnsembleVerdict:
         """:meth:`judge`, untraced."""
         self.check_can_judge()
@@ -269,6 +302,15 @@ class Ensemble(PanelMethods):
         if budget is not None:
             self.check_prices()
         query_id = query_id or default_query_id(query)
+        if self._rubric is not None:
+            return await self._judge_rubric(
+                query, query_id, context, meta, budget, self._rubric, criteria
+            )
+        if criteria is not None:
+            raise ConfigError(
+                "criteria= names criteria of a rubric, and this panel's critics judge with no "
+                "rubric; give them a prompt with criteria, or leave criteria out"
+            )
         pair = is_pair(context)
         if pair:
             assert context is not None
@@ -331,6 +373,101 @@ class Ensemble(PanelMethods):
             assert context is not None
             result.pair_lengths = [len(str(context[name])) for name in ("response_a", "response_b")]
         return result
+
+    async def _judge_rubric(
+        self,
+        query: str,
+        query_id: str,
+        context: Mapping[str, Any] | None,
+        meta: Mapping[str, Any] | None,
+        budget: Budget | None,
+        rubric: Rubric,
+        criteria: Sequence[str] | None,
+    ) -> EnsembleVerdict:
+        """:meth:`judge` for a rubric panel: every critic on every criterion asked, or,
+        with early stop, each critic only on the criteria still undecided (critics in
+        order, as few at a time as could decide each criterion)."""
+        wanted = rubric.ids if criteria is None else tuple(criteria)
+        unknown = [cid for cid in wanted if cid not in rubric.ids]
+        if unknown or not wanted:
+            raise ConfigError(
+                f"criteria must name criteria of the panel's rubric {list(rubric.ids)}; "
+                f"got {list(wanted)}"
+            )
+        # Every prompt rendered before the first call: a template mistake costs nothing.
+        plans = [critic.rubric_requests(query, context, wanted) for critic in self.critics]
+        await self.check_caches()
+        started = time.perf_counter()
+        n = len(self.critics)
+        results: list[Verdict | None] = [None] * n
+        launched = 0
+        decided = False
+
+        async def ask(index: int, ids: tuple[str, ...]) -> None:
+            critic = self.critics[index]
+            plan = plans[index] if ids == wanted else critic.rubric_requests(query, context, ids)
+            results[index] = await critic.judge_rubric_requests(
+                plan, budget=budget, cache=self._cache
+            )
+
+        deadline = (
+            anyio.move_on_after(self.deadline)
+            if self.deadline is not None and active_job() is None
+            else nullcontext()
+        )
+        with deadline:
+            if not self.early_stop:
+                launched = n
+                async with anyio.create_task_group() as group:
+                    for index in range(1, n):
+                        group.start_soon(ask, index, wanted)
+                    await ask(0, wanted)
+            while self.early_stop and launched < n:
+                needed = self._still_needed(wanted, results[:launched], n - launched)
+                if not needed:
+                    decided = True
+                    break
+                size = max(needed.values())
+                async with anyio.create_task_group() as group:
+                    for offset in range(size):
+                        ids = tuple(cid for cid in wanted if needed.get(cid, 0) > offset)
+                        group.start_soon(ask, launched + offset, ids)
+                launched += size
+        elapsed = time.perf_counter() - started
+        finished = sum(v is not None for v in results)
+        verdicts = [
+            v
+            if v is not None
+            else self._unfinished(critic, decided, finished, elapsed, index < launched)
+            for index, (critic, v) in enumerate(zip(self.critics, results, strict=True))
+        ]
+        return _aggregate(
+            verdicts,
+            self._strategy,
+            strategy_name(self.voting),
+            self._kwargs,
+            query_id=query_id,
+            meta=meta,
+            elapsed_s=elapsed,
+            rubric=rubric,
+            criteria=None if criteria is None else wanted,
+        )
+
+    def _still_needed(
+        self, ids: Sequence[str], asked: Sequence[Verdict | None], remaining: int
+    ) -> dict[str, int]:
+        """For staged early stop on a rubric: per criterion not yet decided by the critics
+        ``asked``, how many more critics could decide it."""
+        done = [v for v in asked if v is not None]
+        needed: dict[str, int] = {}
+        for cid in ids:
+            views = criterion_verdicts(done, cid)
+            if done and outcome_is_decided(self._strategy, views, remaining, self._kwargs):
+                continue
+            count = calls_to_decide(self._strategy, views, remaining, self._kwargs)
+            if count > 0:
+                needed[cid] = count
+        return needed
 
     def _pair_requests(
         self, query: str, query_id: str, context: Mapping[str, Any]
@@ -475,6 +612,7 @@ class Ensemble(PanelMethods):
             query_id=query_id,
             meta=meta,
             elapsed_s=elapsed_s,
+            rubric=self._rubric,
         )
 
     def revote(
@@ -543,7 +681,53 @@ def revote(
         query_id=result.query_id,
         meta=result.meta,
         elapsed_s=result.elapsed_s,
+        rubric=result.rubric,
+        criteria=None if result.criteria is None else list(result.criteria),
     )
+
+
+def _panel_rubric(critics: Sequence[Critic], threshold: float | None) -> Rubric | None:
+    """The rubric the critics share (with ``threshold`` as its pass mark when given), or
+    ``None`` when none has one.
+
+    Raises:
+        ConfigError: some critics have a rubric and others not, their rubrics differ in
+            criteria ids, weights, gates or scale, or ``threshold`` is not in [0, 1].
+    """
+    rubrics = [(c.name, c.rubric) for c in critics]
+    having = [(name, r) for name, r in rubrics if r is not None]
+    if not having:
+        if threshold is not None:
+            raise ConfigError(
+                "pass_threshold is the pass mark of a rubric's total, and no critic judges "
+                "with a rubric; give the critics a prompt with criteria or leave it out"
+            )
+        return None
+    without = [name for name, r in rubrics if r is None]
+    if without:
+        raise ConfigError(
+            f"critics {without} judge with no rubric while {[n for n, _ in having]} do; a "
+            "rubric panel votes per criterion, so give every critic a prompt with criteria"
+        )
+    first_name, first = having[0]
+
+    def shape(r: Rubric) -> tuple[Any, ...]:
+        return tuple((c.id, c.weight, c.gate) for c in r.criteria), tuple(r.scale.items())
+
+    for name, other in having[1:]:
+        if shape(other) != shape(first):
+            raise ConfigError(
+                f"critic {name!r} judges with another rubric than {first_name!r} (criteria "
+                "ids, weights, gates or scale differ); a panel votes each criterion, so its "
+                "critics must share one rubric"
+            )
+    if threshold is None:
+        return first
+    if isinstance(threshold, bool) or not (
+        isinstance(threshold, (int, float)) and 0.0 <= threshold <= 1.0
+    ):
+        raise ConfigError(f"pass_threshold must be a number in [0, 1], got {threshold!r}")
+    return first.model_copy(update={"threshold": float(threshold)})
 
 
 def _score_map(critic: Critic) -> Mapping[str, float] | None:
@@ -615,10 +799,25 @@ def _aggregate(
     query_id: str,
     meta: Mapping[str, Any] | None,
     elapsed_s: float,
+    rubric: Rubric | None = None,
+    criteria: Sequence[str] | None = None,
+    tier: int | None = None,
 ) -> EnsembleVerdict:
+    """The :class:`EnsembleVerdict` of ``given``: the strategy's vote, or, with a rubric
+    (given, or inferred from verdicts holding ``criteria``), the vote per criterion in
+    ``criteria`` (default all) and the item's weighted total (:mod:`cross_judge.rubric`)."""
     # Look-alike labels are one label for the vote and for every statistic below.
     verdicts = reconcile_labels([as_verdict(v) for v in given], kwargs)
-    vote = strategy(verdicts, **kwargs)
+    if rubric is None and has_criteria(verdicts):
+        rubric = infer_rubric(verdicts)
+    judged: RubricTally | None = None
+    if rubric is not None:
+        judged = tally(verdicts, rubric, strategy, kwargs, ids=criteria, tier=tier)
+        vote: Any = Vote(
+            judged.consensus, judged.disagreement, judged.total, fallback=judged.fallback
+        )
+    else:
+        vote = strategy(verdicts, **kwargs)
     consensus, disagreement = vote
     valid = [v for v in verdicts if v.error is None]
     saved = sum(1 for v in verdicts if v.error_kind is ErrorKind.EARLY_STOP)
@@ -636,8 +835,10 @@ def _aggregate(
         consensus=str(consensus),
         avg_confidence=sum(v.confidence for v in valid) / len(valid) if valid else 0.0,
         disagreement=bool(disagreement),
-        agreement_pct=agreement_pct(verdicts, str(consensus)),
-        krippendorff_alpha=krippendorff_alpha(verdicts),
+        agreement_pct=agreement_pct(verdicts, str(consensus))
+        if judged is None
+        else judged.agreement_pct,
+        krippendorff_alpha=krippendorff_alpha(verdicts) if judged is None else judged.alpha,
         voting=name,
         meta=dict(meta or {}),
         score=getattr(vote, "score", None),
@@ -651,4 +852,6 @@ def _aggregate(
         if costs and all(c is not None for c in costs)
         else None,
         elapsed_s=round(elapsed_s, 3),
+        criteria=None if judged is None else judged.criteria,
+        rubric=rubric,
     )

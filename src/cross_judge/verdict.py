@@ -40,6 +40,7 @@ from pydantic import (
 
 from ._extensions import provider
 from .errors import ErrorKind
+from .rubric.models import CriterionConsensus, CriterionVerdict, Rubric
 
 __all__ = [
     "ABSTAIN",
@@ -428,6 +429,12 @@ class Verdict(BaseModel):
     down ``structured="auto"`` made for the endpoint); ``None``, and left out of dumps,
     otherwise.
 
+    ``criteria`` is set by a critic judging with a rubric (a prompt with ``criteria``): its
+    answer on each criterion it was asked, by criterion id
+    (:class:`~cross_judge.rubric.CriterionVerdict`). ``kind`` is then ``PASS``/``FAIL`` by
+    the critic's own weighted total (``score``), counted over the criteria it answered.
+    ``None``, and left out of dumps, otherwise.
+
     ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
     """
 
@@ -461,6 +468,7 @@ class Verdict(BaseModel):
     written_label: str | None = None
     confidence_source: ConfidenceSource = "stated"
     structured: StructuredAsked | None = None
+    criteria: dict[str, CriterionVerdict] | None = None
 
     # The token probabilities a logprob confidence was read from, kept (never dumped) so
     # that the response cache can store them with the answer: a hit then gives the same
@@ -501,7 +509,7 @@ class Verdict(BaseModel):
             for name in ("order", "answers", "flipped"):
                 if data.get(name) is None:
                     data.pop(name, None)
-        for name in ("self_agreement", "written_label", "structured"):
+        for name in ("self_agreement", "written_label", "structured", "criteria"):
             if data.get(name) is None:
                 data.pop(name, None)
         if self.confidence_source == "stated":
@@ -735,15 +743,22 @@ class EnsembleVerdict(BaseModel):
     tiers: list[EnsembleVerdict] | None = None
     pair_lengths: list[NonNegativeInt] | None = None
     item: ItemText | None = None
+    criteria: dict[str, CriterionConsensus] | None = None
+    rubric: Rubric | None = None
 
     @model_serializer(mode="wrap")
     def _omit_unset_pair(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if self.pair_lengths is None:
-            data.pop("pair_lengths", None)
-        if self.item is None:
-            data.pop("item", None)
+        for name in ("pair_lengths", "item", "criteria", "rubric"):
+            if getattr(self, name) is None:
+                data.pop(name, None)
         return data
+
+    @property
+    def disputed_criteria(self) -> list[str]:
+        """The ids of the criteria the valid answers did not agree on (rubric panels;
+        empty otherwise)."""
+        return [cid for cid, c in (self.criteria or {}).items() if c.disputed]
 
     def _repr_html_(self) -> str:
         """The consensus and one row per critic verdict, for Jupyter (see

@@ -9,7 +9,8 @@ Built-ins:
 
 * label strategies: ``majority`` (0.1's :func:`majority_vote`), ``unanimous`` (alias
   ``consensus``), ``weighted``, ``any``, ``first_disagreement``;
-* score strategies: ``average``, ``weighted_average``, ``median``, ``highest``, ``lowest``.
+* score strategies: ``average``, ``weighted_average``, ``median``, ``trimmed_mean``,
+  ``highest``, ``lowest``.
 
 Every built-in first turns verdicts into *ballots* with one shared function, so the error,
 tie and quorum policies mean the same thing everywhere, and every built-in accepts the same
@@ -38,11 +39,9 @@ its own spelling, and nothing is silent: each relabelled verdict keeps what it w
 ``Verdict.written_label``, which ``print(result)`` and the notebook view show. A label in
 another script that no other label imitates (Russian ``НЕТ``) is left as it is.
 
-Deliberately not here: no network and no model calls; no case folding; no reliability
-statistics over
-many items (see :mod:`cross_judge.agreement`; :func:`krippendorff_alpha` here is 0.1's
-per-item flag, kept for compatibility); no legacy ``aggregation`` strategies (their shim
-lives elsewhere and keeps 0.1's tie-breaking).
+Not here: model calls, case folding, statistics over many items (see
+:mod:`cross_judge.agreement`; :func:`krippendorff_alpha` here is 0.1's per-item flag), the
+legacy ``aggregation`` strategies (their shim keeps 0.1's tie-breaking).
 """
 
 from __future__ import annotations
@@ -83,6 +82,7 @@ __all__ = [
     "register_voting_strategy",
     "strategy_name",
     "supports_early_stop",
+    "trimmed_mean_score",
     "unanimous",
     "validate_voting",
     "weighted_average_score",
@@ -110,16 +110,11 @@ _SKIPPED = "SKIPPED"
 
 class Vote(tuple[str, bool]):
     """A strategy's result: ``(label, disagreement)``, plus the aggregate ``score`` and
-    whether the label is a ``fallback``.
-
-    It is a 2-tuple, so ``label, disagreement = vote`` and ``vote == ("KEEP", False)`` work
-    as with 0.1's plain tuples; equality and hashing ignore ``score`` and ``fallback``.
-    ``score`` is the aggregate of a score strategy (``average`` ...), ``None`` for label
-    strategies and whenever no score decided the label (no scored ballot, quorum not met).
-    ``fallback`` is True when no vote decided and the label is the strategy's fallback
-    (or abstain) label: no valid ballot, quorum not met, no unanimity, a tie left to the
-    abstain label (``ties="abstain"``).
-    """
+    whether the label is a ``fallback``. A 2-tuple, so ``label, disagreement = vote`` and
+    ``vote == ("KEEP", False)`` work as with 0.1's tuples; equality and hashing ignore
+    ``score`` (a score strategy's aggregate; ``None`` for label strategies and when no
+    score decided) and ``fallback`` (no vote decided: no valid ballot, quorum not met, no
+    unanimity, a tie left to the abstain label)."""
 
     def __new__(
         cls,
@@ -187,10 +182,8 @@ def _label_counts(verdicts: Sequence[Verdict]) -> Counter[str]:
 
 
 def agreement_pct(verdicts: Sequence[Verdict], consensus: str) -> float:
-    """Fraction of valid verdicts whose label equals ``consensus`` (0.0 if none is valid).
-
-    Errors are not in the denominator: 1 valid vote out of 3 critics that matches gives 1.0.
-    """
+    """Fraction of valid verdicts whose label equals ``consensus`` (0.0 if none is valid);
+    errors are not in the denominator: 1 valid vote of 3 critics that matches gives 1.0."""
     valid = _valid(verdicts)
     if not valid:
         return 0.0
@@ -198,15 +191,10 @@ def agreement_pct(verdicts: Sequence[Verdict], consensus: str) -> float:
 
 
 def krippendorff_alpha(verdicts: Sequence[Verdict]) -> float | None:
-    """cross-judge 0.1's per-item "Krippendorff's alpha", kept for compatibility.
-
-    On a single item, observed and expected disagreement are computed from the same label
-    counts and are equal whenever they are non-zero, so this can only return ``None``
-    (fewer than 2 valid verdicts), ``1.0`` (all valid verdicts agree) or ``0.0`` give or
-    take ~4e-16 of rounding (any disagreement). It is an "all agree?" flag, not a
-    reliability estimate: use Krippendorff's alpha over many items (critics x items) for
-    that.
-    """
+    """cross-judge 0.1's per-item "Krippendorff's alpha", kept for compatibility: on one
+    item observed and expected disagreement come from the same counts, so it is ``None``
+    (fewer than 2 valid verdicts), ``1.0`` (all agree) or ``0.0`` give or take ~4e-16 (any
+    disagreement). An "all agree?" flag; for reliability use alpha over many items."""
     counts = _label_counts(verdicts)
     n = sum(counts.values())
     if n < 2:
@@ -818,6 +806,43 @@ def median_score(
     return _score_vote(_panel(verdicts, policy), lambda bs: statistics.median(_scores(bs)))
 
 
+def trimmed_mean_score(
+    verdicts: Sequence[Verdict],
+    *,
+    errors: ErrorPolicy = "ignore",
+    ties: TiePolicy = "priority",
+    min_valid: int | None = None,
+    priority: Sequence[str] | None = None,
+    fallback: str = "UNCLEAR",
+    pass_label: str = "PASS",
+    fail_label: str = "FAIL",
+    abstain_label: str | None = None,
+    weights: Mapping[str, float] | None = None,
+    scores: Mapping[str, float] | None = None,
+    threshold: float = 0.5,
+    trim: float = 0.1,
+) -> Vote:
+    """The mean of the ballot scores after dropping the ``trim`` share (in [0, 0.5)) of
+    them at each end, at least one at each end with three or more ballots (strategy
+    ``trimmed_mean``, as trulens' jury): one outlying critic cannot move it. One or two
+    ballots are averaged whole. Otherwise as :func:`average_score`.
+
+    Raises:
+        ConfigError: ``trim`` outside [0, 0.5), or another invalid keyword.
+    """
+    policy = _Policy.from_args(locals())
+    if isinstance(trim, bool) or not _is_number(trim) or not 0.0 <= trim < 0.5:
+        raise ConfigError(f"trim must be a share in [0, 0.5), got {trim!r}")
+
+    def mean(ballots: list[_Ballot]) -> float:
+        ordered = sorted(_scores(ballots))
+        cut = max(1, int(len(ordered) * trim)) if len(ordered) >= 3 and trim > 0 else 0
+        kept = ordered[cut : len(ordered) - cut]
+        return math.fsum(kept) / len(kept)
+
+    return _score_vote(_panel(verdicts, policy), mean)
+
+
 def highest_score(
     verdicts: Sequence[Verdict],
     *,
@@ -874,6 +899,7 @@ _BUILTINS: tuple[VotingStrategy, ...] = (
     average_score,
     weighted_average_score,
     median_score,
+    trimmed_mean_score,
     highest_score,
     lowest_score,
 )
@@ -916,6 +942,7 @@ VOTING_STRATEGIES: dict[str, VotingStrategy] = {
     "average": average_score,
     "weighted_average": weighted_average_score,
     "median": median_score,
+    "trimmed_mean": trimmed_mean_score,
     "highest": highest_score,
     "lowest": lowest_score,
 }
@@ -924,11 +951,8 @@ VOTING_STRATEGIES: dict[str, VotingStrategy] = {
 
 def register_voting_strategy(name: str, fn: VotingStrategy, *, replace: bool = False) -> None:
     """Register ``fn`` under ``name`` (stripped, lower-cased), for ``voting=name``.
-
-    Raises:
-        ConfigError: ``name`` is empty or not a string, ``fn`` is not callable, or ``name``
-            is taken and ``replace`` is false (built-in names included).
-    """
+    ``ConfigError`` for an empty name, an ``fn`` that is not callable, or a name taken
+    (built-ins included) without ``replace=True``."""
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(f"a voting strategy name must be a non-empty string, got {name!r}")
     if not callable(fn):
@@ -974,13 +998,9 @@ StrategyT = TypeVar("StrategyT", bound=Callable[..., tuple[str, bool]])
 def _lookup_strategy(
     name_or_fn: str | StrategyT, table: Mapping[str, StrategyT], *, what: str
 ) -> StrategyT:
-    """``table[name]`` (case-insensitive, surrounding spaces ignored), or the callable itself.
-
-    Shared by :func:`get_voting_strategy` and the legacy ``aggregation.get_strategy``.
-
-    Raises:
-        KeyError: (also a ``ConfigError``) unknown name; the message lists ``table``'s names.
-    """
+    """``table[name]`` (case-insensitive, spaces ignored), or the callable itself; an
+    unknown name raises ``UnknownStrategyError`` listing ``table``'s names. Shared by
+    :func:`get_voting_strategy` and the legacy ``aggregation.get_strategy``."""
     if callable(name_or_fn):
         return name_or_fn
     strategy = table.get(str(name_or_fn).strip().lower())
@@ -1081,11 +1101,8 @@ def accepts_kwarg(strategy: str | VotingStrategy, name: str) -> bool:
 
 
 def supports_early_stop(strategy: str | VotingStrategy) -> bool:
-    """True for the built-in ``majority`` and ``unanimous`` (by name or function).
-
-    Raises:
-        KeyError: (also a ``ConfigError``) an unknown strategy name.
-    """
+    """True for the built-in ``majority`` and ``unanimous`` (by name or function); an
+    unknown name raises ``UnknownStrategyError``."""
     fn = get_voting_strategy(strategy)
     return fn is majority_vote or fn is unanimous
 

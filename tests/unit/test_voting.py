@@ -46,7 +46,14 @@ from cross_judge.voting import (
 
 BUILTIN_NAMES = sorted(VOTING_STRATEGIES)  # snapshot before any test registers more
 LABEL_STRATEGIES = ["majority", "unanimous", "consensus", "weighted", "any", "first_disagreement"]
-SCORE_STRATEGIES = ["average", "weighted_average", "median", "highest", "lowest"]
+SCORE_STRATEGIES = [
+    "average",
+    "weighted_average",
+    "median",
+    "trimmed_mean",
+    "highest",
+    "lowest",
+]
 POLICY_KWARGS = [
     "errors",
     "ties",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..budget import Budget
 from ..errors import ErrorKind, MissingAPIKeyError
 from ..pricing import Price
+from ..rubric.models import CriterionVerdict, Rubric
 from ..stats.confidence_calibration import ConfidenceCalibration
 from ..transport import CallFailure, Completion
 from ..transport.redaction import Redactor, redactor_for, secrets_of
@@ -65,6 +66,9 @@ class VerdictAssembly:
         def _calibration_in_use(self) -> ConfidenceCalibration | None: ...
         @property
         def prompt_sha256(self) -> str: ...
+        @property
+        def rubric(self) -> Rubric | None: ...
+        def read_criteria(self, text: str) -> dict[str, CriterionVerdict] | str: ...
 
     def verdict_from_batch(
         self, outcome: Completion | CallFailure, *, structured: str | None = None
@@ -154,6 +158,9 @@ class VerdictAssembly:
                 usage=completion.usage,
                 **common,
             )
+        rubric = self.rubric
+        if rubric is not None and rubric.mode == "one_call":
+            return self._one_call_verdict(completion, text, common, rubric)
         parsed = parse_answer(
             text,
             labels=self.labels,
@@ -217,6 +224,39 @@ class VerdictAssembly:
         )
         verdict.keep_logprobs(completion.logprobs if measured is not None else None)
         return verdict
+
+    def _one_call_verdict(
+        self, completion: Completion, text: str, common: dict[str, Any], rubric: Rubric
+    ) -> Verdict:
+        """The verdict of a ``one_call`` rubric answer: its criteria (:meth:`read_criteria`),
+        ``PASS``/``FAIL`` by their total; ``PARSE_FAIL`` (or ``ERROR`` truncated, when cut
+        off) when no criterion could be read."""
+        criteria = self.read_criteria(text)
+        if isinstance(criteria, str):
+            if completion.truncated:
+                return self._truncated(completion, common, text)
+            return Verdict(
+                kind="PARSE_FAIL",
+                reasoning=text[:300],
+                raw_response=text,
+                error=criteria,
+                error_kind=ErrorKind.PARSE,
+                confidence_source="none",
+                usage=completion.usage,
+                **common,
+            )
+        valid = [a for a in criteria.values() if a.is_valid]
+        total = rubric.partial_total({cid: a.score for cid, a in criteria.items() if a.is_valid})
+        return Verdict(
+            kind="PASS" if total is not None and rubric.passes(total) else "FAIL",
+            confidence=sum(a.confidence for a in valid) / len(valid) if valid else 0.0,
+            reasoning="; ".join(f"{cid}: {a.kind}" for cid, a in criteria.items())[:1000],
+            score=total,
+            criteria=criteria,
+            raw_response=text,
+            usage=completion.usage,
+            **common,
+        )
 
     def _label_probabilities(
         self, completion: Completion, text: str, label: str

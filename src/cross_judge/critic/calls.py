@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
@@ -32,6 +32,7 @@ from ..budget import Budget
 from ..errors import ConfigError, ErrorKind, MissingAPIKeyError
 from ..limits.gate import VendorGate
 from ..pricing import Price, estimate_prompt_tokens, usage_is_plausible, worst_case_cost
+from ..rubric.models import Rubric
 from ..stats.confidence_calibration import ConfidenceCalibration
 from ..transport import (
     CallFailure,
@@ -95,6 +96,17 @@ class CallPath:
             structured: str | None = None,
         ) -> Verdict: ...
         def json_allowed(self, config: VendorConfig) -> bool: ...
+        @property
+        def rubric(self) -> Rubric | None: ...
+        async def judge_rubric(
+            self,
+            query: str,
+            context: Mapping[str, Any] | None = None,
+            *,
+            criteria: Sequence[str] | None = None,
+            budget: Budget | float | None = None,
+            cache: ResponseCache | None = None,
+        ) -> Verdict: ...
 
         structured: str | None
         confidence: str
@@ -157,6 +169,8 @@ class CallPath:
             ConfigError: a budget is given but the model has no known price (register one
                 with :func:`cross_judge.register_price`); raised before any request.
         """
+        if self.rubric is not None:
+            return await self.judge_rubric(query, context, budget=budget, cache=cache)
         return await self.judge_request(
             self.build_request(query, context), budget=budget, cache=cache
         )

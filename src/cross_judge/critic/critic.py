@@ -41,6 +41,7 @@ from .assembly import VerdictAssembly
 from .calls import CallPath
 from .parsing import LABEL_KEYS, REASONING_KEYS, ExampleAnswer, normalize_label
 from .request import RequestBuilder
+from .rubric import RubricMethods
 from .template import Template
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ DEFAULT_MAX_ITEM_CHARS = 1_000_000
 
 
 @dataclass(eq=False)
-class Critic(RequestBuilder, CallPath, VerdictAssembly):
+class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
     """One LLM critic: a model on a vendor with a prompt.
 
     The first eleven parameters are cross-judge 0.1's, in its order and with its defaults.
@@ -310,6 +311,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly):
             self._injected = _wrap_client(self.name, self.http_client)
         self._check_samples()
         self._check_answer_options()
+        self.check_rubric_options()
         if self.cache is not None and self.cache is not False:
             from .cache import resolve_cache
 

@@ -62,6 +62,7 @@ from pydantic import (
 from .._resources import prompt_files
 from .._yaml import YAMLSyntaxError, load as load_yaml
 from ..errors import PromptError
+from ..rubric.models import DEFAULT_SCALE, CriteriaMode, Criterion, Rubric
 from ..verdict import RESERVED_KINDS, label_skeleton
 from .parsing import LABEL_KEYS, ExampleAnswer, normalize_label, parse_answer
 from .template import Template
@@ -192,6 +193,19 @@ class PromptSpec(BaseModel):
             so a reply without a match is ``PARSE_FAIL``. A critic with it asks for no
             JSON: ``structured="auto"`` sends no format, and ``"schema"``, ``"tool"`` or
             ``"json"`` are refused.
+        criteria: a rubric: the requirements the item is judged on, each ``{id,
+            requirement, weight (default 1; negative subtracts when met), gate (default
+            false; failing it makes the total 0)}`` (:class:`~cross_judge.rubric.Criterion`).
+            Each criterion is judged on the ``labels`` scale (``PASS``/``FAIL`` when
+            ``labels`` is not given), whose ``score`` map gives each label's score (``PASS``
+            1 and ``FAIL`` 0 by default; any other scale must score every label). See
+            :mod:`cross_judge.rubric`.
+        criteria_mode: ``per_criterion`` (the default): one call per criterion, the
+            template's ``{criterion}`` is its requirement (``{criterion_id}`` its id);
+            ``one_call``: one call for all, ``{criteria}`` lists them as ``- id:
+            requirement`` lines and the answer is ``{"criteria": {id: {"kind": ...,
+            "confidence": ..., "reasoning": ...}}}``.
+        pass_threshold: an item passes when its weighted total is at least this (0.5).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -207,8 +221,12 @@ class PromptSpec(BaseModel):
     variables: tuple[str, ...] = ()
     source: str | None = None
     answer_format: dict[str, str] | None = None
+    criteria: tuple[Criterion, ...] | None = None
+    criteria_mode: CriteriaMode | None = None
+    pass_threshold: float | None = None
 
     _user: Template = PrivateAttr()
+    _rubric: Rubric | None = PrivateAttr(default=None)
     _sha256: str = PrivateAttr()
     _examples: tuple[ExampleAnswer, ...] = PrivateAttr()
 
@@ -226,6 +244,19 @@ class PromptSpec(BaseModel):
             ) from None
 
     # -- field checks (each failure is reported against its own field) --------------------
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rubric_scale(cls, data: Any) -> Any:
+        """A rubric without ``labels`` is judged PASS/FAIL, scored 1/0 unless ``score``
+        says otherwise."""
+        if isinstance(data, Mapping) and data.get("criteria") is not None:
+            data = dict(data)
+            if data.get("labels") is None:
+                data["labels"] = list(DEFAULT_SCALE)
+                if data.get("score") is None:
+                    data["score"] = dict(DEFAULT_SCALE)
+        return data
 
     @field_validator("id")
     @classmethod
@@ -379,7 +410,7 @@ class PromptSpec(BaseModel):
                 "uses {query}; the system prompt is the same for every item, so put {query} "
                 "in user_prompt_template",
             )
-        declared = set(self.variables)
+        declared = set(self.variables) | self._check_rubric(user)
         for name in sorted(user.fields - declared - {"query"}):
             raise _FieldProblem(
                 "user_prompt_template",
@@ -405,6 +436,62 @@ class PromptSpec(BaseModel):
         blob = json.dumps([self.system_prompt, self.user_prompt_template], ensure_ascii=False)
         self._sha256 = hashlib.sha256(blob.encode("utf-8")).hexdigest()
         return self
+
+    def _check_rubric(self, user: Template) -> set[str]:
+        """Check the rubric fields together; the template fields a rubric supplies."""
+        if self.criteria is None:
+            for name in ("criteria_mode", "pass_threshold"):
+                if getattr(self, name) is not None:
+                    raise _FieldProblem(name, "is set without criteria; add criteria or remove it")
+            return set()
+        if self.answer_format is not None and self.criteria_mode == "one_call":
+            raise _FieldProblem(
+                "answer_format",
+                "cannot read a one_call rubric's answer (one JSON object for every criterion); "
+                "use criteria_mode: per_criterion or remove answer_format",
+            )
+        assert self.labels is not None  # filled by _rubric_scale
+        scores = self.score or {}
+        if not set(self.labels) <= set(scores):
+            if set(self.labels) <= set(DEFAULT_SCALE):
+                scores = {**DEFAULT_SCALE, **scores}
+            else:
+                missing = [x for x in self.labels if x not in scores]
+                raise _FieldProblem(
+                    "score",
+                    f"must give every label of a rubric's scale a score in [0, 1]; missing "
+                    f"{missing} (e.g. score: {{1: 0, 2: 0.25, 3: 0.5, 4: 0.75, 5: 1}})",
+                )
+        threshold = 0.5 if self.pass_threshold is None else self.pass_threshold
+        if isinstance(threshold, bool) or not 0.0 <= threshold <= 1.0:
+            raise _FieldProblem("pass_threshold", f"must be in [0, 1], got {threshold!r}")
+        try:
+            rubric = Rubric(
+                criteria=self.criteria,
+                scale={label: scores[label] for label in self.labels},
+                threshold=threshold,
+                mode=self.criteria_mode or "per_criterion",
+            )
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            raise _FieldProblem("criteria", str(problem.get("msg", exc))) from None
+        needed = "criteria" if rubric.mode == "one_call" else "criterion"
+        if needed not in user.fields:
+            example = "{criteria}" if needed == "criteria" else "{criterion}"
+            raise _FieldProblem(
+                "user_prompt_template",
+                f"has no {example} placeholder, which a {rubric.mode} rubric fills with "
+                f"{'the criteria' if needed == 'criteria' else 'the requirement judged'}; "
+                f"add it, e.g. 'Requirement: {example}'",
+            )
+        self._rubric = rubric
+        return {"criteria", "criterion", "criterion_id"}
+
+    @property
+    def rubric(self) -> Rubric | None:
+        """The :class:`~cross_judge.rubric.Rubric` of a prompt with ``criteria``, else
+        ``None``."""
+        return self._rubric
 
     # -- use ----------------------------------------------------------------------------------
 

@@ -1,0 +1,411 @@
+"""A critic judging with a rubric: the requests per criterion (or for all at once), the
+schema and parsing of a ``one_call`` answer, and the critic's verdict over its criteria.
+
+:class:`RubricMethods` is one of the parts :class:`~cross_judge.critic.critic.Critic` is
+made of. A rubric critic's requests are ordinary requests, sent by the ordinary call path
+(retries, cache, budget, truncation retry, structured output, provider batch mode):
+
+* ``per_criterion``: one request per criterion, the template's ``{criterion}`` filled with
+  its requirement (``{criterion_id}`` with its id); each answer is an ordinary verdict on
+  the rubric's scale.
+* ``one_call``: one request, ``{criteria}`` filled with ``- id: requirement`` lines of the
+  criteria asked; the answer is ``{"criteria": {id: {"kind": ..., "confidence": ...,
+  "reasoning": ...}}}`` (a vendor that takes a schema is sent one with every criterion
+  asked required). Each criterion's object is read with the same rules as a whole answer
+  (:func:`~cross_judge.critic.parsing.parse_answer`); a criterion missing from an answer
+  that holds others is ``PARSE_FAIL`` for that criterion only.
+
+:meth:`RubricMethods.rubric_verdict` puts a critic's answers together into one
+:class:`~cross_judge.verdict.Verdict` whose ``criteria`` holds each, whose ``kind`` is
+``PASS``/``FAIL`` by the critic's own weighted total (over the criteria it answered) and
+whose usage, cost and attempts are the sum of its calls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..budget import Budget
+from ..errors import ConfigError, ErrorKind, PromptError
+from ..rubric.models import Criterion, CriterionVerdict, Rubric
+from ..rubric.tally import FAIL, PASS
+from ..transport import AnswerSchema, ChatRequest
+from ..verdict import Verdict, call_totals
+from .parsing import extract_json, parse_answer
+
+if TYPE_CHECKING:
+    from .cache import ResponseCache
+    from .parsing import ExampleAnswer
+    from .prompts import PromptSpec
+
+__all__ = [
+    "RubricMethods",
+    "criteria_text",
+    "parse_criteria",
+    "rubric_schema",
+]
+
+RUBRIC_FIELDS = ("criterion", "criterion_id", "criteria")
+"""The template fields a rubric fills; an item's context may not set them."""
+
+_MISSING = "parse_fail: the answer gives no verdict for this criterion"
+
+
+def criteria_text(criteria: Sequence[Criterion]) -> str:
+    """The ``{criteria}`` of a ``one_call`` prompt: one ``- id: requirement`` line each."""
+    return "\n".join(f"- {c.id}: {c.requirement}" for c in criteria)
+
+
+def rubric_schema(rubric: Rubric, ids: Sequence[str], name: str) -> AnswerSchema:
+    """The JSON schema of a ``one_call`` answer on the criteria ``ids``: an object
+    ``criteria`` holding, per id, ``reasoning``, ``kind`` (an enum of the scale) and
+    ``confidence``; everything required, nothing else allowed."""
+    answer = {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string", "description": "Why, briefly."},
+            "kind": {
+                "type": "string",
+                "enum": list(rubric.labels),
+                "description": "Your verdict on this criterion: one of "
+                + ", ".join(rubric.labels)
+                + ".",
+            },
+            "confidence": {"type": "number", "description": "From 0 to 1."},
+        },
+        "required": ["reasoning", "kind", "confidence"],
+        "additionalProperties": False,
+    }
+    schema = {
+        "type": "object",
+        "properties": {
+            "criteria": {
+                "type": "object",
+                "properties": dict.fromkeys(ids, answer),
+                "required": list(ids),
+                "additionalProperties": False,
+            }
+        },
+        "required": ["criteria"],
+        "additionalProperties": False,
+    }
+    text = json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+    return AnswerSchema(name=name, text=text, label_key="kind")
+
+
+def _answers_object(data: Mapping[str, Any], rubric: Rubric) -> Mapping[str, Any] | None:
+    """Where a ``one_call`` answer keeps its criteria: ``criteria`` (an object, or a list
+    of objects with an ``id``), else the top level when it names a criterion."""
+    nested = next((v for k, v in data.items() if k.lower() == "criteria"), None)
+    if isinstance(nested, list):
+        found: dict[str, Any] = {}
+        for entry in nested:
+            if isinstance(entry, Mapping):
+                key = entry.get("id", entry.get("criterion"))
+                if isinstance(key, str):
+                    found[key] = entry
+        return found
+    if isinstance(nested, Mapping):
+        return nested
+    if any(cid in data for cid in rubric.ids):
+        return data
+    return None
+
+
+def parse_criteria(
+    text: str,
+    rubric: Rubric,
+    *,
+    label_keys: Sequence[str],
+    reasoning_keys: Sequence[str],
+    examples: Sequence[ExampleAnswer] = (),
+) -> dict[str, CriterionVerdict] | str:
+    """Each criterion's answer in a ``one_call`` reply, or the reason none could be read
+    (``"parse_fail: ..."``). Never raises.
+
+    A criterion's value may be an object (read as a whole answer is: label keys, reasoning
+    keys, confidence forms, the scale as vocabulary) or a bare label. A criterion missing,
+    or whose value holds no usable label, is ``PARSE_FAIL`` with the reason; a reply with
+    no criterion object at all fails as a whole.
+    """
+    try:
+        data = extract_json(text)
+        if data is None:
+            return "parse_fail: no JSON object in the answer"
+        answers = _answers_object(data, rubric)
+        if answers is None:
+            return "parse_fail: the answer has no criteria object"
+        by_id = {str(k).strip(): v for k, v in answers.items()}
+        out: dict[str, CriterionVerdict] = {}
+        for c in rubric.criteria:
+            value = by_id.get(c.id)
+            if value is None:
+                out[c.id] = CriterionVerdict(
+                    kind="PARSE_FAIL", error=_MISSING, error_kind=ErrorKind.PARSE
+                )
+                continue
+            if not isinstance(value, Mapping):
+                value = {"kind": value}
+            parsed = parse_answer(
+                json.dumps(value, ensure_ascii=False, default=str),
+                labels=rubric.labels,
+                label_keys=label_keys,
+                reasoning_keys=reasoning_keys,
+                examples=examples,
+            )
+            if not parsed.ok:
+                out[c.id] = CriterionVerdict(
+                    kind="PARSE_FAIL", error=parsed.error, error_kind=ErrorKind.PARSE
+                )
+                continue
+            score = parsed.score if parsed.score is not None else rubric.score_of(parsed.kind)
+            out[c.id] = CriterionVerdict(
+                kind=parsed.kind,
+                confidence=parsed.confidence,
+                reasoning=parsed.reasoning,
+                score=score,
+            )
+        if all(not v.is_valid for v in out.values()) and all(
+            v.error == _MISSING for v in out.values()
+        ):
+            return "parse_fail: the answer names none of the criteria " + ", ".join(rubric.ids)
+        return out
+    except Exception as exc:  # the parser's contract: never raises
+        return f"parse_fail: internal parser error ({type(exc).__name__})"
+
+
+def _as_answer(verdict: Verdict) -> CriterionVerdict:
+    """A ``per_criterion`` call's verdict as the answer on its criterion."""
+    return CriterionVerdict(
+        kind=verdict.kind,
+        confidence=verdict.confidence,
+        reasoning=verdict.reasoning,
+        score=verdict.score,
+        error=verdict.error,
+        error_kind=verdict.error_kind,
+        raw_response=verdict.raw_response,
+    )
+
+
+def _failed_answer(verdict: Verdict) -> CriterionVerdict:
+    return CriterionVerdict(kind=verdict.kind, error=verdict.error, error_kind=verdict.error_kind)
+
+
+class RubricMethods:
+    """The rubric methods of :class:`~cross_judge.critic.critic.Critic`."""
+
+    if TYPE_CHECKING:  # what these methods use of the critic (defined in .critic)
+        name: str
+        confidence: str
+        samples: int
+        prompt: PromptSpec | str | None
+        _label_keys: tuple[str, ...]
+        _reasoning_keys: tuple[str, ...]
+
+        def _spec_in_use(self) -> PromptSpec | None: ...
+        def _examples(self) -> tuple[ExampleAnswer, ...]: ...
+        def build_request(
+            self, query: str, context: Mapping[str, Any] | None = None
+        ) -> ChatRequest: ...
+        async def judge_request(
+            self,
+            request: ChatRequest,
+            *,
+            budget: Budget | float | None = None,
+            cache: ResponseCache | None = None,
+        ) -> Verdict: ...
+
+    @property
+    def rubric(self) -> Rubric | None:
+        """The rubric of this critic's prompt (a prompt with ``criteria``) while the critic
+        sends that prompt, else ``None``."""
+        spec = self._spec_in_use()
+        return None if spec is None else spec.rubric
+
+    def check_rubric_options(self) -> None:
+        """Raise for what a rubric critic cannot do.
+
+        Raises:
+            ConfigError: ``samples > 1``; ``confidence="logprob"`` with ``one_call``.
+        """
+        rubric = self.rubric
+        if rubric is None:
+            return
+        if self.samples != 1:
+            raise ConfigError(
+                f"Critic {self.name!r}: samples={self.samples} with a rubric prompt; a rubric "
+                "critic answers each criterion once: set samples=1, or use more critics"
+            )
+        if rubric.mode == "one_call" and self.confidence == "logprob":
+            raise ConfigError(
+                f"Critic {self.name!r}: confidence='logprob' reads one label's token "
+                "probabilities, and a one_call rubric answer holds one label per criterion; "
+                "use criteria_mode: per_criterion, or confidence='stated'"
+            )
+
+    def _rubric_in_use(self) -> Rubric:
+        rubric = self.rubric
+        if rubric is None:
+            raise ConfigError(f"Critic {self.name!r} has no rubric: give it a prompt with criteria")
+        return rubric
+
+    def rubric_requests(
+        self,
+        query: str,
+        context: Mapping[str, Any] | None = None,
+        criteria: Sequence[str] | None = None,
+    ) -> list[tuple[tuple[str, ...], ChatRequest]]:
+        """The requests that ask about ``criteria`` (default: every criterion), each with
+        the criterion ids it answers: one per criterion (``per_criterion``) or one for all
+        (``one_call``).
+
+        Raises:
+            PromptError: as :meth:`build_request`, or ``context`` sets a rubric field
+                (``criterion``, ``criterion_id``, ``criteria``).
+            ConfigError: the critic has no rubric, or ``criteria`` names an unknown id or
+                none.
+        """
+        rubric = self._rubric_in_use()
+        ids = rubric.ids if criteria is None else tuple(criteria)
+        unknown = [cid for cid in ids if cid not in rubric.ids]
+        if unknown or not ids:
+            raise ConfigError(
+                f"Critic {self.name!r}: criteria must name criteria of its rubric "
+                f"{list(rubric.ids)}; got {list(ids)}"
+            )
+        taken = [name for name in RUBRIC_FIELDS if context and name in context]
+        if taken:
+            raise PromptError(
+                f"Critic {self.name!r}: context sets {taken}, which a rubric fills itself; "
+                "rename those context keys"
+            )
+        base = dict(context or {})
+        if rubric.mode == "per_criterion":
+            out: list[tuple[tuple[str, ...], ChatRequest]] = []
+            for cid in ids:
+                c = rubric.criterion(cid)
+                values = {**base, "criterion": c.requirement, "criterion_id": c.id}
+                out.append(((cid,), self.build_request(query, values)))
+            return out
+        asked = [rubric.criterion(cid) for cid in ids]
+        request = self.build_request(query, {**base, "criteria": criteria_text(asked)})
+        if request.schema is not None:
+            request = replace(request, schema=rubric_schema(rubric, ids, request.schema.name))
+        return [(ids, request)]
+
+    async def judge_rubric(
+        self,
+        query: str,
+        context: Mapping[str, Any] | None = None,
+        *,
+        criteria: Sequence[str] | None = None,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Verdict:
+        """Judge ``query`` on ``criteria`` (default all): the requests of
+        :meth:`rubric_requests`, sent at once, put together by :meth:`rubric_verdict`.
+        Never raises for a vendor failure (a failed call fails its criteria)."""
+        plan = self.rubric_requests(query, context, criteria)
+        return await self.judge_rubric_requests(plan, budget=budget, cache=cache)
+
+    async def judge_rubric_requests(
+        self,
+        plan: Sequence[tuple[tuple[str, ...], ChatRequest]],
+        *,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Verdict:
+        """:meth:`judge_rubric` for requests already built by :meth:`rubric_requests`."""
+        results: list[Verdict | None] = [None] * len(plan)
+        spending = Budget.of(budget)  # once: a number is one cap for every call
+
+        async def one(index: int) -> None:
+            results[index] = await self.judge_request(plan[index][1], budget=spending, cache=cache)
+
+        if len(plan) == 1:
+            await one(0)
+        else:
+            async with anyio.create_task_group() as group:
+                for index in range(1, len(plan)):
+                    group.start_soon(one, index)
+                await one(0)
+        parts = [(ids, v) for (ids, _), v in zip(plan, results, strict=True) if v is not None]
+        return self.rubric_verdict(parts)
+
+    def read_criteria(self, text: str) -> dict[str, CriterionVerdict] | str:
+        """The criteria of a ``one_call`` answer (:func:`parse_criteria` with this critic's
+        answer keys and the prompt's examples)."""
+        return parse_criteria(
+            text,
+            self._rubric_in_use(),
+            label_keys=self._label_keys,
+            reasoning_keys=self._reasoning_keys,
+            examples=self._examples(),
+        )
+
+    def rubric_verdict(self, parts: Sequence[tuple[Sequence[str], Verdict]]) -> Verdict:
+        """One verdict from this critic's calls on a rubric: each ``(criterion ids, call
+        verdict)`` gives the answers on those ids (a ``per_criterion`` call's verdict is
+        the answer; a ``one_call`` verdict's ``criteria``; a failed call fails each).
+
+        ``kind`` is ``PASS``/``FAIL`` by the critic's own total over the criteria it
+        answered (``score``), ``confidence`` their mean confidence, ``reasoning`` a line
+        per criterion. When no criterion was answered, the verdict is the first call's
+        failure (``ERROR``, ``PARSE_FAIL`` or ``SKIPPED``), ``criteria`` still set.
+        Usage, cost and attempts are summed over the calls; ``raw_response`` is a
+        ``one_call`` answer's text.
+        """
+        rubric = self._rubric_in_use()
+        answers: dict[str, CriterionVerdict] = {}
+        for ids, verdict in parts:
+            for cid in ids:
+                if rubric.mode == "per_criterion":
+                    answers[cid] = _as_answer(verdict)
+                elif verdict.criteria is not None and cid in verdict.criteria:
+                    answers[cid] = verdict.criteria[cid]
+                elif verdict.error is not None:
+                    answers[cid] = _failed_answer(verdict)
+                else:
+                    answers[cid] = CriterionVerdict(
+                        kind="PARSE_FAIL", error=_MISSING, error_kind=ErrorKind.PARSE
+                    )
+        ordered = {cid: answers[cid] for cid in rubric.ids if cid in answers}
+        calls = [v for _, v in parts]
+        totals = call_totals(calls)
+        if rubric.mode == "one_call" and len(calls) == 1:
+            totals["raw_response"] = calls[0].raw_response
+        first = calls[0]
+        provenance = {
+            name: getattr(first, name)
+            for name in ("critic_id", "model", "vendor", "prompt_id", "prompt_version")
+        }
+        provenance["prompt_sha256"] = first.prompt_sha256
+        if first.structured is not None:
+            provenance["structured"] = first.structured
+        valid = {cid: a for cid, a in ordered.items() if a.is_valid}
+        if not valid:
+            failed = next((v for v in calls if v.error is not None), first)
+            return Verdict(
+                kind=failed.kind if failed.error is not None else "PARSE_FAIL",
+                reasoning=failed.reasoning,
+                error=failed.error or _MISSING,
+                error_kind=failed.error_kind or ErrorKind.PARSE,
+                confidence_source="none",
+                criteria=ordered,
+                **{**totals, **provenance},
+            )
+        total = rubric.partial_total({cid: a.score for cid, a in valid.items()})
+        summary = "; ".join(f"{cid}: {a.kind}" for cid, a in ordered.items())
+        return Verdict(
+            kind=PASS if total is not None and rubric.passes(total) else FAIL,
+            confidence=sum(a.confidence for a in valid.values()) / len(valid),
+            reasoning=summary[:1000],
+            score=total,
+            criteria=ordered,
+            **{**totals, **provenance},
+        )
