@@ -236,6 +236,7 @@ def bench(session: nox.Session) -> None:
         "bench_memory.py",
         "bench_savings.py",
         "bench_cascade.py",
+        "bench_rubric.py",
         "bench_confidence_sources.py",
         "bench_reliability.py",
         "bench_bias.py",

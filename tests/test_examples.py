@@ -80,6 +80,14 @@ def test_reliability_runs_offline() -> None:
     assert "sim-4 calibration error:" in out
 
 
+def test_rubric_jury_runs_offline_and_scores_every_criterion() -> None:
+    out = run_script("rubric_jury.py")
+    assert "majority per criterion, total" in out
+    for criterion in ("correct", "complete", "cites", "concise", "unsafe"):
+        assert f"\n{criterion} " in out
+    assert "saved by early stop per criterion" in out
+
+
 def test_pairwise_runs_offline_and_both_orders_cut_the_wrong_verdicts() -> None:
     out = run_script("pairwise.py")
     assert "order='fixed': 900 calls" in out and "order='both': 1800 calls" in out

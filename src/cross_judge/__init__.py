@@ -51,9 +51,11 @@ from .report import (
     summary as _summary,  # noqa: F401 - registers BatchResult.summary
 )
 from .reviewer import Reviewer
+from .rubric import Criterion, CriterionConsensus, CriterionVerdict, Rubric
 from .schema import EnsembleResult, Verdict as LegacyVerdict
 from .stats import (
     bias as _bias,  # noqa: F401 - registers the bias statistics
+    criteria as _criteria,  # noqa: F401 - registers the statistics per criterion
     reliability as _reliability,  # noqa: F401 - registers against/dawid_skene
 )
 from .vendors import (
@@ -96,6 +98,9 @@ __all__ = [
     "Cascade",
     "CascadeFit",
     "ConfigError",
+    "Criterion",
+    "CriterionConsensus",
+    "CriterionVerdict",
     "Critic",
     "CrossJudgeError",
     "Ensemble",
@@ -115,6 +120,7 @@ __all__ = [
     "ResponseCache",
     "ResultsLocked",
     "Reviewer",
+    "Rubric",
     "SharedLimitError",
     "StatisticsWarning",
     "UnknownStrategyError",

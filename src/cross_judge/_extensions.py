@@ -25,6 +25,9 @@ METHODS = frozenset(
     {
         "alpha_of_votes",
         "batch_html",
+        "criteria_agreement",
+        "criteria_dawid_skene",
+        "criteria_gold_report",
         "ensemble_html",
         "fleiss_kappa",
         "gold_report",
@@ -34,6 +37,7 @@ METHODS = frozenset(
         "reliability_alpha",
         "render_summary",
         "revote",
+        "revote_criteria_dawid_skene",
         "revote_dawid_skene",
         "self_consistency",
         "to_pandas",

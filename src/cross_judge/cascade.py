@@ -23,6 +23,18 @@ vote statistics (``agreement_pct``, ``avg_confidence``, ``dissenters``, ...) are
 deciding tier's. Each tier keeps its own voting, early stop, deadline and cache; a budget
 is shared by all tiers. A one-tier cascade is its ensemble (plus ``tier``/``tiers``, and
 abstention with ``final="abstain"``); an empty one is a :class:`ConfigError`.
+
+**Rubrics.** When the tiers are rubric panels (they must share one rubric), each criterion
+escalates on its own: tier 0 judges every criterion, and a later tier is asked only about
+the criteria whose result at the tier before did not stand (``tier.judge(query,
+criteria=[...])``). The rule is applied to each criterion's view of a tier's result
+(:func:`criterion_result`; see :class:`Escalation` for what each option reads there); by
+default a criterion goes on when it is disputed, undecided or failed. Each criterion's
+result is the last tier's that judged it (``CriterionConsensus.tier``); the item's
+``score`` is the weighted total over these and ``consensus`` PASS/FAIL by the rubric's
+threshold; ``tier`` is the highest tier asked. With ``final="abstain"`` a criterion whose
+last tier's result does not stand is ``ABSTAIN``, and the item abstains unless the
+criteria that stood decide it anyway (a failed gate: total 0, ``FAIL``).
 """
 
 from __future__ import annotations
@@ -43,6 +55,8 @@ from .budget import Budget
 from .ensemble import Ensemble
 from .errors import ConfigError, ErrorKind
 from .results import BatchResult
+from .rubric.models import CriterionConsensus, Rubric
+from .rubric.tally import criterion_verdicts, outcome
 from .verdict import ABSTAIN, EnsembleVerdict, Usage
 
 if TYPE_CHECKING:
@@ -56,6 +70,8 @@ __all__ = [
     "FinalTier",
     "Score",
     "Threshold",
+    "criterion_of",
+    "criterion_result",
     "score_of",
     "support",
 ]
@@ -67,8 +83,15 @@ EscalateRule: TypeAlias = Callable[[EnsembleVerdict, int], bool]
 """A custom rule: ``rule(result, tier)`` is True when tier ``tier``'s ``result`` should not
 stand (escalate it, or abstain on the last tier with ``final="abstain"``)."""
 
-Threshold: TypeAlias = "float | Sequence[float | None] | None"
-"""One threshold for every tier, one per tier (``None``: no threshold there), or none."""
+Threshold: TypeAlias = (
+    "float | Sequence[float | None] | Mapping[str, float | Sequence[float | None] | None] | None"
+)
+"""One threshold for every tier, one per tier (``None``: no threshold there), none, or (in a
+cascade of rubric panels) a mapping from criterion id to one of those: that criterion's
+own threshold(s); a criterion the mapping does not name has none."""
+
+CRITERION = "criterion"
+"""The ``meta`` key naming the criterion of a per-criterion view (:func:`criterion_result`)."""
 
 ON_CALIBRATION_ITEMS = ("refuse", "skip", "keep")
 
@@ -103,19 +126,80 @@ def score_of(result: EnsembleVerdict, score: Score) -> float:
     return support(result)
 
 
+def criterion_result(result: EnsembleVerdict, criterion_id: str) -> EnsembleVerdict:
+    """One criterion of a rubric panel's ``result`` as a result of its own, the view an
+    escalation rule judges per criterion: ``verdicts`` are each critic's answer on it
+    (``SKIPPED``/early stop when a critic was not asked about it), ``consensus``,
+    ``agreement_pct``, ``score``, ``fallback`` and ``dissenters`` the criterion's,
+    ``disagreement`` its ``disputed``, ``avg_confidence`` the mean confidence of the valid
+    answers on it, ``n_errors`` its failed answers, ``criteria`` holds it alone and
+    ``meta["criterion"]`` (:data:`CRITERION`) names it.
+
+    Raises:
+        KeyError: ``result`` has no result on ``criterion_id``.
+    """
+    consensus = (result.criteria or {}).get(criterion_id)
+    if consensus is None:
+        raise KeyError(
+            f"result {result.query_id!r} has no result on criterion {criterion_id!r}; "
+            f"it has {sorted(result.criteria or {})}"
+        )
+    answers = criterion_verdicts(result.verdicts, criterion_id)
+    valid = [a for a in answers if a.error is None]
+    saved = sum(1 for a in answers if a.error_kind is ErrorKind.EARLY_STOP)
+    return EnsembleVerdict(
+        query_id=result.query_id,
+        verdicts=answers,
+        consensus=consensus.consensus,
+        avg_confidence=sum(a.confidence for a in valid) / len(valid) if valid else 0.0,
+        disagreement=consensus.disputed,
+        agreement_pct=consensus.agreement_pct,
+        krippendorff_alpha=None if len(valid) < 2 else (0.0 if consensus.disputed else 1.0),
+        voting=result.voting,
+        meta={**result.meta, CRITERION: criterion_id},
+        score=consensus.score,
+        fallback=consensus.fallback,
+        n_valid=len(valid),
+        n_errors=len(answers) - len(valid) - saved,
+        calls_saved=saved,
+        dissenters=list(consensus.dissenters),
+        criteria={criterion_id: consensus},
+        rubric=result.rubric,
+    )
+
+
+def criterion_of(result: EnsembleVerdict) -> str | None:
+    """The criterion a :func:`criterion_result` view is about; ``None`` for a whole result."""
+    named = result.meta.get(CRITERION)
+    if isinstance(named, str) and list(result.criteria or {}) == [named]:
+        return named
+    return None
+
+
 class CalibrationItemsWarning(UserWarning):
     """:meth:`Cascade.replay` was asked to replay items its escalation was calibrated on:
     their figures are optimistic and the guarantee does not cover them."""
 
 
-def _checked_threshold(name: str, value: object) -> float | tuple[float | None, ...] | None:
-    """``value`` as a threshold or a tuple of them; each in [0, 1], or ``inf`` (always).
+def _checked_threshold(name: str, value: object) -> Any:
+    """``value`` as a threshold, a tuple of them, or a dict from criterion id to either;
+    each in [0, 1], or ``inf`` (always).
 
     Raises:
         ConfigError: anything else, with the fix.
     """
     if value is None:
         return None
+    if isinstance(value, Mapping):
+        by_criterion: dict[str, float | tuple[float | None, ...] | None] = {}
+        for key, entry in value.items():
+            if not isinstance(key, str) or isinstance(entry, Mapping):
+                raise ConfigError(
+                    f"Escalation.{name} per criterion maps criterion ids to thresholds, e.g. "
+                    f"{{'cites': 0.9}}; got {value!r}"
+                )
+            by_criterion[key] = _checked_threshold(f"{name}[{key!r}]", entry)
+        return by_criterion
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _one_threshold(name, value)
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
@@ -163,7 +247,19 @@ class Escalation:
     * ``on_error``: a critic's call failed (``n_errors > 0``: ``ERROR``, ``PARSE_FAIL``, or a
       call refused by the budget);
     * ``on_fallback``: no vote decided and the consensus is the strategy's fallback
-      (``fallback``: no valid verdict, quorum not met, a tie under ``ties="abstain"``).
+      (``fallback``: no valid verdict, quorum not met, a tie under ``ties="abstain"``);
+    * ``on_dispute``: the valid verdicts are not unanimous (``disagreement``). ``None``
+      (default) means True in a cascade of rubric panels and False otherwise.
+
+    **Per criterion.** In a cascade of rubric panels the rule is applied to each criterion
+    of a tier's result on its own, through :func:`criterion_result`: ``agreement_below``
+    reads the criterion's ``agreement_pct``, ``confidence_below`` the mean confidence of
+    the valid answers on it, ``support_below`` the confidence behind its consensus over the
+    critics asked about it, ``on_error`` a failed answer on it (a failed call fails every
+    criterion it was to answer), ``on_fallback`` its ``fallback`` (no vote decided it) and
+    ``on_dispute`` its ``disputed``. A threshold may then be a mapping from criterion id
+    to a threshold (or one per tier): ``support_below={"correct": 0.9, "cites": 0.6}``;
+    a criterion it does not name has no threshold of that kind.
 
     A threshold is a number in [0, 1] for every tier, or a sequence with one entry per
     tier that can escalate (``None`` for none there): one per tier but the last with
@@ -186,6 +282,7 @@ class Escalation:
     on_fallback: bool = True
     calibration_ids: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
     calibrated_for: FinalTier | None = field(default=None, repr=False, compare=False)
+    on_dispute: bool | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -196,6 +293,8 @@ class Escalation:
         for name in ("on_error", "on_fallback"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"Escalation.{name} must be True or False")
+        if self.on_dispute is not None and not isinstance(self.on_dispute, bool):
+            raise ConfigError("Escalation.on_dispute must be True, False or None (the default)")
         ids: object = self.calibration_ids
         if isinstance(ids, (str, bytes)):
             raise ConfigError("Escalation.calibration_ids must be a set of item ids, not a string")
@@ -209,33 +308,74 @@ class Escalation:
         """
         for name in ("agreement_below", "confidence_below", "support_below"):
             value = getattr(self, name)
-            if isinstance(value, tuple) and len(value) != count:
+            entries = value.items() if isinstance(value, dict) else [(None, value)]
+            for criterion, entry in entries:
+                if isinstance(entry, tuple) and len(entry) != count:
+                    where = "" if criterion is None else f"[{criterion!r}]"
+                    raise ConfigError(
+                        f"Escalation.{name}{where} has {len(entry)} thresholds but this cascade "
+                        f"has {count} tier(s) that can escalate (every tier but the last with "
+                        "final='decide', every tier with final='abstain'); give one per such tier"
+                    )
+
+    def check_criteria(self, ids: Sequence[str] | None) -> None:
+        """Raise unless every per-criterion threshold names a criterion of ``ids`` (the
+        cascade's rubric; ``None``: the cascade has no rubric).
+
+        Raises:
+            ConfigError: thresholds per criterion in a cascade without a rubric, or for
+                criteria its rubric does not have.
+        """
+        for name in ("agreement_below", "confidence_below", "support_below"):
+            value = getattr(self, name)
+            if not isinstance(value, dict):
+                continue
+            if ids is None:
                 raise ConfigError(
-                    f"Escalation.{name} has {len(value)} thresholds but this cascade has "
-                    f"{count} tier(s) that can escalate (every tier but the last with "
-                    "final='decide', every tier with final='abstain'); give one per such tier"
+                    f"Escalation.{name} is given per criterion, and this cascade's tiers judge "
+                    "with no rubric; give one threshold (or one per tier) instead"
+                )
+            unknown = sorted(set(value) - set(ids))
+            if unknown:
+                raise ConfigError(
+                    f"Escalation.{name} names criteria {unknown} that the cascade's rubric "
+                    f"does not have; its criteria are {list(ids)}"
                 )
 
     @staticmethod
-    def _at(value: Threshold, tier: int) -> float | None:
+    def _at(value: Threshold, tier: int, criterion: str | None) -> float | None:
+        if isinstance(value, Mapping):
+            return None if criterion is None else Escalation._at(value.get(criterion), tier, None)
         if value is None or isinstance(value, (int, float)):
             return value
         thresholds = tuple(value)
         return thresholds[tier] if tier < len(thresholds) else None
 
-    def threshold(self, score: Score, tier: int) -> float | None:
+    def threshold(self, score: Score, tier: int, criterion: str | None = None) -> float | None:
         """The ``agreement_below``, ``confidence_below`` or ``support_below`` threshold at
-        ``tier`` (``None``: no threshold there)."""
-        return self._at(getattr(self, f"{score}_below"), tier)
+        ``tier``, for ``criterion`` when thresholds are given per criterion (``None``: no
+        threshold there)."""
+        return self._at(getattr(self, f"{score}_below"), tier, criterion)
 
-    def reason(self, result: EnsembleVerdict, tier: int) -> str | None:
-        """Why ``result`` (of tier ``tier``) does not stand, or ``None`` when it does."""
+    def reason(
+        self, result: EnsembleVerdict, tier: int, criterion: str | None = None
+    ) -> str | None:
+        """Why ``result`` (of tier ``tier``) does not stand, or ``None`` when it does.
+
+        ``criterion`` says that ``result`` is one criterion's view
+        (:func:`criterion_result`); by default it is read from such a view.
+        """
+        if criterion is None:
+            criterion = criterion_of(result)
+        on_dispute = criterion is not None if self.on_dispute is None else self.on_dispute
         if self.on_error and result.n_errors > 0:
             return f"{result.n_errors} critic(s) failed"
         if self.on_fallback and result.fallback:
             return f"no vote decided (fallback {result.consensus})"
+        if on_dispute and result.disagreement:
+            return "the valid answers disagree"
         for score, name in _SCORE_NAMES.items():
-            threshold = self.threshold(score, tier)
+            threshold = self.threshold(score, tier, criterion)
             if threshold is not None:
                 value = score_of(result, score)
                 if value < threshold:
@@ -261,15 +401,20 @@ class Cascade(PanelMethods):
             rule fires on the last tier, the consensus is ``ABSTAIN`` (the item is for a
             human) and the last tier's own result is in ``tiers``.
 
+    Tiers of rubric panels (see "Rubrics" in the module docstring) must share one rubric.
+
     Raises:
         ConfigError: no tiers, a tier that is not an ``Ensemble`` or has no critics, a
             critic name in two tiers, an unknown ``final``, a threshold list of the wrong
-            length, or an escalation calibrated for the other ``final`` mode.
+            length, an escalation calibrated for the other ``final`` mode, tiers judging
+            with different rubrics (or some with one and some without), or thresholds per
+            criterion without a rubric or for criteria it does not have.
     """
 
     tiers: Sequence[Ensemble]
     escalate: Escalation | EscalateRule = field(default_factory=Escalation)
     final: FinalTier = "decide"
+    _rubric: Rubric | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         if isinstance(self.tiers, Ensemble) or not isinstance(self.tiers, Sequence):
@@ -302,6 +447,7 @@ class Cascade(PanelMethods):
                         "critic names key a cascade's results, so give each a distinct name"
                     )
                 seen[critic.name] = index
+        self._rubric = _shared_rubric(self.tiers)
         if self.final not in ("decide", "abstain"):
             raise ConfigError(f"final must be 'decide' or 'abstain', got {self.final!r}")
         rule = self.escalate
@@ -313,11 +459,17 @@ class Cascade(PanelMethods):
                     "it was calibrated for: calibrate again, or use the same final mode"
                 )
             rule.check_tiers(self.checked_tiers)
+            rule.check_criteria(None if self._rubric is None else self._rubric.ids)
         elif not callable(rule):
             raise ConfigError(
                 "escalate must be an Escalation(...) or a callable (result, tier) -> bool, "
                 f"got {rule!r}"
             )
+
+    @property
+    def rubric(self) -> Rubric | None:
+        """The rubric every tier shares, or ``None`` for tiers that judge without one."""
+        return self._rubric
 
     # -- what the batch machinery reads ---------------------------------------------------
 
@@ -378,6 +530,7 @@ class Cascade(PanelMethods):
         rule = self.escalate if escalation is None else escalation
         if isinstance(rule, Escalation):
             rule.check_tiers(self.checked_tiers)
+            rule.check_criteria(None if self._rubric is None else self._rubric.ids)
         return rule
 
     def _stands(self, rule: EscalateRule, result: EnsembleVerdict, tier: int) -> bool:
@@ -386,6 +539,61 @@ class Cascade(PanelMethods):
         if tier == len(self.tiers) - 1 and self.final == "decide":
             return True
         return not bool(rule(result, tier))
+
+    def _settle(
+        self,
+        rule: EscalateRule,
+        result: EnsembleVerdict,
+        tier: int,
+        pending: Sequence[str],
+        decided: dict[str, int],
+    ) -> list[str]:
+        """Rubric cascades: record in ``decided`` the criteria of ``pending`` whose result
+        at ``tier`` stands (the rule asked about each criterion's view); return the others.
+
+        Raises:
+            ConfigError: ``result`` has no result on a pending criterion (a stored result
+                judged live, replayed with a rule that sends more criteria on).
+        """
+        missing = [cid for cid in pending if cid not in (result.criteria or {})]
+        if missing:
+            raise ConfigError(
+                f"result {result.query_id!r}: tier {tier} holds no result on criteria "
+                f"{missing}, and this rule sends them there; store every tier's results on "
+                "every criterion with cascade.judge_many(items, all_tiers=True)"
+            )
+        staying: list[str] = []
+        for cid in pending:
+            if self._stands(rule, criterion_result(result, cid), tier):
+                decided[cid] = tier
+            else:
+                staying.append(cid)
+        return staying
+
+    def _rubric_plan(
+        self, results: Sequence[EnsembleVerdict], rule: EscalateRule, query_id: str
+    ) -> tuple[dict[str, int], list[str]]:
+        """Rubric cascades, from stored tier results: the tier each criterion is decided
+        at, and the criteria no tier's result stood on (abstained, ``final="abstain"``).
+
+        Raises:
+            ConfigError: a tier result lacks a criterion the rule sends to it, or the
+                results stop before the tier the rule sends a criterion to.
+        """
+        assert self._rubric is not None
+        decided: dict[str, int] = {}
+        pending = list(self._rubric.ids)
+        for index, result in enumerate(results):
+            if not pending:
+                break
+            pending = self._settle(rule, result, index, pending, decided)
+        if pending and len(results) < len(self.tiers):
+            raise ConfigError(
+                f"result {query_id!r} stops at tier {len(results) - 1}, but this rule sends "
+                f"criteria {pending} to tier {len(results)}; store every tier's results with "
+                "cascade.judge_many(items, all_tiers=True)"
+            )
+        return decided, pending
 
     async def judge(
         self,
@@ -413,15 +621,20 @@ class Cascade(PanelMethods):
         if budget is not None:
             self.check_prices()
         for critic in self.critics:
-            critic.render_prompt(query, context)
+            critic.check_renders(query, context)
         for tier in self.tiers:  # an unusable cache raises now, not after tier 0 was billed
             await tier.check_caches()
         rule = self._rule()
         started = time.perf_counter()
 
-        async def ask(tier: Ensemble) -> EnsembleVerdict:
+        async def ask(tier: Ensemble, criteria: Sequence[str] | None = None) -> EnsembleVerdict:
             return await tier.judge(
-                query, query_id=query_id, context=context, meta=meta, budget_usd=budget
+                query,
+                query_id=query_id,
+                context=context,
+                meta=meta,
+                budget_usd=budget,
+                criteria=criteria,
             )
 
         if all_tiers:
@@ -435,6 +648,20 @@ class Cascade(PanelMethods):
                     group.start_soon(run, index)
             results = [a for a in answers if a is not None]
             return self._decision(results, rule, elapsed_s=time.perf_counter() - started)
+        if self._rubric is not None:
+            # Each criterion goes on alone: a tier is asked only about the criteria every
+            # earlier tier left open.
+            results = []
+            decided: dict[str, int] = {}
+            pending = list(self._rubric.ids)
+            for index, tier in enumerate(self.tiers):
+                results.append(await ask(tier, None if index == 0 else pending))
+                pending = self._settle(rule, results[-1], index, pending, decided)
+                if not pending:
+                    break
+            return _combine_rubric(
+                results, decided, pending, time.perf_counter() - started, self.voting, self._rubric
+            )
         results = []
         for index, tier in enumerate(self.tiers):
             results.append(await ask(tier))
@@ -449,7 +676,14 @@ class Cascade(PanelMethods):
         """The cascade's result from every tier's result (``all_tiers``): the first that
         stands decides; if none does, the last tier's abstains. Results past the deciding
         tier are kept in ``tiers`` and counted in ``verdicts`` and cost (they were paid
-        for). ``elapsed_s=None`` sums the tiers'."""
+        for). ``elapsed_s=None`` sums the tiers'. A rubric cascade decides each
+        criterion at the first tier whose result on it stands."""
+        if self._rubric is not None:
+            query_id = results[0].query_id
+            decided, still_open = self._rubric_plan(results, rule, query_id)
+            return _combine_rubric(
+                results, decided, still_open, elapsed_s, self.voting, self._rubric
+            )
         index = self._first_standing(results, rule)
         if index is None:
             return _combine(results, len(results) - 1, True, elapsed_s, self.voting)
@@ -575,6 +809,12 @@ class Cascade(PanelMethods):
                     f"{sorted(strangers)} that this cascade's tier {index} does not have; "
                     "replay it with the cascade that judged it"
                 )
+        if self._rubric is not None:
+            by_criterion, still_open = self._rubric_plan(stored, rule, result.query_id)
+            top = len(stored) - 1 if still_open else max(by_criterion.values())
+            return _combine_rubric(
+                stored[: top + 1], by_criterion, still_open, None, self.voting, self._rubric
+            )
         decided = self._first_standing(stored, rule)
         if decided is not None:
             return _combine(stored[: decided + 1], decided, False, None, self.voting)
@@ -656,11 +896,22 @@ def _combine(
 ) -> EnsembleVerdict:
     """One cascade result: the deciding tier's vote, every asked tier's calls and cost;
     ``voting`` names the cascade (each tier's result keeps its own strategy's name)."""
+    update = _spent(results, elapsed_s, voting)
+    update["tier"] = decided
+    if abstains:
+        update.update(consensus=ABSTAIN, dissenters=[], score=None, fallback=False)
+    return results[decided].model_copy(update=update)
+
+
+def _spent(
+    results: Sequence[EnsembleVerdict], elapsed_s: float | None, voting: str
+) -> dict[str, Any]:
+    """What every asked tier spent (verdicts, usage, cost, time) and the tiers themselves."""
     usage = Usage()
     for result in results:
         usage = usage + result.usage
     costs = [r.cost_usd for r in results]
-    update: dict[str, Any] = {
+    return {
         "verdicts": [v for r in results for v in r.verdicts],
         "usage": usage,
         "cost_usd": sum(c for c in costs if c is not None)
@@ -669,10 +920,103 @@ def _combine(
         "elapsed_s": round(
             sum(r.elapsed_s for r in results) if elapsed_s is None else elapsed_s, 3
         ),
-        "tier": decided,
         "tiers": list(results),
         "voting": voting,
     }
-    if abstains:
-        update.update(consensus=ABSTAIN, dissenters=[], score=None, fallback=False)
-    return results[decided].model_copy(update=update)
+
+
+def _combine_rubric(
+    results: Sequence[EnsembleVerdict],
+    decided: Mapping[str, int],
+    still_open: Sequence[str],
+    elapsed_s: float | None,
+    voting: str,
+    rubric: Rubric,
+) -> EnsembleVerdict:
+    """One rubric cascade result: each criterion from the tier that decided it (``tier``
+    set), a criterion in ``still_open`` (no tier's result stood, ``final="abstain"``) as
+    ``ABSTAIN``; the total over the merged criteria; every asked tier's calls and cost.
+
+    The item abstains when an abstained criterion leaves its total undecided (a gate
+    that stood and failed still makes it 0, a ``FAIL``). ``tier`` is the highest tier
+    asked; ``n_valid``, ``n_errors``, ``calls_saved`` and ``avg_confidence`` are over
+    every tier's verdicts, ``dissenters`` the critics against a merged criterion."""
+    last = len(results) - 1
+    top = last if still_open else max(decided.values())
+    merged: dict[str, CriterionConsensus] = {}
+    for cid in rubric.ids:
+        if cid in decided:
+            tier = decided[cid]
+            merged[cid] = (results[tier].criteria or {})[cid].model_copy(update={"tier": tier})
+        else:
+            merged[cid] = (results[last].criteria or {})[cid].model_copy(
+                update={
+                    "consensus": ABSTAIN,
+                    "score": None,
+                    "fallback": False,
+                    "dissenters": [],
+                    "tier": last,
+                }
+            )
+    fallback_label = next((c.consensus for c in merged.values() if c.fallback), "UNCLEAR")
+    judged = outcome(merged, rubric, fallback_label=fallback_label)
+    abstains = bool(still_open) and judged.total is None
+    dissenters = list(dict.fromkeys(d for c in merged.values() for d in c.dissenters))
+    n_valid = sum(r.n_valid for r in results)
+    update = _spent(results, elapsed_s, voting)
+    update.update(
+        tier=top,
+        criteria=merged,
+        rubric=rubric,
+        consensus=ABSTAIN if abstains else judged.consensus,
+        score=judged.total,
+        fallback=judged.fallback and not abstains,
+        disagreement=judged.disagreement,
+        agreement_pct=judged.agreement_pct,
+        krippendorff_alpha=judged.alpha,
+        dissenters=dissenters,
+        n_valid=n_valid,
+        n_errors=sum(r.n_errors for r in results),
+        calls_saved=sum(r.calls_saved for r in results),
+        avg_confidence=sum(r.avg_confidence * r.n_valid for r in results) / n_valid
+        if n_valid
+        else 0.0,
+    )
+    return results[top].model_copy(update=update)
+
+
+def _shared_rubric(tiers: Sequence[Ensemble]) -> Rubric | None:
+    """The rubric every tier judges with, or ``None`` when none has one.
+
+    Raises:
+        ConfigError: some tiers have a rubric and others not, or two tiers' rubrics differ
+            in criteria ids, weights, gates, scale or pass mark.
+    """
+    rubrics = [tier.rubric for tier in tiers]
+    if all(r is None for r in rubrics):
+        return None
+    without = [i for i, r in enumerate(rubrics) if r is None]
+    if without:
+        raise ConfigError(
+            f"Cascade tiers {without} judge with no rubric while the others do; a rubric "
+            "cascade escalates criterion by criterion, so give every tier's critics a prompt "
+            "with the same criteria"
+        )
+    first = rubrics[0]
+    assert first is not None
+
+    def shape(r: Rubric) -> tuple[Any, ...]:
+        criteria = tuple((c.id, c.weight, c.gate) for c in r.criteria)
+        return criteria, tuple(r.scale.items()), r.threshold
+
+    for index, other in enumerate(rubrics[1:], start=1):
+        assert other is not None
+        if shape(other) != shape(first):
+            raise ConfigError(
+                f"Cascade tier {index} judges with another rubric than tier 0 (criteria ids, "
+                "weights, gates, scale or pass_threshold differ); a cascade merges each "
+                "criterion's result over its tiers, so all tiers must share one rubric: give "
+                "every tier's critics prompts with the same criteria (the wording may differ) "
+                "and the tiers the same pass_threshold"
+            )
+    return first

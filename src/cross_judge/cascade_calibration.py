@@ -45,6 +45,20 @@ whichever level is chosen, by the fit or by hand, at the price of a lower number
 below ``target`` even when the guarantee holds: the guarantee comes from the test, which
 needs no such correction).
 
+**Rubric cascades** (tiers of rubric panels, where each criterion escalates on its own)
+are calibrated one of two ways (``per``). ``per="total"``: one level for every
+criterion, chosen so that the item's PASS/FAIL (the total over each criterion's result
+from the first tier whose result on it stands at that level) agrees with the item's
+gold label; the guarantee is the one above, about items. ``per="criterion"``: the same
+test run for each criterion on its own against gold per criterion (``{id: {criterion:
+label}}``), each at ``delta`` divided by the number of criteria, so that with
+probability at least ``1 - delta`` every criterion's guarantee holds at once; each
+criterion gets its own level (``Escalation(agreement_below={"cites": 0.67, ...})``).
+Either way the escalation returned has ``on_dispute=False``: the level alone decides.
+Both assume that a tier's answer on a criterion does not depend on which other criteria
+it was asked about (true of ``per_criterion`` prompts; a ``one_call`` prompt asked about
+fewer criteria may answer a little differently than in the stored results).
+
 What it does **not** say: it is about items drawn from the same distribution as the
 calibration items (exchangeable with them): a new domain, a new prompt or a model update
 voids it. It bounds the *rate* over many new items, not any single verdict; on a finite
@@ -58,13 +72,16 @@ import bisect
 import math
 import os
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from .cascade import Escalation, FinalTier, Score, score_of
+from .cascade import Escalation, FinalTier, Score, criterion_result, score_of
 from .errors import ConfigError
 from .results import BatchResult, as_batch, plain_text
+from .rubric.models import Rubric
+from .rubric.tally import FAIL, PASS
+from .stats.criteria import load_criteria_gold
 from .stats.gold import load_gold
 from .verdict import ABSTAIN, EnsembleVerdict
 
@@ -75,6 +92,7 @@ __all__ = [
     "LEVELS",
     "CascadeFit",
     "LevelFit",
+    "Per",
     "TierFit",
     "agreement_lower_bound",
     "binomial_cdf",
@@ -89,6 +107,10 @@ stand), then ``1.00, 0.99, ..., 0.00``. Fixed in advance, as fixed-sequence test
 requires."""
 
 _ASCENDING = sorted(LEVELS)
+
+Per = Literal["total", "criterion"]
+"""What a rubric cascade is calibrated on: the item's PASS/FAIL (``"total"``, one level for
+every criterion), or each criterion's label (``"criterion"``, a level per criterion)."""
 _SCORES = ("agreement", "confidence", "support")
 
 
@@ -216,6 +238,14 @@ class CascadeFit:
     ``cost_per_item`` the expected cost per item and ``cost_saved`` the share saved
     against asking the last tier alone (``None`` when a cost is unknown). ``levels``
     holds every tested level up to the first that failed.
+
+    ``per="criterion"`` (a rubric cascade calibrated criterion by criterion): ``criteria``
+    holds each criterion's own fit (its ``threshold``, ``levels``, guarantee at ``delta``
+    over the number of criteria); ``escalation`` has a threshold per criterion id;
+    ``threshold`` is ``None``; ``guaranteed`` is True when every criterion's is;
+    ``coverage``, ``agreement`` and ``tiers`` count (item, criterion) decisions;
+    ``agreement_lower_bound`` is the lowest criterion's; costs are estimates that share a
+    tier's cost of an item equally among the criteria it was asked about.
     """
 
     target: float
@@ -234,6 +264,8 @@ class CascadeFit:
     last_tier_cost_per_item: float | None
     tiers: tuple[TierFit, ...]
     levels: tuple[LevelFit, ...] = field(repr=False)
+    per: Per = "total"
+    criteria: Mapping[str, CascadeFit] | None = field(default=None, repr=False)
 
     @property
     def calibration_ids(self) -> frozenset[str]:
@@ -251,6 +283,20 @@ class CascadeFit:
     def guarantee(self) -> str:
         """The guarantee, or its absence, in one sentence."""
         confidence = f"{1 - self.delta:.0%}"
+        if self.criteria is not None:
+            failed = [cid for cid, fit in self.criteria.items() if not fit.guaranteed]
+            held = (
+                f"With probability at least {confidence} over the draw of these "
+                f"{self.n_items} calibration items, every criterion"
+                + (f" but {failed}" if failed else "")
+                + f" agrees with its gold labels on at least {self.target:.0%} of the items "
+                "the cascade decides it on, for new items drawn like them (each criterion "
+                f"tested at delta/{len(self.criteria)}, so these hold together)."
+            )
+            if not failed:
+                return held
+            fallback = "goes to the last tier" if self.final == "decide" else "is abstained"
+            return held + f" No level passed for {failed}: each {fallback} on every item."
         if not self.guaranteed:
             return (
                 f"No threshold reaches {self.target:.0%} agreement with {confidence} "
@@ -348,7 +394,7 @@ def _checked_scores(score: Score | Sequence[Score], count: int) -> tuple[Score, 
 
 def calibrate_cascade(
     results: BatchResult | Iterable[EnsembleVerdict] | str | os.PathLike[str],
-    gold: Mapping[str, str] | str | os.PathLike[str],
+    gold: Mapping[str, str] | Mapping[str, Mapping[str, str | None]] | str | os.PathLike[str],
     *,
     target: float = 0.9,
     delta: float = 0.1,
@@ -359,6 +405,7 @@ def calibrate_cascade(
     ordering_share: float = 0.3,
     seed: int = 0,
     keep_last_tier_agreement: bool = False,
+    per: Per | None = None,
 ) -> CascadeFit:
     """Choose a cascade's threshold level on labelled items (see the module docstring for
     what is guaranteed); no calls are made.
@@ -386,12 +433,20 @@ def calibrate_cascade(
             agreement on the calibration items is at least the last tier's alone (else
             the most agreeing one passed), instead of the cheapest: save what can be
             saved without giving up agreement. The guarantee is the same.
+        per: for a cascade of rubric panels, what is calibrated (see "Rubric cascades"
+            in the module docstring): ``"total"``, the item's PASS/FAIL against ``gold``
+            ``{id: label}`` with one level for every criterion; ``"criterion"``, each
+            criterion's label against ``gold`` ``{id: {criterion id: label}}`` (or a gold
+            file with ``"criteria"``) with a level per criterion. Default: ``"criterion"``
+            when ``gold`` maps ids to mappings, else ``"total"`` (the only choice for a
+            cascade without a rubric).
 
     Raises:
         ConfigError: ``target``/``delta`` outside (0, 1), an unknown score, no labelled
             result, a labelled result without every tier's result (not judged with
             ``all_tiers=True``), results with different numbers of tiers, or a one-tier
-            cascade with ``final="decide"`` (nothing to choose).
+            cascade with ``final="decide"`` (nothing to choose); ``per="criterion"`` for
+            results without a rubric or without criterion gold, an unknown ``per``.
     """
     for name, value in (("target", target), ("delta", delta)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
@@ -404,8 +459,26 @@ def calibrate_cascade(
         raise ConfigError(f"ordering_share must be in [0, 1), got {ordering_share!r}")
     if final not in ("decide", "abstain"):
         raise ConfigError(f"final must be 'decide' or 'abstain', got {final!r}")
-    labels = load_gold(gold)
+    if per is None:
+        nested = isinstance(gold, Mapping) and any(isinstance(v, Mapping) for v in gold.values())
+        per = "criterion" if nested else "total"
+    if per not in ("total", "criterion"):
+        raise ConfigError(f"per must be 'total' or 'criterion', got {per!r}")
     stored = as_batch(results).verdicts
+    given: Any = gold  # its loader checks its shape: item labels, or labels per criterion
+    options: dict[str, Any] = {
+        "target": target,
+        "delta": delta,
+        "final": final,
+        "on_error": on_error,
+        "on_fallback": on_fallback,
+        "ordering_share": ordering_share,
+        "seed": seed,
+        "keep_last_tier_agreement": keep_last_tier_agreement,
+    }
+    if per == "criterion":
+        return _calibrate_criteria(stored, load_criteria_gold(given), score, options)
+    labels = load_gold(given)
     labelled = [(r, labels[r.query_id]) for r in stored if r.query_id in labels]
     if not labelled:
         raise ConfigError(
@@ -413,29 +486,42 @@ def calibrate_cascade(
             "gold ids must equal the results' query_id"
         )
     depth = _depth(labelled)
+    scores = _checked_scores(score, _checked_count(depth, final))
+    ids = frozenset(r.query_id for r, _ in labelled)
+    rubric = _rubric_of(labelled[0][0])
+    if rubric is None:
+        items = [
+            _item(result.tiers or [], label, scores, on_error, on_fallback)
+            for result, label in labelled
+        ]
+        return _fit(_item_evidence(items, depth), ids, scores=scores, **options)
+    totals = [
+        _total_item(result, label, rubric, scores, on_error, on_fallback)
+        for result, label in labelled
+    ]
+    return _fit(_total_evidence(totals, depth), ids, scores=scores, **options)
+
+
+def _checked_count(depth: int, final: FinalTier) -> int:
+    """How many tiers can escalate.
+
+    Raises:
+        ConfigError: none (a one-tier cascade with ``final="decide"``).
+    """
     checked = depth - (final == "decide")
     if checked == 0:
         raise ConfigError(
             "a one-tier cascade with final='decide' has no threshold to choose; use "
             "final='abstain' or add a tier"
         )
-    scores = _checked_scores(score, checked)
-    items = [
-        _item(result, label, scores, final, on_error, on_fallback) for result, label in labelled
-    ]
-    return _fit(
-        items,
-        frozenset(r.query_id for r, _ in labelled),
-        target=target,
-        delta=delta,
-        scores=scores,
-        final=final,
-        on_error=on_error,
-        on_fallback=on_fallback,
-        ordering_share=ordering_share,
-        seed=seed,
-        keep_last_tier_agreement=keep_last_tier_agreement,
-    )
+    return checked
+
+
+def _rubric_of(result: EnsembleVerdict) -> Rubric | None:
+    """The rubric a stored cascade result was judged with, if any."""
+    if result.rubric is not None:
+        return result.rubric
+    return next((t.rubric for t in result.tiers or [] if t.rubric is not None), None)
 
 
 def _depth(labelled: Sequence[tuple[EnsembleVerdict, str]]) -> int:
@@ -455,15 +541,13 @@ def _depth(labelled: Sequence[tuple[EnsembleVerdict, str]]) -> int:
     return depths.pop()
 
 
-def _item(
-    result: EnsembleVerdict,
-    label: str,
+def _stands_from(
+    tiers: Sequence[EnsembleVerdict],
     scores: tuple[Score, ...],
-    final: FinalTier,
     on_error: bool,
     on_fallback: bool,
-) -> _Item:
-    tiers = result.tiers or []
+) -> list[float]:
+    """Per tier, the score at which its result stands (``-inf``: never, ``inf``: always)."""
     stands_from: list[float] = []
     for index, tier in enumerate(tiers):
         if index >= len(scores):  # the last tier with final="decide"
@@ -472,8 +556,22 @@ def _item(
             stands_from.append(-math.inf)
         else:
             stands_from.append(score_of(tier, scores[index]))
+    return stands_from
+
+
+def _item(
+    tiers: Sequence[EnsembleVerdict],
+    label: str,
+    scores: tuple[Score, ...],
+    on_error: bool,
+    on_fallback: bool,
+    cost_share: float = 1.0,
+) -> _Item:
+    """One labelled unit from its tier results (an item's, or one criterion's views);
+    ``cost_share`` of each tier's cost is counted."""
     right = [t.consensus == label and t.consensus != ABSTAIN for t in tiers]
-    return _Item(stands_from, right, [t.cost_usd for t in tiers])
+    costs = [None if t.cost_usd is None else t.cost_usd * cost_share for t in tiers]
+    return _Item(_stands_from(tiers, scores, on_error, on_fallback), right, costs)
 
 
 def _counts(items: Sequence[_Item], depth: int) -> tuple[list[list[int]], list[list[int]]]:
@@ -509,7 +607,7 @@ def _rough_risk_bound(errors: int, total: int) -> float:
 
 
 def _fit(
-    items: Sequence[_Item],
+    evidence: _Evidence,
     ids: frozenset[str],
     *,
     target: float,
@@ -522,7 +620,8 @@ def _fit(
     seed: int,
     keep_last_tier_agreement: bool,
 ) -> CascadeFit:
-    n, depth, width = len(items), len(items[0].right), len(LEVELS)
+    items = evidence.units
+    n, depth, width = len(items), evidence.depth, len(LEVELS)
     risk = 1.0 - target
     positions = list(range(n))
     random.Random(seed).shuffle(positions)
@@ -530,7 +629,7 @@ def _fit(
     ordering = [items[i] for i in positions[:cut]]
     testing = [items[i] for i in positions[cut:]]
     if ordering:
-        order_decided, order_wrong = _counts(ordering, depth)
+        order_decided, order_wrong = evidence.counts(ordering)
         guesses = [
             _rough_risk_bound(
                 sum(order_wrong[t][g] for t in range(depth)),
@@ -543,7 +642,7 @@ def _fit(
         # The fixed order, strictest first; levels too strict to decide enough items for
         # any result to be significant are passed over (this depends on scores only).
         order = list(range(width))
-    decided, wrong = _counts(testing, depth)
+    decided, wrong = evidence.counts(testing)
     testable = math.ceil(math.log(delta) / math.log1p(-risk))
     levels: list[LevelFit] = []
     passed: list[int] = []
@@ -568,12 +667,12 @@ def _fit(
     # Every passed level is covered by the guarantee; the most lenient is the cheapest (a
     # lower level never sends an item further down the cascade).
     index = max(passed) if passed else 0
-    decided, wrong = _counts(items, depth)  # the figures reported: every calibration item
+    decided, wrong = evidence.counts(items)  # the figures reported: every calibration item
     if passed and keep_last_tier_agreement:
         # The cheapest passed level that agrees with gold, on the calibration items, at
         # least as often as the last tier alone; choosing among passed levels keeps the
         # guarantee (it covers all of them at once).
-        alone = sum(item.right[-1] for item in items) / n
+        alone = sum(evidence.last_right(item) for item in items) / n
 
         def agreement_at(g: int) -> float:
             total = sum(decided[t][g] for t in range(depth))
@@ -582,12 +681,11 @@ def _fit(
         keeping = [g for g in passed if agreement_at(g) >= alone]
         index = max(keeping) if keeping else max(passed, key=agreement_at)
     level = LEVELS[index]
-    costs = _mean_costs(items, depth)
+    costs = evidence.tier_costs(index)
     reach = n
     tiers: list[TierFit] = []
     for tier in range(depth):
         count = decided[tier][index]
-        mean_cost = costs[tier]
         tiers.append(
             TierFit(
                 tier=tier,
@@ -596,7 +694,7 @@ def _fit(
                 asked=reach / n,
                 decided=count / n,
                 agreement=(count - wrong[tier][index]) / count if count else None,
-                cost_per_item=None if mean_cost is None else reach / n * mean_cost,
+                cost_per_item=costs[tier],
             )
         )
         reach -= count
@@ -611,6 +709,7 @@ def _fit(
         on_fallback=on_fallback,
         calibration_ids=ids,
         calibrated_for=final,
+        on_dispute=False,  # the level alone decides, in a rubric cascade too
     )
     return CascadeFit(
         target=target,
@@ -632,9 +731,285 @@ def _fit(
         cost_per_item=None
         if any(c is None for c in tier_costs)
         else sum(c for c in tier_costs if c is not None),
-        last_tier_cost_per_item=costs[-1],
+        last_tier_cost_per_item=evidence.last_tier_cost,
         tiers=tuple(tiers),
         levels=tuple(levels),
+    )
+
+
+Counts: TypeAlias = "tuple[list[list[int]], list[list[int]]]"
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What :func:`_fit` tests: the labelled units (items, or one criterion's items), how
+    many of them each tier decides (wrongly) per level, whether the last tier alone is
+    right on one, and each tier's expected cost per unit at a level index."""
+
+    units: Sequence[Any]
+    depth: int
+    counts: Callable[[Sequence[Any]], Counts]
+    last_right: Callable[[Any], bool]
+    tier_costs: Callable[[int], list[float | None]]
+    last_tier_cost: float | None
+
+
+def _item_evidence(items: Sequence[_Item], depth: int) -> _Evidence:
+    """Evidence of units decided whole, at the first tier whose result stands."""
+    means = _mean_costs(items, depth)
+    n = len(items)
+
+    def tier_costs(index: int) -> list[float | None]:
+        decided, _ = _counts(items, depth)
+        reach, out = n, []
+        for tier in range(depth):
+            mean = means[tier]
+            out.append(None if mean is None else reach / n * mean)
+            reach -= decided[tier][index]
+        return out
+
+    return _Evidence(
+        items, depth, lambda units: _counts(units, depth), _last_right, tier_costs, means[-1]
+    )
+
+
+def _last_right(item: _Item) -> bool:
+    return item.right[-1]
+
+
+@dataclass
+class _TotalItem:
+    """One labelled item of a rubric cascade, per level index: the highest tier asked,
+    whether the item is decided (not ``ABSTAIN``) and rightly, and the share of its
+    criteria each tier is asked about; its tiers' costs; whether the last tier alone is
+    right."""
+
+    top: list[int]
+    decided: list[bool]
+    right: list[bool]
+    asked: list[list[float]]
+    costs: list[float | None]
+    alone_right: bool
+
+
+def _views(result: EnsembleVerdict, criterion_id: str) -> list[EnsembleVerdict]:
+    """Each tier's result on one criterion.
+
+    Raises:
+        ConfigError: a tier has no result on it (not judged with ``all_tiers=True``).
+    """
+    try:
+        return [criterion_result(tier, criterion_id) for tier in result.tiers or []]
+    except KeyError:
+        raise ConfigError(
+            f"result {result.query_id!r} lacks tier results on criterion {criterion_id!r}; "
+            "calibration needs every tier's result on every criterion: "
+            "cascade.judge_many(items, all_tiers=True)"
+        ) from None
+
+
+def _total_item(
+    result: EnsembleVerdict,
+    label: str,
+    rubric: Rubric,
+    scores: tuple[Score, ...],
+    on_error: bool,
+    on_fallback: bool,
+) -> _TotalItem:
+    """At every level: each criterion decided at the first tier whose result on it
+    stands (none: abstained), the merged total, the item's PASS/FAIL against ``label``
+    (a cascade with this level, live or replayed, gives the same)."""
+    tiers = result.tiers or []
+    depth, width, count = len(tiers), len(LEVELS), len(rubric.ids)
+    views = {cid: _views(result, cid) for cid in rubric.ids}
+    starts = {
+        cid: [_position(x) for x in _stands_from(v, scores, on_error, on_fallback)]
+        for cid, v in views.items()
+    }
+    item = _TotalItem([], [], [], [], [t.cost_usd for t in tiers], tiers[-1].consensus == label)
+    for g in range(width):
+        at: dict[str, int | None] = {
+            cid: next((t for t, p in enumerate(positions) if p <= g), None)
+            for cid, positions in starts.items()
+        }
+        marks = {cid: None if t is None else views[cid][t].score for cid, t in at.items()}
+        total = rubric.total(marks)
+        still_open = any(t is None for t in at.values())
+        consensus = (
+            (ABSTAIN if still_open else "UNCLEAR")
+            if total is None
+            else (PASS if rubric.passes(total) else FAIL)
+        )
+        reached = [depth - 1 if t is None else t for t in at.values()]
+        item.top.append(max(reached))
+        item.decided.append(consensus != ABSTAIN)
+        item.right.append(consensus == label)
+        item.asked.append([sum(r >= tier for r in reached) / count for tier in range(depth)])
+    return item
+
+
+def _total_evidence(items: Sequence[_TotalItem], depth: int) -> _Evidence:
+    """Evidence of rubric items decided criterion by criterion, judged on their total."""
+    width = len(LEVELS)
+
+    def counts(units: Sequence[_TotalItem]) -> Counts:
+        decided = [[0] * (width + 1) for _ in range(depth)]
+        wrong = [[0] * (width + 1) for _ in range(depth)]
+        for unit in units:
+            for g in range(width):
+                if unit.decided[g]:
+                    decided[unit.top[g]][g] += 1
+                    wrong[unit.top[g]][g] += not unit.right[g]
+        return decided, wrong
+
+    known = all(c is not None for item in items for c in item.costs)
+
+    def tier_costs(index: int) -> list[float | None]:
+        if not known:
+            return [None] * depth
+        return [
+            sum(item.asked[index][t] * (item.costs[t] or 0.0) for item in items) / len(items)
+            for t in range(depth)
+        ]
+
+    last = sum(item.costs[-1] or 0.0 for item in items) / len(items) if known else None
+    return _Evidence(items, depth, counts, _alone_right, tier_costs, last)
+
+
+def _alone_right(item: _TotalItem) -> bool:
+    return item.alone_right
+
+
+def _calibrate_criteria(
+    stored: Sequence[EnsembleVerdict],
+    gold: Mapping[str, Mapping[str, str]],
+    score: Score | Sequence[Score],
+    options: Mapping[str, Any],
+) -> CascadeFit:
+    """``per="criterion"``: a fit per criterion, each at ``delta`` over the number of
+    criteria (so that all hold together), merged into one fit whose escalation has a
+    threshold per criterion.
+
+    Raises:
+        ConfigError: no labelled result, results without a rubric, gold for criteria
+            the rubric does not have, or a criterion with no gold label at all.
+    """
+    labelled = [r for r in stored if gold.get(r.query_id)]
+    if not labelled:
+        raise ConfigError(
+            f"none of the {len(stored)} results has criterion gold labels (of {len(gold)} "
+            "given); gold ids must equal the results' query_id"
+        )
+    rubric = _rubric_of(labelled[0])
+    if rubric is None:
+        raise ConfigError(
+            "per='criterion' calibrates a cascade of rubric panels, and these results hold no "
+            "criteria; use per='total' (item labels) for this cascade"
+        )
+    named = {cid for r in labelled for cid in gold[r.query_id]}
+    unknown = sorted(named - set(rubric.ids))
+    missing = [cid for cid in rubric.ids if cid not in named]
+    if unknown or missing:
+        raise ConfigError(
+            f"per-criterion gold must label the rubric's criteria {list(rubric.ids)}: "
+            + (f"{unknown} are not criteria of it" if unknown else "")
+            + ("; " if unknown and missing else "")
+            + (f"{missing} have no gold label on any item" if missing else "")
+        )
+    depth = _depth([(r, "") for r in labelled])
+    final: FinalTier = options["final"]
+    scores = _checked_scores(score, _checked_count(depth, final))
+    share = 1.0 / len(rubric.ids)
+    each = {**options, "delta": options["delta"] / len(rubric.ids)}
+    fits: dict[str, CascadeFit] = {}
+    for cid in rubric.ids:
+        pairs = [(r, gold[r.query_id][cid]) for r in labelled if cid in gold[r.query_id]]
+        units = [
+            _item(_views(r, cid), label, scores, options["on_error"], options["on_fallback"], share)
+            for r, label in pairs
+        ]
+        ids = frozenset(r.query_id for r, _ in pairs)
+        fits[cid] = _fit(_item_evidence(units, depth), ids, scores=scores, **each)
+    return _merged_fit(fits, frozenset(r.query_id for r in labelled), scores, options)
+
+
+def _by_criterion(fits: Mapping[str, CascadeFit], name: str) -> dict[str, Any]:
+    """The per-criterion ``name`` thresholds of the fits' escalations (criteria with none
+    left out)."""
+    out: dict[str, Any] = {}
+    for cid, fit in fits.items():
+        value = getattr(fit.escalation, name)
+        if value is not None and any(v is not None for v in value):
+            out[cid] = value
+    return out
+
+
+def _merged_fit(
+    fits: Mapping[str, CascadeFit],
+    ids: frozenset[str],
+    scores: tuple[Score, ...],
+    options: Mapping[str, Any],
+) -> CascadeFit:
+    """One :class:`CascadeFit` (``per="criterion"``) over the criteria's own fits: figures
+    pooled over (item, criterion) decisions, costs summed."""
+    parts = list(fits.values())
+    units = sum(f.n_items for f in parts)
+    depth = len(parts[0].tiers)
+
+    def pooled(values: Sequence[tuple[float | None, float]]) -> float | None:
+        weight = sum(w for v, w in values if v is not None)
+        if not weight:
+            return None
+        return sum(v * w for v, w in values if v is not None) / weight
+
+    def summed(values: Sequence[float | None]) -> float | None:
+        return None if any(v is None for v in values) else sum(v or 0.0 for v in values)
+
+    tiers = tuple(
+        TierFit(
+            tier=t,
+            score=scores[t] if t < len(scores) else None,
+            threshold=None,
+            asked=sum(f.tiers[t].asked * f.n_items for f in parts) / units,
+            decided=sum(f.tiers[t].decided * f.n_items for f in parts) / units,
+            agreement=pooled(
+                [(f.tiers[t].agreement, f.tiers[t].decided * f.n_items) for f in parts]
+            ),
+            cost_per_item=summed([f.tiers[t].cost_per_item for f in parts]),
+        )
+        for t in range(depth)
+    )
+    bounds = [f.agreement_lower_bound for f in parts if f.agreement_lower_bound is not None]
+    final: FinalTier = options["final"]
+    escalation = Escalation(
+        agreement_below=_by_criterion(fits, "agreement_below") or None,
+        confidence_below=_by_criterion(fits, "confidence_below") or None,
+        support_below=_by_criterion(fits, "support_below") or None,
+        on_error=options["on_error"],
+        on_fallback=options["on_fallback"],
+        calibration_ids=ids,
+        calibrated_for=final,
+        on_dispute=False,
+    )
+    return CascadeFit(
+        target=options["target"],
+        delta=options["delta"],
+        final=final,
+        scores=scores,
+        n_items=len(ids),
+        n_ordering=max(f.n_ordering for f in parts),
+        threshold=None,
+        guaranteed=all(f.guaranteed for f in parts),
+        escalation=escalation,
+        coverage=sum(f.coverage * f.n_items for f in parts) / units,
+        agreement=pooled([(f.agreement, f.coverage * f.n_items) for f in parts]),
+        agreement_lower_bound=min(bounds) if len(bounds) == len(parts) else None,
+        cost_per_item=summed([f.cost_per_item for f in parts]),
+        last_tier_cost_per_item=summed([f.last_tier_cost_per_item for f in parts]),
+        tiers=tiers,
+        levels=(),
+        per="criterion",
+        criteria=dict(fits),
     )
 
 

@@ -233,6 +233,12 @@ class Ensemble(PanelMethods):
                 f"{strategy_name(self.voting)!r}; set early_stop=False"
             )
 
+    @property
+    def rubric(self) -> Rubric | None:
+        """The rubric this panel's critics share (with ``pass_threshold`` as its pass mark
+        when given), or ``None`` for a panel that judges without one."""
+        return self._rubric
+
     # -- judging --------------------------------------------------------------------------
 
     async def judge(
@@ -387,13 +393,7 @@ class Ensemble(PanelMethods):
         """:meth:`judge` for a rubric panel: every critic on every criterion asked, or,
         with early stop, each critic only on the criteria still undecided (critics in
         order, as few at a time as could decide each criterion)."""
-        wanted = rubric.ids if criteria is None else tuple(criteria)
-        unknown = [cid for cid in wanted if cid not in rubric.ids]
-        if unknown or not wanted:
-            raise ConfigError(
-                f"criteria must name criteria of the panel's rubric {list(rubric.ids)}; "
-                f"got {list(wanted)}"
-            )
+        wanted = rubric.select(criteria, whose="the panel's rubric")
         # Every prompt rendered before the first call: a template mistake costs nothing.
         plans = [critic.rubric_requests(query, context, wanted) for critic in self.critics]
         await self.check_caches()

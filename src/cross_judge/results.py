@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
     from .stats.agreement import Level
     from .stats.bias import LengthBias, PositionBias, SelfStats
+    from .stats.criteria import CriterionAgreement, CriterionDawidSkene
     from .stats.gold import GoldReport
     from .voting import VotingStrategy
 
@@ -211,6 +212,58 @@ class BatchResult(BaseModel):
         )
         return pairs
 
+    # -- per criterion (rubric batches) --------------------------------------------------------
+
+    def criteria_agreement(
+        self, level: Literal["auto", "nominal", "ordinal"] = "auto"
+    ) -> dict[str, CriterionAgreement]:
+        """Per criterion of a rubric batch, Krippendorff's alpha (nominal for a two-label
+        scale, ordinal by the scale's scores for a longer one, or ``level``), Fleiss'
+        kappa, pairwise agreement and the share of items disputed, from each critic's
+        answers on it; ``{}`` without criteria. See
+        :func:`cross_judge.stats.criteria.criteria_agreement`.
+
+        Raises:
+            ConfigError: a label outside the scale at the ordinal level.
+        """
+        agreements: dict[str, CriterionAgreement] = provider("criteria_agreement")(
+            self, level=level
+        )
+        return agreements
+
+    def criteria_gold_metrics(
+        self,
+        gold: Mapping[str, Mapping[str, str | None]] | str | os.PathLike[str],
+        *,
+        ci: float | None = None,
+    ) -> dict[str, GoldReport]:
+        """Per criterion with gold (``{item id: {criterion id: label}}``, or a JSONL file of
+        ``{"id", "criteria": {...}}``), each critic and the panel's consensus on it against
+        the labels: one :class:`~cross_judge.stats.gold.GoldReport` per criterion. See
+        :func:`cross_judge.stats.criteria.criteria_gold_metrics`.
+
+        Raises:
+            ConfigError: gold ids that are no item, criteria no result holds, labels
+                outside the scale.
+        """
+        reports: dict[str, GoldReport] = provider("criteria_gold_report")(self, gold, ci=ci)
+        return reports
+
+    def criteria_dawid_skene(
+        self,
+        *,
+        one_coin: bool = False,
+        errors: Literal["independent", "correlated"] = "independent",
+    ) -> dict[str, CriterionDawidSkene]:
+        """Per criterion, the Dawid-Skene model fitted on the critics' answers on it: each
+        item's most likely label, each critic's accuracy and confusion matrix on it.
+        ``revote("dawid_skene")`` re-decides a rubric batch by these fits. See
+        :func:`cross_judge.stats.criteria.criteria_dawid_skene`."""
+        fits: dict[str, CriterionDawidSkene] = provider("criteria_dawid_skene")(
+            self, one_coin=one_coin, errors=errors
+        )
+        return fits
+
     def _matrix(self, value: Callable[[Verdict], Any]) -> list[list[Any]]:
         rows: list[list[Any]] = [[None] * len(self.verdicts) for _ in self.critics]
         index = {name: i for i, name in enumerate(self.critics)}
@@ -376,7 +429,10 @@ class BatchResult(BaseModel):
         for its one-accuracy-per-critic variant, ``errors="correlated"`` for critics that
         err together); the consensus's posterior probability is each item's ``score``. An
         item with no valid vote gets ``fallback`` (default ``"UNCLEAR"``) with
-        ``fallback=True`` and no score, as under every other strategy.
+        ``fallback=True`` and no score, as under every other strategy. A rubric batch is
+        re-decided per criterion, one model per criterion
+        (:func:`cross_judge.stats.criteria.revote_criteria_dawid_skene`), and each item's
+        total and consensus recomputed from them.
 
         Raises:
             ConfigError: unknown strategy or invalid arguments (before any item is touched);
@@ -415,7 +471,11 @@ class BatchResult(BaseModel):
             fallback = voting_kwargs.get("fallback", "UNCLEAR")
             if not isinstance(fallback, str):
                 raise ConfigError(f"fallback must be a label (str), got {fallback!r}")
-            revoted: BatchResult = provider("revote_dawid_skene")(
+            # A rubric batch is re-decided criterion by criterion, as every strategy does.
+            per_criterion = any(r.criteria for r in self.verdicts)
+            revoted: BatchResult = provider(
+                "revote_criteria_dawid_skene" if per_criterion else "revote_dawid_skene"
+            )(
                 self,
                 one_coin=bool(voting_kwargs.get("one_coin", False)),
                 errors=voting_kwargs.get("errors", "independent"),
@@ -476,7 +536,16 @@ class BatchResult(BaseModel):
         results), then per critic
         ``<critic>.kind``, ``<critic>.confidence`` and ``<critic>.error_kind``, then each
         meta key as ``meta.<key>``.
+
+        Rubric results (``EnsembleVerdict.criteria``) also have, for every criterion id of
+        the batch (in rubric order) and before the meta keys: ``criterion.<id>`` (the
+        panel's label on it), ``criterion.<id>.score``, ``criterion.<id>.agreement_pct`` and
+        ``criterion.<id>.disputed``, then per critic ``<critic>.criterion.<id>``, its label
+        on it (``ERROR``/``PARSE_FAIL`` when that answer or the whole call failed,
+        ``SKIPPED`` when it was not asked). ``score`` is then the item's weighted total. A
+        criterion an item was not judged on is ``None`` throughout.
         """
+        criterion_ids = self._criterion_ids()
         records: list[dict[str, Any]] = []
         for result in self.verdicts:
             record: dict[str, Any] = {
@@ -498,10 +567,47 @@ class BatchResult(BaseModel):
                 record[f"{name}.kind"] = v.kind if v else None
                 record[f"{name}.confidence"] = v.confidence if v and v.error is None else None
                 record[f"{name}.error_kind"] = v.error_kind.value if v and v.error_kind else None
+            if criterion_ids:
+                record.update(self._criterion_record(result, criterion_ids, by_critic))
             for key, value in result.meta.items():
                 record[f"meta.{key}"] = value
             records.append(record)
         return records
+
+    def _criterion_ids(self) -> list[str]:
+        """The criterion ids of the batch's rubric results: each result's rubric order,
+        first seen first; empty for a batch without rubric results."""
+        ids: dict[str, None] = {}
+        for result in self.verdicts:
+            if result.criteria is not None:
+                order = result.rubric.ids if result.rubric is not None else ()
+                ids.update(dict.fromkeys(cid for cid in order if cid in result.criteria))
+                ids.update(dict.fromkeys(result.criteria))
+        return list(ids)
+
+    def _criterion_record(
+        self, result: EnsembleVerdict, ids: Sequence[str], by_critic: Mapping[str, Verdict]
+    ) -> dict[str, Any]:
+        """The per-criterion keys of :meth:`to_records` for one result."""
+        record: dict[str, Any] = {}
+        criteria = result.criteria or {}
+        for cid in ids:
+            voted = criteria.get(cid)
+            record[f"criterion.{cid}"] = voted.consensus if voted else None
+            record[f"criterion.{cid}.score"] = voted.score if voted else None
+            record[f"criterion.{cid}.agreement_pct"] = voted.agreement_pct if voted else None
+            record[f"criterion.{cid}.disputed"] = voted.disputed if voted else None
+        for name in self.critics:
+            v = by_critic.get(name)
+            for cid in ids:
+                label: str | None = None
+                if v is not None and cid in criteria:
+                    answer = (v.criteria or {}).get(cid)
+                    # As rubric.tally.criterion_verdicts reads it: a failed call failed on
+                    # every criterion, an answer without this criterion was not asked.
+                    label = answer.kind if answer else v.kind if v.error else "SKIPPED"
+                record[f"{name}.criterion.{cid}"] = label
+        return record
 
     # -- summary -----------------------------------------------------------------------------
 
@@ -555,7 +661,10 @@ class BatchResult(BaseModel):
         Per item, repeated on each of its rows: ``consensus``, ``agreement_pct`` (float),
         ``fallback`` (bool, no vote decided), ``disagreement`` (bool), ``decided_tier``
         (int?, the cascade tier that decided), ``query`` (str?, the text judged as the
-        result stores it: ``item``), then ``context.<key>`` for each key of the stored
+        result stores it: ``item``), for rubric results per criterion ``criterion.<id>``,
+        ``.score``, ``.disputed`` and the row's critic's label ``criterion.<id>.kind``
+        (:data:`cross_judge.integrations.frames.CRITERION_COLUMNS`), then ``context.<key>``
+        for each key of the stored
         items' context and ``meta.<key>`` for each key of the items' ``meta`` (missing
         where an item lacks it). Item totals such as cost are left out on purpose: summed
         over rows they would count once per critic; sum ``cost_usd`` instead.

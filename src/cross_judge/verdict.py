@@ -40,7 +40,7 @@ from pydantic import (
 
 from ._extensions import provider
 from .errors import ErrorKind
-from .rubric.models import CriterionConsensus, CriterionVerdict, Rubric
+from .rubric.models import MET_AT, CriterionConsensus, CriterionVerdict, Rubric
 
 __all__ = [
     "ABSTAIN",
@@ -779,6 +779,10 @@ class EnsembleVerdict(BaseModel):
           consensus (UNCLEAR is the fallback; votes: KEEP 1, REJECT 1)"``.
         * Decided: ``"KEEP (majority, 2 of 3 valid votes)"`` (a score strategy gives its
           score; a cascade its deciding tier, whose votes are counted).
+        * A rubric panel: ``"PASS (majority per criterion, total 0.83 >= 0.50; disputed:
+          cites)"`` (a gate not met named too), then a line per disputed or undecided
+          criterion (``cites: PASS 2 of 3 (against: b voted FAIL)``) and per answer that
+          failed on one criterion (``failed on cites: b: unreadable answer``).
 
         Then, ``"; "``-separated: the critics against the consensus (``against: b voted
         REJECT``), each failed or skipped call (``failed: c (openai/gpt-4o-mini): timed
@@ -833,7 +837,9 @@ class EnsembleVerdict(BaseModel):
         votes = [v for v in deciding.verdicts if _is_vote(v)]
         where = f", tier {self.tier}" if self.tier is not None else ""
         details: list[str] = []
-        if self.fallback:
+        if self.criteria is not None:
+            headline, details = self._rubric_explained(where)
+        elif self.fallback:
             counts = Counter(_printable(v.kind, 40) for v in votes)
             tally = ", ".join(f"{label} {n}" for label, n in counts.items()) or "none"
             headline = f"no consensus ({consensus} is the fallback{where}; votes: {tally})"
@@ -870,3 +876,70 @@ class EnsembleVerdict(BaseModel):
                     f"{_printable(v.written_label, 60)!r}, counted as {_printable(v.kind, 60)}"
                 )
         return headline, details, False
+
+    def _rubric_explained(self, where: str) -> tuple[str, list[str]]:
+        """The headline and per-criterion lines of a rubric panel's result: the consensus
+        with the total against the pass mark (a gate not met and the disputed criteria
+        named), then for each disputed or undecided criterion its votes and dissenters,
+        and each answer that failed on one criterion only."""
+        criteria = self.criteria or {}
+        rubric = self.rubric
+
+        def names(ids: Iterable[str]) -> str:
+            return ", ".join(_printable(cid, 40) for cid in ids)
+
+        consensus = _printable(self.consensus, 80)
+        undecided = [cid for cid, c in criteria.items() if c.fallback]
+        disputed = [cid for cid, c in criteria.items() if c.disputed and not c.fallback]
+        notes: list[str] = []
+        if self.fallback or self.score is None:
+            head = f"no consensus ({consensus} is the fallback{where}"
+            if undecided:
+                notes.append(f"undecided: {names(undecided)}")
+        else:
+            total = f"total {self.score:.2f}"
+            if rubric is not None:
+                total += f" {'>=' if rubric.passes(self.score) else '<'} {rubric.threshold:.2f}"
+                if len(criteria) < len(rubric.ids):
+                    total += f" over {len(criteria)} of {len(rubric.ids)} criteria"
+                gates = [
+                    c.id
+                    for c in rubric.criteria
+                    if c.gate
+                    and c.id in criteria
+                    and (score := criteria[c.id].score) is not None
+                    and score < MET_AT
+                ]
+                if gates:
+                    notes.append(f"gate not met: {names(gates)}")
+            head = f"{consensus} ({_printable(self.voting, 40)} per criterion{where}, {total}"
+        if disputed:
+            notes.append(f"disputed: {names(disputed)}")
+        details: list[str] = []
+        for cid, result in criteria.items():
+            source = self.verdicts
+            if self.tiers and result.tier is not None and result.tier < len(self.tiers):
+                source = self.tiers[result.tier].verdicts
+            answered = [(v, v.criteria[cid]) for v in source if v.criteria and cid in v.criteria]
+            votes = [(v, a) for v, a in answered if a.error is None and a.kind != _SKIPPED]
+            label = _printable(cid, 40)
+            if result.fallback:
+                counts = Counter(_printable(a.kind, 40) for _, a in votes)
+                tally = ", ".join(f"{kind} {n}" for kind, n in counts.items()) or "none"
+                details.append(f"{label}: undecided (votes: {tally})")
+            elif result.disputed:
+                agree = sum(1 for _, a in votes if a.kind == result.consensus)
+                against = ", ".join(
+                    f"{_who(v)} voted {_printable(a.kind, 40)}"
+                    for v, a in votes
+                    if a.kind != result.consensus
+                )
+                details.append(
+                    f"{label}: {_printable(result.consensus, 40)} {agree} of {len(votes)}"
+                    + (f" (against: {against})" if against else "")
+                )
+            for v, a in answered:
+                if v.error is None and a.error is not None and a.error_kind != "early_stop":
+                    failed = Verdict(kind=a.kind, error=a.error, error_kind=a.error_kind)
+                    details.append(f"failed on {label}: {_who(v)}: {failure_reason(failed)}")
+        return head + "".join(f"; {note}" for note in notes) + ")", details

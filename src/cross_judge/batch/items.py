@@ -345,7 +345,7 @@ def checked_item(panel: Panel, value: object, position: int) -> Item:
     try:
         panel.check_item(item.query, item.context or None)
         for critic in panel.critics:
-            critic.render_prompt(item.query, item.context)
+            critic.check_renders(item.query, item.context)
     except (PromptError, ConfigError) as exc:
         raise ItemError(f"id {item.id!r}: {exc}", position=position) from None
     return item

@@ -105,7 +105,7 @@ class ItemReader:
                     continue
                 try:
                     for critic in self.critics:
-                        critic.render_prompt(item.query, item.context)
+                        critic.check_renders(item.query, item.context)
                 except PromptError as exc:
                     self._skip(number, f"id {item.id!r}: {exc}")
                     continue

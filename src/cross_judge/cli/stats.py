@@ -12,12 +12,17 @@ the labelled items (with ``--gold``) and the disputed items listed, never every 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from .arguments import fraction, positive_int
 from .common import EXIT_OK, read_results_digest, stdout_console
 from .fit_confidence import fit_confidence
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["LEVELS", "add_parser", "run"]
 
@@ -109,7 +114,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge stats``; the exit code."""
     from ..report.summary import render_disputed, render_summary
-    from ..stats.gold import load_gold
 
     order = [label.strip() for label in args.order.split(",")] if args.order else None
     if order is not None and args.level != "ordinal":
@@ -122,17 +126,20 @@ def run(args: argparse.Namespace) -> int:
             '(a JSONL file of {"id", "label"})'
         )
     gold_path = None
+    item_gold: dict[str, str] | None = None
+    criteria_gold: dict[str, dict[str, str]] | None = None
     if args.gold is not None:
         gold_path = Path(args.gold)
         if not gold_path.is_file():
             raise ConfigError(
                 f'--gold {gold_path}: no such file; pass a JSONL file of {{"id", "label"}}'
             )
+        item_gold, criteria_gold = _gold_labels(gold_path)
     digest = read_results_digest(
         args.results,
         level=args.level,
         values=order,
-        gold=None if gold_path is None else load_gold(gold_path),
+        gold=item_gold,
         disputed=args.disputed or 0,
         reasoning=False,
     )
@@ -146,12 +153,70 @@ def run(args: argparse.Namespace) -> int:
             text += " (on the command line: --level ordinal --order LOW,...,HIGH)"
         raise ConfigError(text) from None
     summary = render_summary(
-        digest, level=args.level, alpha=alpha, detailed=True, gold=gold_path, ci=args.ci
+        digest,
+        level=args.level,
+        alpha=alpha,
+        detailed=True,
+        gold=gold_path if criteria_gold is None else item_gold,
+        ci=args.ci,
     )
     console = stdout_console()
     console.print(summary)
+    if _holds_criteria(args.results):
+        _print_criteria(console, args.results, digest.critics, criteria_gold, args.ci)
     if args.disputed is not None:
         console.print(render_disputed(digest, args.disputed))
     if args.fit_confidence is None or gold_path is None:
         return EXIT_OK
+    if criteria_gold is not None and item_gold is None:
+        raise ConfigError(
+            f"--fit-confidence fits on item labels, and {gold_path} holds criterion labels "
+            'only; add "label" to its lines'
+        )
     return fit_confidence(digest.gold_batch(), gold_path, args.fit_confidence, args.results)
+
+
+def _gold_labels(path: Path) -> tuple[dict[str, str] | None, dict[str, dict[str, str]] | None]:
+    """The item labels and the criterion labels of a gold file. A file no line of which
+    has ``"criteria"`` is read as it always was (:func:`~cross_judge.stats.gold.load_gold`;
+    criterion labels ``None``); otherwise by :func:`~cross_judge.stats.criteria.read_gold_file`,
+    its item labels ``None`` when no line has one."""
+    from ..stats.criteria import read_gold_file
+    from ..stats.gold import load_gold
+
+    if b'"criteria"' not in path.read_bytes():
+        return load_gold(path), None
+    items, criteria = read_gold_file(path)
+    return items or None, criteria
+
+
+def _holds_criteria(results: str) -> bool:
+    """Whether some result line of the file carries criteria: a quick scan for the key
+    before the file is parsed a second time (a file without any is never re-read)."""
+    with open(results, "rb") as handle:
+        return any(b'"criteria":' in line for line in handle)
+
+
+def _print_criteria(
+    console: Console,
+    results: str,
+    critics: Sequence[str],
+    gold: Mapping[str, Mapping[str, str]] | None,
+    ci: float | None,
+) -> None:
+    """The agreement per criterion of a rubric results file and, with criterion gold
+    labels, each critic's and the consensus's accuracy per criterion."""
+    from ..stats.criteria import (
+        CriteriaVotes,
+        agreement_table,
+        criteria_agreement,
+        criteria_gold_metrics,
+        gold_table,
+    )
+
+    votes = CriteriaVotes.of(results, critics=critics, confidences=gold is not None)
+    if not votes.ids:
+        return
+    console.print(agreement_table(criteria_agreement(votes)))
+    if gold is not None:
+        console.print(gold_table(criteria_gold_metrics(votes, gold, ci=ci)))

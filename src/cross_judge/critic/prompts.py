@@ -249,7 +249,12 @@ class PromptSpec(BaseModel):
     @classmethod
     def _rubric_scale(cls, data: Any) -> Any:
         """A rubric without ``labels`` is judged PASS/FAIL, scored 1/0 unless ``score``
-        says otherwise."""
+        says otherwise. A boolean ``pass_threshold`` is refused here, before pydantic would
+        read ``true`` as 1.0."""
+        if isinstance(data, Mapping) and isinstance(data.get("pass_threshold"), bool):
+            raise _FieldProblem(
+                "pass_threshold", f"must be in [0, 1], got {data['pass_threshold']!r}"
+            )
         if isinstance(data, Mapping) and data.get("criteria") is not None:
             data = dict(data)
             if data.get("labels") is None:
@@ -457,13 +462,20 @@ class PromptSpec(BaseModel):
                 scores = {**DEFAULT_SCALE, **scores}
             else:
                 missing = [x for x in self.labels if x not in scores]
+                example = "(e.g. score: {1: 0, 2: 0.25, 3: 0.5, 4: 0.75, 5: 1})"
+                if self.score is None:  # no score field to point at: point at the labels
+                    raise _FieldProblem(
+                        "labels",
+                        "are not PASS/FAIL, so a rubric needs a score in [0, 1] for each: add "
+                        f"a score field {example}",
+                    )
                 raise _FieldProblem(
                     "score",
                     f"must give every label of a rubric's scale a score in [0, 1]; missing "
-                    f"{missing} (e.g. score: {{1: 0, 2: 0.25, 3: 0.5, 4: 0.75, 5: 1}})",
+                    f"{missing} {example}",
                 )
         threshold = 0.5 if self.pass_threshold is None else self.pass_threshold
-        if isinstance(threshold, bool) or not 0.0 <= threshold <= 1.0:
+        if not 0.0 <= threshold <= 1.0:
             raise _FieldProblem("pass_threshold", f"must be in [0, 1], got {threshold!r}")
         try:
             rubric = Rubric(
@@ -474,7 +486,8 @@ class PromptSpec(BaseModel):
             )
         except ValidationError as exc:
             problem = exc.errors()[0]
-            raise _FieldProblem("criteria", str(problem.get("msg", exc))) from None
+            cause = problem.get("ctx", {}).get("error")  # the validator's own words
+            raise _FieldProblem("criteria", str(cause or problem.get("msg", exc))) from None
         needed = "criteria" if rubric.mode == "one_call" else "criterion"
         if needed not in user.fields:
             example = "{criteria}" if needed == "criteria" else "{criterion}"
@@ -852,6 +865,8 @@ def _describe(exc: ValidationError, *, source: str, lines: Mapping[str, int]) ->
             message = "is required but missing"
             if field == "user_prompt_template":
                 message += "; add the user message, with {query} where the item goes"
+        elif kind == "extra_forbidden" and detail:  # a key inside a field (a criterion's)
+            message = f"item {detail}: is not a known key"
         elif kind == "extra_forbidden":
             close = difflib.get_close_matches(field, _FIELDS, n=1)
             message = "is not a known field" + (f" (did you mean {close[0]!r}?)" if close else "")

@@ -212,6 +212,7 @@ class RubricMethods:
         def build_request(
             self, query: str, context: Mapping[str, Any] | None = None
         ) -> ChatRequest: ...
+        def render_prompt(self, query: str, context: Mapping[str, Any] | None = None) -> str: ...
         async def judge_request(
             self,
             request: ChatRequest,
@@ -262,22 +263,20 @@ class RubricMethods:
     ) -> list[tuple[tuple[str, ...], ChatRequest]]:
         """The requests that ask about ``criteria`` (default: every criterion), each with
         the criterion ids it answers: one per criterion (``per_criterion``) or one for all
-        (``one_call``).
+        (``one_call``), in rubric order.
 
         Raises:
             PromptError: as :meth:`build_request`, or ``context`` sets a rubric field
                 (``criterion``, ``criterion_id``, ``criteria``).
-            ConfigError: the critic has no rubric, or ``criteria`` names an unknown id or
-                none.
+            ConfigError: the critic has no rubric, or ``criteria`` names an unknown id,
+                none, or an id twice, or is a string (see :meth:`Rubric.select
+                <cross_judge.rubric.Rubric.select>`).
         """
         rubric = self._rubric_in_use()
-        ids = rubric.ids if criteria is None else tuple(criteria)
-        unknown = [cid for cid in ids if cid not in rubric.ids]
-        if unknown or not ids:
-            raise ConfigError(
-                f"Critic {self.name!r}: criteria must name criteria of its rubric "
-                f"{list(rubric.ids)}; got {list(ids)}"
-            )
+        try:
+            ids = rubric.select(criteria, whose="its rubric")
+        except ConfigError as exc:
+            raise ConfigError(f"Critic {self.name!r}: {exc}") from None
         taken = [name for name in RUBRIC_FIELDS if context and name in context]
         if taken:
             raise PromptError(
@@ -336,6 +335,18 @@ class RubricMethods:
                 await one(0)
         parts = [(ids, v) for (ids, _), v in zip(plan, results, strict=True) if v is not None]
         return self.rubric_verdict(parts)
+
+    def check_renders(self, query: str, context: Mapping[str, Any] | None = None) -> None:
+        """Render every prompt this critic would send for the item, sending nothing: its
+        one prompt, or a rubric critic's prompt per criterion (or for all).
+
+        Raises:
+            PromptError: as :meth:`render_prompt` / :meth:`rubric_requests`.
+        """
+        if self.rubric is None:
+            self.render_prompt(query, context)
+        else:
+            self.rubric_requests(query, context)
 
     def read_criteria(self, text: str) -> dict[str, CriterionVerdict] | str:
         """The criteria of a ``one_call`` answer (:func:`parse_criteria` with this critic's

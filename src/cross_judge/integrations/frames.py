@@ -18,8 +18,9 @@ from ..errors import ConfigError
 
 if TYPE_CHECKING:
     from ..results import BatchResult
+    from ..verdict import Verdict
 
-__all__ = ["COLUMNS", "columns_of", "to_pandas", "to_polars"]
+__all__ = ["COLUMNS", "CRITERION_COLUMNS", "columns_of", "to_pandas", "to_polars"]
 
 COLUMNS: dict[str, str] = {
     "position": "int",
@@ -52,9 +53,22 @@ COLUMNS: dict[str, str] = {
     "query": "str?",
 }
 """The fixed columns of a long results frame, in order, and their types (``?``: may be
-missing). ``context.<key>`` columns follow (the context of the text judged, where results
-store it), then ``meta.<key>`` columns. What each holds is documented on
+missing). For rubric results the per-criterion columns follow (:data:`CRITERION_COLUMNS`),
+then ``context.<key>`` columns (the context of the text judged, where results store it),
+then ``meta.<key>`` columns. What each holds is documented on
 :meth:`cross_judge.batch.BatchResult.to_pandas`."""
+
+CRITERION_COLUMNS: dict[str, str] = {
+    "criterion.{id}": "str?",
+    "criterion.{id}.score": "float?",
+    "criterion.{id}.disputed": "bool?",
+    "criterion.{id}.kind": "str?",
+}
+"""The columns of each criterion of rubric results (``{id}`` its id), in order, and their
+types: the panel's label on it, its score and whether the valid answers were split (the
+item's, on each of its rows), then the row's critic's label on it (``ERROR`` or
+``PARSE_FAIL`` when that answer or the whole call failed, ``SKIPPED`` when the critic was
+not asked about it). Missing on the rows of an item not judged on that criterion."""
 
 
 def _require(module: str, method: str) -> Any:
@@ -67,7 +81,8 @@ def _require(module: str, method: str) -> Any:
 
 
 def columns_of(batch: BatchResult) -> dict[str, list[Any]]:
-    """The long frame of ``batch`` as plain columns: :data:`COLUMNS` in order, then one
+    """The long frame of ``batch`` as plain columns: :data:`COLUMNS` in order, for rubric
+    results the :data:`CRITERION_COLUMNS` of each criterion (rubric order), then one
     ``context.<key>`` column per key of the stored items' context (``EnsembleVerdict.item``)
     and one ``meta.<key>`` column per meta key, each in first-seen order. ``query`` and the
     context columns hold the text judged as results store it (bounded, see
@@ -79,8 +94,11 @@ def columns_of(batch: BatchResult) -> dict[str, list[Any]]:
     context_keys = list(
         dict.fromkeys(key for r in batch.verdicts if r.item is not None for key in r.item.context)
     )
+    criterion_ids = _criterion_ids(batch)
     rows: list[tuple[Any, ...]] = []
     for position, result in enumerate(batch.verdicts):
+        criteria = result.criteria or {}
+        voted = [criteria.get(cid) for cid in criterion_ids]
         stored = result.item
         context = stored.context if stored is not None else {}
         item = (
@@ -121,17 +139,62 @@ def columns_of(batch: BatchResult) -> dict[str, list[Any]]:
                         v.usage.completion_tokens if v.usage else None,
                         v.order,
                         v.flipped,
-                        *item,
+                        *item[:6],
+                        *(
+                            value
+                            for cid, c in zip(criterion_ids, voted, strict=True)
+                            for value in (
+                                (None, None, None, None)
+                                if c is None
+                                else (c.consensus, c.score, c.disputed, _criterion_kind(v, cid))
+                            )
+                        ),
+                        *item[6:],
                     )
                 )
     names = [
         *COLUMNS,
+        *(name.format(id=cid) for cid in criterion_ids for name in CRITERION_COLUMNS),
         *(f"context.{key}" for key in context_keys),
         *(f"meta.{key}" for key in meta_keys),
     ]
     if not rows:
         return {name: [] for name in names}
     return {name: list(values) for name, values in zip(names, zip(*rows, strict=True), strict=True)}
+
+
+def _criterion_ids(batch: BatchResult) -> list[str]:
+    """The criterion ids of the batch's rubric results, rubric order, first seen first."""
+    ids: dict[str, None] = {}
+    for result in batch.verdicts:
+        if result.criteria is not None:
+            order = result.rubric.ids if result.rubric is not None else ()
+            ids.update(dict.fromkeys(cid for cid in order if cid in result.criteria))
+            ids.update(dict.fromkeys(result.criteria))
+    return list(ids)
+
+
+def _criterion_kind(verdict: Verdict, criterion_id: str) -> str:
+    """A critic's label on a criterion, as :func:`cross_judge.rubric.tally.criterion_verdicts`
+    reads it: its answer's, else its own failure (a failed call failed on every criterion),
+    else ``SKIPPED`` (not asked)."""
+    answer = (verdict.criteria or {}).get(criterion_id)
+    if answer is not None:
+        return answer.kind
+    return verdict.kind if verdict.error is not None else "SKIPPED"
+
+
+def _column_type(name: str) -> str | None:
+    """The declared type of a column (:data:`COLUMNS`, :data:`CRITERION_COLUMNS`); ``None``
+    for a context or meta column, whose type is inferred."""
+    if name in COLUMNS:
+        return COLUMNS[name]
+    if name.startswith("criterion."):
+        for suffix in (".score", ".disputed", ".kind"):
+            if name.endswith(suffix):
+                return CRITERION_COLUMNS["criterion.{id}" + suffix]
+        return CRITERION_COLUMNS["criterion.{id}"]
+    return None
 
 
 _PANDAS_DTYPES = {
@@ -166,7 +229,8 @@ def to_pandas(batch: BatchResult) -> Any:
     text = pd.Series(["text"]).dtype
     series = {}
     for name, values in data.items():
-        dtype = _PANDAS_DTYPES[COLUMNS[name]] if name in COLUMNS else None
+        declared = _column_type(name)
+        dtype = _PANDAS_DTYPES[declared] if declared is not None else None
         series[name] = pd.Series(values, dtype=text if dtype == "text" else dtype, name=name)
     return pd.DataFrame(series, columns=list(data))
 
@@ -196,8 +260,9 @@ def to_polars(batch: BatchResult) -> Any:
     data = columns_of(batch)
     series = []
     for name, values in data.items():
-        if name in COLUMNS:
-            dtype = getattr(pl, _POLARS_DTYPES[COLUMNS[name]])
+        declared = _column_type(name)
+        if declared is not None:
+            dtype = getattr(pl, _POLARS_DTYPES[declared])
             series.append(pl.Series(name, values, dtype=dtype))
             continue
         try:

@@ -12,6 +12,7 @@ with ``critics:``) or a :class:`~cross_judge.cascade.Cascade` (a file with ``tie
     deadline: 120                     # optional, seconds per item
     order: both                       # optional, pairs: fixed (default), random, cyclic, both
     on_flip: tie                      # optional, with order both: tie (default) or abstain
+    pass_threshold: 0.6               # optional, a rubric panel: the total an item passes at
     concurrency: 16                   # optional, items in flight (the CLI's default)
     critics:
       - name: strict-deepseek
@@ -58,9 +59,9 @@ the tier's result does not stand)::
                                       #   for a human (consensus ABSTAIN)
 
 The ensemble keys (``voting``, ``voting_kwargs``, ``early_stop``, ``min_valid``,
-``deadline``, ``order``, ``on_flip``) then belong to each tier, and ``escalate`` and
-``final`` to cascades only. Critic names are unique across tiers (they key the results).
-Fields of a tier are written as ``tiers[1].critics[0].vendor``.
+``deadline``, ``order``, ``on_flip``, ``pass_threshold``) then belong to each tier, and
+``escalate`` and ``final`` to cascades only. Critic names are unique across tiers (they
+key the results). Fields of a tier are written as ``tiers[1].critics[0].vendor``.
 
 Checked when loaded, before anything is billed: unknown fields (with a did-you-mean),
 wrong types, unknown vendors (listing the known ones), unknown or invalid prompts,

@@ -25,6 +25,7 @@ from ..cascade import Cascade
 from ..critic.cache import ResponseCache
 from ..critic.critic import Critic
 from ..ensemble import Ensemble
+from .simulation import rubric_settings
 
 if TYPE_CHECKING:
     from ..testing import Persona, VendorServer
@@ -113,6 +114,7 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
         resample=spec.samples > 1 if persona.resample is None else persona.resample,
         logprob_temperature=persona.logprob_temperature,
         thinking_tokens=persona.thinking_tokens,
+        criteria_accuracy=persona.criteria_accuracy,
         **kwargs,
     )
 
@@ -120,7 +122,9 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
 def simulator_for(panel: PanelSpec, **kwargs: Any) -> VendorServer:
     """A :class:`~cross_judge.testing.VendorServer` (not started) for the simulated
     critics of ``panel`` (see ``PanelSpec.simulator``); ``kwargs`` win over the file's
-    ``simulator:`` settings (a ``gold=`` replaces the file's gold labels, ...)."""
+    ``simulator:`` settings (a ``gold=`` replaces the file's gold labels, ...). A rubric's
+    ``criteria`` and ``criteria_labels`` are the ``simulator:`` mapping's, else those of
+    the simulated critics' rubric prompt (:func:`~.simulation.rubric_settings`)."""
     from ..testing import VendorServer  # here, not above: see persona_from_spec
 
     settings: dict[str, Any] = {}
@@ -139,6 +143,7 @@ def simulator_for(panel: PanelSpec, **kwargs: Any) -> VendorServer:
             "batch_failure_rate": config.batch_failure_rate,
             "batch_expiry_rate": config.batch_expiry_rate,
         }
+    settings.update(rubric_settings(panel))  # criteria: the file's, else the rubric prompt's
     return VendorServer(panel.personas(), **{**settings, **kwargs})
 
 
@@ -153,6 +158,7 @@ def ensemble_kwargs(fields: EnsembleFields) -> dict[str, Any]:
         "deadline": fields.deadline,
         "order": fields.order,
         "on_flip": fields.on_flip,
+        "pass_threshold": fields.pass_threshold,
     }
 
 

@@ -66,8 +66,10 @@ from .problems import (
 from .simulation import (
     SimulatorTruth,
     gold_mapping,
+    is_criteria_truth,
     pair_prompt,
     read_truth,
+    rubric_problems,
     simulator_record,
 )
 
@@ -105,6 +107,8 @@ class PersonaSpec(BaseModel):
     ``[low, high]``; ``resample`` defaults to the critic's ``samples`` > 1.
     ``position_bias`` needs a prompt that shows a pair (checked by :class:`CriticSpec`)
     and a simulator that knows the pairs' better answers (checked by :class:`PanelSpec`).
+    ``criteria_accuracy`` (``{criterion id: accuracy}``, for a rubric prompt) must name
+    criteria the simulator knows (checked by :class:`PanelSpec`).
     """
 
     model_config = _MODEL_CONFIG
@@ -122,6 +126,25 @@ class PersonaSpec(BaseModel):
     resample: bool | None = None
     logprob_temperature: float = Field(default=1.0, gt=0.0)
     thinking_tokens: int = Field(default=0, ge=0)
+    criteria_accuracy: dict[str, float] | None = None
+
+    @field_validator("criteria_accuracy", mode="before")
+    @classmethod
+    def _criteria_accuracy(cls, value: object) -> object:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise ValueError(
+                "expected a mapping {criterion id: accuracy in [0, 1]}, e.g. "
+                f"criteria_accuracy: {{correct: 0.9, cites: 0.7}}, got {yaml_type(value)}"
+            )
+        for cid, accuracy in value.items():
+            if not (_is_number(accuracy) and 0.0 <= accuracy <= 1.0):
+                got = repr(accuracy) if _is_number(accuracy) else yaml_type(accuracy)
+                raise FieldProblem(
+                    (cid,), f"expected an accuracy in [0, 1] (0.9: right 9 times in 10), got {got}"
+                )
+        return {str(cid): float(accuracy) for cid, accuracy in value.items()}
 
     @field_validator("confidence", mode="before")
     @classmethod
@@ -431,6 +454,7 @@ _ENSEMBLE_FIELDS = (
     "deadline",
     "order",
     "on_flip",
+    "pass_threshold",
 )
 _CASCADE_FIELDS = ("escalate", "final")
 
@@ -447,6 +471,7 @@ class EnsembleFields(BaseModel):
     deadline: float | None = Field(default=None, gt=0.0)
     order: Literal["fixed", "random", "cyclic", "both"] = "fixed"
     on_flip: Literal["tie", "abstain"] = "tie"
+    pass_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
 
     def _vote_problem(self, critics: Sequence[CriticSpec]) -> FieldProblem | None:
         """The first problem of this ensemble's vote with ``critics`` (paths relative to
@@ -561,6 +586,9 @@ class SimulatorSpec(BaseModel):
     batch_polls: int = Field(default=1, ge=0)
     batch_failure_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     batch_expiry_rate: float = Field(default=0.0, ge=0.0, le=1.0)
+    criteria: dict[str, str] | None = None
+    criteria_gold: Any = None
+    criteria_labels: list[str] | None = None
 
     _truth: SimulatorTruth = PrivateAttr(default_factory=SimulatorTruth)
 
@@ -586,6 +614,49 @@ class SimulatorSpec(BaseModel):
                     (text,), f"expected a number in [0, 1] (0 easiest, 1 hardest), got {got}"
                 )
         return value
+
+    @field_validator("criteria", mode="before")
+    @classmethod
+    def _criteria(cls, value: Any) -> Any:
+        if value is None or (
+            isinstance(value, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+            and all(k and v.strip() for k, v in value.items())
+        ):
+            return value
+        raise ValueError(
+            "expected a mapping {criterion id: requirement text, as the rubric prompt shows "
+            "it}, e.g. criteria: {cites: The answer cites a source.}; leave it out to take "
+            "the simulated critics' rubric prompt"
+        )
+
+    @field_validator("criteria_gold")
+    @classmethod
+    def _criteria_gold(cls, value: Any) -> Any:
+        mapping = gold_mapping(value, _CRITERIA_GOLD_EXPECTED)
+        for text, truths in (mapping or {}).items():
+            if not is_criteria_truth(truths):
+                raise FieldProblem(
+                    (text,),
+                    "expected {criterion id: label}, e.g. {correct: PASS, cites: FAIL}, got "
+                    f"{yaml_type(truths)}",
+                )
+        return value
+
+    @field_validator("criteria_labels", mode="before")
+    @classmethod
+    def _criteria_labels(cls, value: Any) -> Any:
+        if value is None or (
+            isinstance(value, list)
+            and len(value) >= 2
+            and all(isinstance(v, str) and v for v in value)
+            and len(set(value)) == len(value)
+        ):
+            return value
+        raise ValueError(
+            "expected two or more distinct labels, the rubric's scale, e.g. [PASS, FAIL]; "
+            "leave it out to take the simulated critics' rubric prompt"
+        )
 
     @field_validator("better")
     @classmethod
@@ -622,6 +693,7 @@ class SimulatorSpec(BaseModel):
             difficulty=self.difficulty,
             better=self.better,
             base_dir=Path(context.get("base_dir") or Path.cwd()),
+            criteria_gold=self.criteria_gold,
         )
         return self
 
@@ -634,6 +706,10 @@ class SimulatorSpec(BaseModel):
 _GOLD_EXPECTED = (
     'the path of a gold file (JSONL lines {"id": ..., "label": ...}, the file '
     "cross-judge stats --gold reads; give items: too) or a mapping {item text: label}"
+)
+_CRITERIA_GOLD_EXPECTED = (
+    'the path of a file of JSONL lines {"id": ..., "criteria": {"correct": "PASS"}} (give '
+    "items: too) or a mapping {item text: {criterion id: label}}"
 )
 _DIFFICULTY_EXPECTED = (
     'the path of a file of JSONL lines {"id": ..., "difficulty": 0.7} (give '
@@ -649,7 +725,7 @@ class PanelSpec(EnsembleFields):
     Attributes:
         voting: a registered voting strategy name.
         voting_kwargs: its arguments (``priority``, ``fallback``, ``errors``, ...).
-        early_stop, min_valid, deadline, order, on_flip: as for
+        early_stop, min_valid, deadline, order, on_flip, pass_threshold: as for
             :class:`~cross_judge.ensemble.Ensemble`.
         concurrency: items in flight at once; the CLI's default for ``--concurrency``.
         critics: the panel, in order (empty for a cascade: see ``tiers``).
@@ -753,7 +829,7 @@ class PanelSpec(EnsembleFields):
                         "labels: [...] that include them",
                     )
                 )
-        return problems
+        return problems + rubric_problems(self, self._critic_paths())
 
     def _cascade_problems(self) -> list[FieldProblem]:
         """Problems of the escalation against the tiers, then anything else the

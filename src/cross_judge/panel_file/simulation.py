@@ -11,6 +11,12 @@ item's ``query`` gets a gold label and a difficulty; a pair's gold label (``A``,
 read from the panel file's folder. Inline mappings (``gold: {item text: label}``,
 ``difficulty: {item text: d}``, ``better: {query: text}``) are taken as written.
 
+Rubrics: ``criteria_gold:`` gives each item's truth per criterion, as a file of
+``{"id", "criteria": {criterion id: label}}`` lines (with ``items:``) or a mapping
+``{item text: {criterion id: label}}``; ``criteria:`` (id -> requirement text) and
+``criteria_labels:`` default to the rubric prompt of the simulated critics
+(:func:`rubric_settings`), and :func:`rubric_problems` checks them against each other.
+
 Every problem is raised as a :class:`~cross_judge.panel_file.problems.FieldProblem` at
 the key it belongs to, saying what to change. What it does not do: check the mapping's
 types and ranges (the schema does) or start a simulator (the builder does).
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -32,14 +38,17 @@ from .problems import FieldProblem, yaml_type
 
 if TYPE_CHECKING:
     from ..testing import Persona
-    from .schema import PanelSpec
+    from .schema import CriticSpec, PanelSpec
 
 __all__ = [
     "PAIR_GOLD_LABELS",
     "SimulatorTruth",
     "gold_mapping",
+    "is_criteria_truth",
     "pair_prompt",
     "read_truth",
+    "rubric_problems",
+    "rubric_settings",
     "simulator_record",
 ]
 
@@ -56,9 +65,10 @@ class SimulatorTruth:
 
     ``gold``: item text -> label; ``better``: query -> the better answer's text, or
     ``None`` for a tie; ``pair_better``: ``(query, candidate a, candidate b)`` -> the
-    better one, or ``None``; ``difficulty``: item text -> difficulty. ``items_file``,
-    ``gold_file``, ``difficulty_file``: the files read (absolute paths), ``None`` when not
-    given or given inline.
+    better one, or ``None``; ``difficulty``: item text -> difficulty; ``criteria_gold``:
+    item text -> {criterion id: label}. ``items_file``, ``gold_file``,
+    ``difficulty_file``, ``criteria_gold_file``: the files read (absolute paths), ``None``
+    when not given or given inline.
     """
 
     gold: dict[str, str] = field(default_factory=dict)
@@ -68,6 +78,8 @@ class SimulatorTruth:
     items_file: Path | None = None
     gold_file: Path | None = None
     difficulty_file: Path | None = None
+    criteria_gold: dict[str, dict[str, str]] = field(default_factory=dict)
+    criteria_gold_file: Path | None = None
 
     @property
     def knows_pairs(self) -> bool:
@@ -107,6 +119,7 @@ def read_truth(
     difficulty: str | Mapping[str, float] | None,
     better: Mapping[str, str | None] | None,
     base_dir: Path,
+    criteria_gold: str | Mapping[str, Mapping[str, str]] | None = None,
 ) -> SimulatorTruth:
     """The truths of a ``simulator:`` mapping whose values the schema checked: paths are
     text, inline mappings hold text labels, numbers in [0, 1] and texts or ``None``.
@@ -118,8 +131,13 @@ def read_truth(
             is not ``A``, ``B`` or ``TIE``.
     """
     gold_is_file, difficulty_is_file = isinstance(gold, str), isinstance(difficulty, str)
+    criteria_is_file = isinstance(criteria_gold, str)
     if items is None:
-        for name, is_file in (("gold", gold_is_file), ("difficulty", difficulty_is_file)):
+        for name, is_file in (
+            ("gold", gold_is_file),
+            ("difficulty", difficulty_is_file),
+            ("criteria_gold", criteria_is_file),
+        ):
             if is_file:
                 raise FieldProblem(
                     (name,),
@@ -127,7 +145,7 @@ def read_truth(
                     "add items: ITEMS.jsonl (the items file you review), whose ids and texts "
                     f"it reads, or give {name} as a mapping {{item text: ...}}",
                 )
-    elif not (gold_is_file or difficulty_is_file):
+    elif not (gold_is_file or difficulty_is_file or criteria_is_file):
         raise FieldProblem(
             ("items",),
             "is read only to find the items named by id in a gold or difficulty file; add "
@@ -166,6 +184,19 @@ def read_truth(
         }
     elif difficulty is not None:
         difficulties = {text.strip(): float(d) for text, d in difficulty.items()}
+    criteria_truth: dict[str, dict[str, str]] = {}
+    criteria_gold_file = None
+    if isinstance(criteria_gold, str):
+        criteria_gold_file = _resolve(criteria_gold, base_dir)
+        rows = _read_criteria_gold(criteria_gold_file, criteria_gold)
+        _check_ids(rows, by_id, "criteria_gold", items_file)
+        criteria_truth = {
+            by_id[item_id].query.strip(): truths
+            for item_id, truths in rows.items()
+            if item_id in by_id
+        }
+    elif criteria_gold is not None:
+        criteria_truth = {text.strip(): dict(truths) for text, truths in criteria_gold.items()}
     return SimulatorTruth(
         gold=labels,
         better={
@@ -177,7 +208,129 @@ def read_truth(
         items_file=items_file,
         gold_file=gold_file,
         difficulty_file=difficulty_file,
+        criteria_gold=criteria_truth,
+        criteria_gold_file=criteria_gold_file,
     )
+
+
+def is_criteria_truth(value: object) -> bool:
+    """A mapping ``{criterion id: label}``, every id and label text."""
+    return isinstance(value, dict) and all(
+        isinstance(k, str) and k and isinstance(v, str) for k, v in value.items()
+    )
+
+
+def _read_criteria_gold(path: Path, given: str) -> dict[str, dict[str, str]]:
+    """``{id: {criterion id: label}}`` from a JSONL file of ``{"id", "criteria"}`` lines."""
+    text = _read_text(path, given, key="criteria_gold", what="the per-criterion gold labels")
+
+    def bad_line(number: int) -> FieldProblem:
+        return FieldProblem(
+            ("criteria_gold",),
+            f'{path} line {number}: a per-criterion gold line is {{"id": "...", "criteria": '
+            '{"correct": "PASS", "cites": "FAIL"}}: the item\'s id and its label per criterion',
+        )
+
+    def conflict(number: int, item: str, known: object, value: object) -> FieldProblem:
+        return FieldProblem(
+            ("criteria_gold",),
+            f"{path} line {number}: id {item!r} is given both {known!r} and {value!r}; keep one",
+        )
+
+    return id_values(text, "criteria", is_criteria_truth, bad_line, conflict)
+
+
+def rubric_settings(panel: PanelSpec) -> dict[str, Any]:
+    """The rubric arguments of the :class:`~cross_judge.testing.VendorServer` for
+    ``panel``'s simulated critics: ``criteria`` (the ``simulator:`` mapping's, else
+    ``{id: requirement}`` of the rubric prompts of its simulated critics),
+    ``criteria_labels`` (the mapping's, else the first such rubric's scale) and
+    ``criteria_gold``; ``{}`` when there is no rubric."""
+    config = panel.simulator_config
+    criteria: dict[str, str] = {}
+    labels: tuple[str, ...] | None = None
+    for spec in panel.all_critics:
+        prompt = spec.prompt_spec if spec.simulated else None
+        rubric = prompt.rubric if prompt is not None else None
+        if rubric is None:
+            continue
+        for c in rubric.criteria:
+            criteria.setdefault(c.id, c.requirement)
+        labels = labels or tuple(rubric.labels)
+    if config is not None and config.criteria is not None:
+        criteria = dict(config.criteria)
+    if config is not None and config.criteria_labels is not None:
+        labels = tuple(config.criteria_labels)
+    out: dict[str, Any] = {}
+    if criteria:
+        out["criteria"] = criteria
+    if labels is not None:
+        out["criteria_labels"] = labels
+    if config is not None and config.truth.criteria_gold:
+        out["criteria_gold"] = config.truth.criteria_gold
+    return out
+
+
+def rubric_problems(
+    panel: PanelSpec, critic_paths: Iterable[tuple[tuple[str | int, ...], CriticSpec]]
+) -> list[FieldProblem]:
+    """What does not fit in a simulated rubric: per-criterion gold or a persona's
+    ``criteria_accuracy`` naming a criterion the simulator does not know, or a gold label
+    off the scale; per-criterion gold with no criteria at all. ``critic_paths``: each
+    critic with the path of its key in the file."""
+    settings = rubric_settings(panel)
+    criteria = settings.get("criteria", {})
+    labels = settings.get("criteria_labels", ("PASS", "FAIL"))
+    gold: dict[str, dict[str, str]] = settings.get("criteria_gold", {})
+    problems: list[FieldProblem] = []
+    fix = (
+        "give the simulated critics a rubric prompt (criteria: [...]) or simulator: "
+        "{criteria: {ID: REQUIREMENT TEXT}}"
+    )
+    if gold and not criteria:
+        problems.append(
+            FieldProblem(
+                ("simulator", "criteria_gold"),
+                f"gives truths per criterion, and the simulator knows no criterion; {fix}",
+            )
+        )
+        return problems
+    for item, truths in gold.items():
+        unknown = sorted(set(truths) - set(criteria))
+        off_scale = sorted(set(truths.values()) - set(labels))
+        if unknown:
+            problems.append(
+                FieldProblem(
+                    ("simulator", "criteria_gold"),
+                    f"item {item[:60]!r} names criteria {unknown}, not among "
+                    f"{sorted(criteria)}; fix the ids, or add them to the rubric",
+                )
+            )
+        if off_scale:
+            problems.append(
+                FieldProblem(
+                    ("simulator", "criteria_gold"),
+                    f"item {item[:60]!r} has labels {off_scale}, not on the rubric's scale "
+                    f"{list(labels)}; fix the labels, or set simulator: {{criteria_labels: "
+                    "[...]}",
+                )
+            )
+        if unknown or off_scale:
+            break  # one item says what to fix; the rest are likely the same
+    for path, spec in critic_paths:
+        accuracy = spec.persona.criteria_accuracy if spec.persona is not None else None
+        if not (spec.simulated and accuracy):
+            continue
+        unknown = sorted(set(accuracy) - set(criteria))
+        if unknown:
+            problems.append(
+                FieldProblem(
+                    (*path, "persona", "criteria_accuracy"),
+                    f"names criteria {unknown}, not among the simulator's "
+                    f"{sorted(criteria)}; fix the ids, or {fix}",
+                )
+            )
+    return problems
 
 
 def _resolve(value: str, base_dir: Path) -> Path:
@@ -309,7 +462,10 @@ def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
     * ``items_file``, ``gold_file``, ``difficulty_file``: the files read (absolute), or
       ``None``;
     * ``error_correlation``, ``difficulty_seed``, ``difficulties`` (items given one);
-    * ``personas``: each simulated critic's persona settings, by critic name.
+    * ``personas``: each simulated critic's persona settings, by critic name (with
+      ``criteria_accuracy`` when set);
+    * with a rubric only: ``criteria`` (the ids), ``criteria_gold_items`` (items whose
+      per-criterion truth it knew), ``criteria_gold_file``.
     """
     if not panel.simulated_critics:
         return None
@@ -332,6 +488,20 @@ def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
         "difficulty_seed": config.difficulty_seed if config is not None else 0,
         "difficulties": len(truth.difficulty),
         "personas": personas,
+        **_rubric_record(panel, truth),
+    }
+
+
+def _rubric_record(panel: PanelSpec, truth: SimulatorTruth) -> dict[str, Any]:
+    """``criteria`` (ids), ``criteria_gold_items`` and ``criteria_gold_file`` when the
+    simulator grades a rubric; nothing otherwise (records of other panels unchanged)."""
+    criteria = rubric_settings(panel).get("criteria")
+    if not criteria:
+        return {}
+    return {
+        "criteria": list(criteria),
+        "criteria_gold_items": len(truth.criteria_gold),
+        "criteria_gold_file": _shown_path(truth.criteria_gold_file),
     }
 
 
@@ -353,4 +523,9 @@ def _persona_record(persona: Persona) -> dict[str, Any]:
         "fault_rate": persona.fault_rate,
         "position_bias": persona.position_bias,
         "resample": persona.resample,
+        **(
+            {"criteria_accuracy": dict(persona.criteria_accuracy)}
+            if persona.criteria_accuracy
+            else {}
+        ),
     }

@@ -53,6 +53,7 @@ from ..results import (
     votes_and_consensus,
 )
 from ..verdict import ABSTAIN, RESERVED_KINDS, EnsembleVerdict, Usage, Verdict
+from .criteria import CriteriaDigest
 
 if TYPE_CHECKING:
     from ..stats.agreement import Level
@@ -236,6 +237,7 @@ class BatchDigest:
         self._length_consensus: list[list[int]] | None = None
         self._length_edges: list[float] | None = None
         self._samples: dict[str, list[float]] = {}
+        self.criteria = CriteriaDigest(critics)  # rubric results' answers per criterion
         for name in critics or ():
             self._critic(name)
 
@@ -355,6 +357,7 @@ class BatchDigest:
         self._count(result, fallback)
         self._count_tiers(result)
         self._count_pairs(result)
+        self.criteria.add(result)
         why = dispute_reasons(result)
         if why:
             self.n_disputed += 1

@@ -129,14 +129,7 @@ class RunManifest:
                 "sha256": _sha256(panel),
                 **_panel_record(ensemble, all_tiers),
             },
-            "prompts": {
-                critic.name: {
-                    "id": critic.prompt_provenance()[0],
-                    "version": critic.prompt_provenance()[1],
-                    "sha256": critic.prompt_sha256,
-                }
-                for critic in ensemble.critics
-            },
+            "prompts": {critic.name: _prompt_record(critic) for critic in ensemble.critics},
             "options": options,
             "totals": None,
         }
@@ -300,7 +293,8 @@ def _panel_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
         for name in new_prompts
         if isinstance(old_prompts.get(name), dict)
         and isinstance(new_prompts[name], dict)
-        and old_prompts[name].get("sha256") != new_prompts[name].get("sha256")
+        and (old_prompts[name].get("sha256"), old_prompts[name].get("rubric_sha256"))
+        != (new_prompts[name].get("sha256"), new_prompts[name].get("rubric_sha256"))
     ]
     if prompts:
         changes.append("prompts: " + "; ".join(prompts))
@@ -443,6 +437,21 @@ def _critics(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
             settings.pop("base_url", None)
         out[str(critic["name"])] = settings
     return out
+
+
+def _prompt_record(critic: Critic) -> dict[str, Any]:
+    """A critic's prompt in the manifest: id, version, sha256 of its text and, for a rubric
+    prompt, its criteria, scale, threshold and mode with their sha256 (the criteria are not
+    in the text's sha256, so a changed weight is a changed prompt)."""
+    prompt_id, version = critic.prompt_provenance()
+    record: dict[str, Any] = {"id": prompt_id, "version": version, "sha256": critic.prompt_sha256}
+    rubric = critic.rubric
+    if rubric is not None:
+        dumped = rubric.model_dump(mode="json")
+        text = json.dumps(dumped, sort_keys=True, separators=(",", ":"))
+        record["rubric"] = dumped
+        record["rubric_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    return record
 
 
 def _prompt(record: dict[str, Any]) -> str:

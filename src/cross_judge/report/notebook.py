@@ -24,6 +24,7 @@ from .._extensions import provide
 from ..results import is_incomplete
 from ..stats.agreement import fleiss_kappa, reliability_alpha
 from ..verdict import ABSTAIN
+from .criteria import CriteriaDigest, CriterionRow, criteria_grid
 from .summary import (
     format_cost,
     format_number,
@@ -270,9 +271,71 @@ def verdict_html(verdict: Verdict) -> str:
     ``<details>``, error kind and message, cost, latency, pair order / flip / cache /
     attempts), then its ``answers`` (a pair judged in both orders, or samples) if any."""
     parts = [_table(_VERDICT_HEADERS, [_verdict_cells(verdict)], right=_VERDICT_RIGHT)]
+    if verdict.criteria:
+        parts.append(_own_criteria_table(verdict))
     if verdict.answers:
         parts.append(_answers_table(verdict.answers))
     return _wrap(parts)
+
+
+def _own_criteria_table(verdict: Verdict) -> str:
+    """A rubric critic's answer on each criterion: label, confidence, score, reasoning,
+    error."""
+    rows = [
+        [
+            _text(cid),
+            _kind_badge(a.kind),
+            "" if a.error is not None else f"{a.confidence:.2f}",
+            "" if a.score is None else f"{a.score:.2f}",
+            _expandable(a.reasoning),
+            _expandable(_without_kind(a.error_kind.value if a.error_kind else "", a.error), 120)
+            if a.error
+            else "",
+        ]
+        for cid, a in (verdict.criteria or {}).items()
+    ]
+    headers = ("criterion", "kind", "confidence", "score", "reasoning", "error")
+    return _table(headers, rows, caption="criteria", right=(2, 3))
+
+
+def _criteria_table(result: EnsembleVerdict) -> str:
+    """A rubric item's criteria x critics: weight (and gate), the panel's consensus
+    (marked when disputed or undecided), agreement, then each critic's label, tinted when
+    it failed or went against the consensus, its reasoning or error on hover."""
+    critics, lines = criteria_grid(result)
+    rows: list[list[str]] = []
+    for line in lines:
+        voted = line.result
+        weight = "" if line.weight is None else f"{line.weight:g}"
+        if line.gate:
+            weight += " " + _badge("gate", _TINTS["SKIPPED"], "failing it makes the total 0")
+        if voted is None:
+            consensus, agreement = "", ""
+        elif voted.fallback:
+            consensus = _badge(
+                f"undecided (fallback {_text(voted.consensus)})", _TINTS["undecided"]
+            )
+            agreement = format_rate(voted.agreement_pct)
+        else:
+            consensus = f"<b>{_text(voted.consensus)}</b>"
+            if voted.disputed:
+                consensus += " " + _badge("disputed", _TINTS["dissent"])
+            agreement = format_rate(voted.agreement_pct)
+        cells = [_text(line.criterion), weight, consensus, agreement]
+        for answer in line.answers:
+            if answer is None:
+                cells.append("")
+            elif answer.error is not None:
+                cells.append(_kind_badge(answer.kind, title=_clip(answer.error, _TITLE_CLIP)))
+            else:
+                dissent = (
+                    voted is not None and not voted.fallback and answer.kind != voted.consensus
+                )
+                title = _clip(answer.reasoning, _TITLE_CLIP) if answer.reasoning else None
+                cells.append(_kind_badge(answer.kind, dissent=dissent, title=title))
+        rows.append(cells)
+    headers = ("criterion", "weight", "consensus", "agreement", *critics)
+    return _table(headers, rows, caption="criteria", right=(3,))
 
 
 # -- one item -------------------------------------------------------------------------------
@@ -299,7 +362,10 @@ def _item_facts(result: EnsembleVerdict) -> list[str]:
         facts.append(f"{result.n_errors} failed")
     if result.calls_saved:
         facts.append(f"{result.calls_saved} saved by early stop")
-    if result.score is not None:
+    if result.score is not None and result.criteria is not None:
+        mark = f" (pass at {result.rubric.threshold:.2f})" if result.rubric else ""
+        facts.append(f"total {result.score:.3f}{mark}")
+    elif result.score is not None:
         facts.append(f"score {result.score:.3f}")
     if result.pair_lengths is not None:
         facts.append("lengths a/b " + "/".join(str(n) for n in result.pair_lengths))
@@ -350,6 +416,8 @@ def ensemble_html(result: EnsembleVerdict) -> str:
         dissenters = set(result.dissenters)
         rows = [_verdict_cells(v, dissent=v.critic_id in dissenters) for v in result.verdicts]
         parts.append(_table(_VERDICT_HEADERS, rows, right=_VERDICT_RIGHT))
+    if result.criteria is not None:
+        parts.append(_criteria_table(result))
     for verdict in result.verdicts:
         if verdict.answers:
             parts.append(_answers_table(verdict.answers, f"answers of {verdict.critic_id}"))
@@ -461,6 +529,25 @@ def _tiers_table(tiers: list[TierStats]) -> str:
     ]
     headers = ("tier", "critics", "asked", "decided", "abstained", "share decided", "agreement")
     return _table((*headers, "cost"), rows, caption="tiers", right=range(2, 8))
+
+
+def _batch_criteria_table(rows: list[CriterionRow], critics: Sequence[str]) -> str:
+    """Per criterion of a rubric batch: weight, items decided, disputed, alpha, then each
+    critic's agreement with the consensus on it."""
+    body = [
+        [
+            _text(row.criterion),
+            ("" if row.weight is None else f"{row.weight:g}") + (" gate" if row.gate else ""),
+            str(row.n_items),
+            f"{row.n_disputed} ({format_rate(row.disputed_share)})",
+            format_number(row.alpha),
+            *(format_rate(row.agreement.get(name)) for name in critics),
+        ]
+        for row in rows
+    ]
+    level = rows[0].level if rows else "nominal"
+    headers = ("criterion", "weight", "items", "disputed", f"alpha ({level})", *critics)
+    return _table(headers, body, caption="criteria", right=range(2, 5 + len(critics)))
 
 
 def _consensus_table(batch: BatchResult, abstained: int) -> str:
@@ -592,6 +679,11 @@ def batch_html(batch: BatchResult, *, max_rows: int = MAX_ROWS) -> str:
     ]
     if tiers:
         parts.append(_tiers_table(tiers))
+    criteria = CriteriaDigest(batch.critics)
+    for result in batch.verdicts:
+        criteria.add(result)
+    if len(criteria):
+        parts.append(_batch_criteria_table(criteria.rows(), batch.critics))
     if batch.verdicts:
         parts.append(_consensus_table(batch, abstained))
         parts.append(_items_table(batch, rows, cascade, len(disputes)))

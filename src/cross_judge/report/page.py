@@ -59,6 +59,7 @@ from .._version import __version__
 from ..errors import ConfigError
 from ..results import BatchResult, call_failed, is_fallback, manifest_path
 from ..verdict import EnsembleVerdict, Verdict
+from .criteria import criteria_section, disputed_criteria
 from .digest import BatchDigest
 from .summary import format_rate, judged_text, printable, simulated_note
 
@@ -285,6 +286,7 @@ class _Page:
         self.stats = batch.critic_stats()
         self.cascade = batch.cascade
         self.pairs = batch.pairs
+        self.rubric = len(batch.criteria) > 0
         self.specs: dict[str, dict[str, Any]] = {}
         recorded = [*batch.simulated_critics, *_simulated_in(runs)]
         self.simulated = [name for name in dict.fromkeys(recorded) if name in batch.critics]
@@ -296,6 +298,7 @@ class _Page:
             self._provenance(),
             self._agreement(),
             self._critics(),
+            criteria_section(self.batch.criteria, self._name) if self.rubric else "",
             self._confusion(),
             self._consensus(),
             self._tiers() if self.cascade else "",
@@ -333,6 +336,7 @@ class _Page:
             ("provenance", "Provenance"),
             ("agreement", "Agreement"),
             ("critics", "Critics"),
+            *([("criteria", "Criteria")] if self.rubric else []),
             ("confusion", "Confusion"),
             ("consensus", "Consensus"),
         ]
@@ -945,6 +949,8 @@ class _Page:
         if self.cascade:
             headers.append('<th scope="col" data-sort="num" class=num>tier</th>')
         headers.append('<th scope="col" data-sort="text">why</th>')
+        if self.rubric:
+            headers.append('<th scope="col" data-sort="text">disputed criteria</th>')
         headers += [f'<th scope="col" data-sort="text">{self._name(name)}</th>' for name in critics]
         body = "".join(self._disputed_row(result, why, critics) for result, why in shown)
         left_out = n_disputed - len(shown)
@@ -997,6 +1003,10 @@ class _Page:
             shown = "" if tier is None else str(tier)
             cells.append(f'<td class=num data-sort="{_sort_key(tier)}">{shown}</td>')
         cells.append(f'<td data-sort="{_e(", ".join(why))}">{_e(", ".join(why))}</td>')
+        if self.rubric:
+            lines = disputed_criteria(result)
+            shown = "".join(f"<div>{_e(line)}</div>" for line in lines)
+            cells.append(f'<td data-sort="{_e("; ".join(lines))}">{shown}</td>')
         cells += [self._verdict_cell(by_critic.get(name)) for name in critics]
         return "<tr>" + "".join(cells) + "</tr>"
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import (
@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..errors import ErrorKind
+from ..errors import ConfigError, ErrorKind
 
 __all__ = [
     "DEFAULT_SCALE",
@@ -54,6 +54,7 @@ DEFAULT_SCALE: dict[str, float] = {"PASS": 1.0, "FAIL": 0.0}
 """The labels of a criterion and their scores when a rubric names no other scale."""
 
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+_WEIGHT_PROBLEM = "weight must be a finite number other than 0 (negative subtracts), got {value!r}"
 
 
 class Criterion(BaseModel):
@@ -97,14 +98,20 @@ class Criterion(BaseModel):
             )
         return value.strip()
 
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _weight_is_not_boolean(cls, value: Any) -> Any:
+        # Before coercion, which would read True (a YAML ``weight: yes``) as 1.0.
+        if isinstance(value, bool):
+            raise ValueError(_WEIGHT_PROBLEM.format(value=value))
+        return value
+
     @field_validator("weight")
     @classmethod
     def _check_weight(cls, value: float) -> float:
-        if isinstance(value, bool) or not math.isfinite(value) or value == 0:
-            raise ValueError(
-                f"weight must be a finite number other than 0 (negative subtracts), got {value!r}"
-            )
-        return float(value)
+        if not math.isfinite(value) or value == 0:
+            raise ValueError(_WEIGHT_PROBLEM.format(value=value))
+        return value
 
     @model_validator(mode="after")
     def _gate_is_positive(self) -> Criterion:
@@ -152,22 +159,40 @@ class Rubric(BaseModel):
             )
         return value
 
+    @field_validator("scale", mode="before")
+    @classmethod
+    def _no_boolean_scores(cls, value: Any) -> Any:
+        # Before coercion, which would read True as 1.0.
+        if isinstance(value, Mapping):
+            for label, score in value.items():
+                if isinstance(score, bool):
+                    raise ValueError(f"the score of {label!r} must be in [0, 1], got {score!r}")
+        return value
+
     @field_validator("scale")
     @classmethod
     def _check_scale(cls, value: dict[str, float]) -> dict[str, float]:
         if len(value) < 2:
             raise ValueError("a scale needs at least two labels, e.g. {PASS: 1, FAIL: 0}")
         for label, score in value.items():
-            if isinstance(score, bool) or not (0.0 <= float(score) <= 1.0):
+            if not 0.0 <= score <= 1.0:
                 raise ValueError(f"the score of {label!r} must be in [0, 1], got {score!r}")
-        return {str(k): float(v) for k, v in value.items()}
+        return value
+
+    @field_validator("threshold", mode="before")
+    @classmethod
+    def _threshold_is_not_boolean(cls, value: Any) -> Any:
+        # Before coercion, which would read True as 1.0.
+        if isinstance(value, bool):
+            raise ValueError(f"threshold must be in [0, 1], got {value!r}")
+        return value
 
     @field_validator("threshold")
     @classmethod
     def _check_threshold(cls, value: float) -> float:
-        if isinstance(value, bool) or not 0.0 <= value <= 1.0:
+        if not 0.0 <= value <= 1.0:
             raise ValueError(f"threshold must be in [0, 1], got {value!r}")
-        return float(value)
+        return value
 
     def __hash__(self) -> int:
         return hash((self.criteria, tuple(self.scale.items()), self.threshold, self.mode))
@@ -193,6 +218,33 @@ class Rubric(BaseModel):
             if c.id == criterion_id:
                 return c
         raise KeyError(f"no criterion {criterion_id!r}; the rubric has {list(self.ids)}")
+
+    def select(
+        self, criteria: Sequence[str] | None, *, whose: str = "the rubric"
+    ) -> tuple[str, ...]:
+        """The criterion ids ``criteria`` names, in rubric order (all of them for ``None``).
+
+        Raises:
+            ConfigError: ``criteria`` is a string (not a list of ids), empty, names an id
+                twice or an id not in the rubric (``whose`` names the rubric in the message).
+        """
+        if criteria is None:
+            return self.ids
+        if isinstance(criteria, str):
+            raise ConfigError(
+                f"criteria must be a list of criterion ids, not the string {criteria!r}; "
+                f"e.g. [{criteria!r}]"
+            )
+        asked = list(criteria)
+        repeated = sorted({cid for cid in asked if asked.count(cid) > 1})
+        if repeated:
+            raise ConfigError(f"criteria repeats {repeated}; name each criterion once")
+        unknown = [cid for cid in asked if cid not in self.ids]
+        if unknown or not asked:
+            raise ConfigError(
+                f"criteria must name criteria of {whose} {list(self.ids)}; got {asked}"
+            )
+        return tuple(cid for cid in self.ids if cid in asked)
 
     def score_of(self, label: str) -> float | None:
         """The scale's score of ``label``; ``None`` for a label not on it."""

@@ -122,6 +122,18 @@ def _nearest_label(score: float, rubric: Rubric) -> str:
     return ranked[0][0]
 
 
+def _binary_label(label: str, rubric: Rubric, kwargs: Mapping[str, Any]) -> str:
+    """A score strategy's pass or fail label as the two-label scale's met or unmet label
+    (a scale such as ``GOOD``/``BAD`` is not the strategy's ``PASS``/``FAIL``); any other
+    label (an abstain label on a tie at the threshold) as it is."""
+    ranked = sorted(rubric.scale, key=lambda name: rubric.scale[name])
+    if label == str(kwargs.get("pass_label", PASS)):
+        return ranked[-1]
+    if label == str(kwargs.get("fail_label", FAIL)):
+        return ranked[0]
+    return label
+
+
 def vote_criterion(
     answers: Sequence[Verdict],
     rubric: Rubric,
@@ -131,7 +143,11 @@ def vote_criterion(
     tier: int | None = None,
 ) -> CriterionConsensus:
     """The panel's result on one criterion from each critic's answer on it (see
-    :func:`criterion_verdicts`)."""
+    :func:`criterion_verdicts`).
+
+    A score strategy's result is given a label of the rubric's scale: on an ordinal scale
+    the label whose score is nearest (the lower on a tie), on a two-label scale the met
+    label for the strategy's pass label and the unmet one for its fail label."""
     answers = reconcile_labels(list(answers), kwargs)
     vote = strategy(answers, **kwargs)
     label, _ = vote
@@ -141,6 +157,8 @@ def vote_criterion(
     score: float | None = getattr(vote, "score", None)
     if score is not None and rubric.ordinal:
         label = _nearest_label(score, rubric)
+    elif score is not None:
+        label = _binary_label(label, rubric, kwargs)
     elif score is None and not fallback:
         score = rubric.score_of(label)
     return CriterionConsensus(
@@ -199,7 +217,7 @@ def tally(
     With ``ids`` a part of the rubric, the total is over those criteria only (see
     :func:`outcome`).
     """
-    wanted = tuple(rubric.ids if ids is None else ids)
+    wanted = tuple(rubric.ids if ids is None else dict.fromkeys(ids))
     verdicts = [as_verdict(v) for v in verdicts]
     criteria = {
         cid: vote_criterion(criterion_verdicts(verdicts, cid), rubric, strategy, kwargs, tier=tier)
@@ -207,7 +225,7 @@ def tally(
     }
     fallback_label = str(kwargs.get("fallback", "UNCLEAR"))
     return outcome(
-        criteria, rubric, fallback_label=fallback_label, partial=len(wanted) < len(rubric.ids)
+        criteria, rubric, fallback_label=fallback_label, partial=set(wanted) != set(rubric.ids)
     )
 
 

@@ -28,6 +28,10 @@ What it **is**:
 * richer than text when asked: enforced JSON schemas and forced tools, token
   probabilities with a known calibration, reasoning that can run into the token cap,
   and the refusals of servers that lack a feature (``VendorServer(refuses=...)``);
+* a rubric grader when asked: with ``criteria`` (id -> requirement text) and
+  ``criteria_gold`` it answers each criterion a request asks about (one per request, or
+  several as ``- id: requirement`` lines) from that criterion's truth, at the persona's
+  ``criteria_accuracy``; :func:`rubric_items` makes truths for a benchmark;
 * observable: :meth:`VendorServer.stats` and :attr:`VendorServer.recent_requests`.
 
 What it is **not**: a model. Critics are fake; answers come from ``random.Random`` seeded
@@ -53,6 +57,7 @@ Nothing happens at import time: no thread, no socket, no event loop.
 #   replies       scripted responses (Reply)
 #   features      what a request asks beyond text: schema, tool, reasoning, cap, refusals
 #   structured    an answer in an enforced JSON schema
+#   rubrics       rubric requests: criteria asked, per-criterion draws, rubric_items
 #   logprobs      calibrated token probabilities
 #   protocol      the shapes of the two wire protocols: bodies, errors, refusals
 #   state         what one server knows and counts, behind one lock
@@ -63,12 +68,21 @@ Nothing happens at import time: no thread, no socket, no event loop.
 from .cli import main
 from .personas import PairwiseRates, Persona, Style as Style, pairwise_rates
 from .replies import Reply
+from .rubrics import rubric_items
 from .server import VendorServer
 
-__all__ = ["PairwiseRates", "Persona", "Reply", "VendorServer", "main", "pairwise_rates"]
+__all__ = [
+    "PairwiseRates",
+    "Persona",
+    "Reply",
+    "VendorServer",
+    "main",
+    "pairwise_rates",
+    "rubric_items",
+]
 
 # The public path of what this package's modules define: reprs, pickles and the docs name
 # cross_judge.testing, as before the module became a package.
-for _public in (PairwiseRates, Persona, Reply, VendorServer, main, pairwise_rates):
+for _public in (PairwiseRates, Persona, Reply, VendorServer, main, pairwise_rates, rubric_items):
     _public.__module__ = __name__
 del _public

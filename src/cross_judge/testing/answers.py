@@ -26,6 +26,7 @@ from .decisions import (
     pair_texts,
     render,
     samples,
+    seeded_difficulty,
 )
 from .features import (
     answer_shape,
@@ -49,6 +50,18 @@ from .protocol import (
     request_refusal,
     unknown_model,
 )
+from .rubrics import (
+    CriterionAnswer,
+    RubricAsk,
+    criteria_object,
+    criterion_digest,
+    criterion_key,
+    criterion_persona,
+    decide_criterion,
+    latent_truth,
+    render_criteria,
+    rubric_ask,
+)
 from .state import VendorState
 from .structured import closest_label, label_property, structured_answer
 
@@ -60,8 +73,14 @@ _MAX_TOP_LOGPROBS = 20  # OpenAI's limit on top_logprobs
 class Draw(NamedTuple):
     """A persona's answer to one request: the decision, the vocabulary it was drawn from,
     the text style, the fault injected instead of it (``None``: none), the persona, the
-    item's truth (``None``: a pair judged without one) and the digest its draws were
-    seeded with."""
+    item's truth (``None``: a pair judged without one, or a ``one_call`` rubric request)
+    and the digest its draws were seeded with.
+
+    A ``per_criterion`` rubric request's draw is an ordinary one: the criterion's
+    decision, the rubric's scale as ``labels``, the persona as it answers that criterion
+    (:func:`~.rubrics.criterion_persona`). A ``one_call`` request's has ``criteria``,
+    one answer per criterion asked; its ``decision`` is the first's (its delay is the
+    request's)."""
 
     decision: Decision
     labels: tuple[str, ...]
@@ -70,6 +89,7 @@ class Draw(NamedTuple):
     persona: Persona
     truth: str | None
     seed_digest: str
+    criteria: tuple[CriterionAnswer, ...] = ()
 
 
 def feature_refusal(state: VendorState, body: dict[str, Any], api: Api) -> Refusal | None:
@@ -104,31 +124,38 @@ def persona_draw(
     else:
         item = extract_item(user_text)
         digest = hashlib.sha256(item.encode()).hexdigest()
+    ask = rubric_ask(user_text, state.criteria) if pair_truth is None and state.criteria else None
+    if ask is not None:
+        # Faults and resample draws count per request: per criterion, or per set asked.
+        digest = (
+            criterion_digest(item, ask.ids[0])
+            if ask.mode == "per_criterion"
+            else hashlib.sha256(json.dumps([item, *ask.ids]).encode()).hexdigest()
+        )
     rho = state.error_correlation
     truth: str | None = None
     difficulty = 0.5
+    criteria_truth: dict[str, str] | None = None
     with state.lock:
         if state.item_counts is not None:
             state.item_counts[item] += 1
-        if pair_truth is None:
+        if ask is not None:
+            criteria_truth = state.criteria_gold_locked(item, user_text)
+        elif pair_truth is None:
             truth = state.gold_locked(item, user_text)
             # Unused without correlation: skip the lookup and the hash.
             difficulty = state.difficulty_locked(item, user_text) if rho else 0.5
-        fault: str | None = None
-        if faults and persona.fault_rate > 0:
-            attempt = state.attempts.get((model, digest), 0)
-            state.attempts[(model, digest)] = attempt + 1
-            frng = random.Random(f"fault|{persona.seed}|{model}|{digest}|{attempt}")
-            if frng.random() < persona.fault_rate:
-                fault = frng.choice(("429", "500", "503", "malformed"))
-                state.faults += 1
-                state.fault_kinds[fault] += 1
+        fault = _fault_locked(state, persona, model, digest) if faults else None
         draw = 0
         if persona.resample and fault is None and samples(temperature):
             draw = state.draws.get((model, digest), 0)
             state.draws[(model, digest)] = draw + 1
     # Draw 0 is seeded as without resample, so its answers stay byte-identical.
     seed_digest = digest if draw == 0 else f"{digest}|draw{draw}"
+    if ask is not None:
+        return _rubric_draw(
+            state, persona, model, item, ask, criteria_truth or {}, fault, draw, seed_digest
+        )
     if pair_truth is not None:
         labels: tuple[str, ...] = PAIR_LABELS
         truth = pair_truth
@@ -149,6 +176,71 @@ def persona_draw(
     return Draw(decision, labels, persona.style, fault, persona, truth, seed_digest)
 
 
+def _fault_locked(state: VendorState, persona: Persona, model: str, digest: str) -> str | None:
+    """The ``fault_rate`` fault of this attempt at ``(model, digest)``, counted; caller
+    holds the lock."""
+    if persona.fault_rate <= 0:
+        return None
+    attempt = state.attempts.get((model, digest), 0)
+    state.attempts[(model, digest)] = attempt + 1
+    frng = random.Random(f"fault|{persona.seed}|{model}|{digest}|{attempt}")
+    if frng.random() >= persona.fault_rate:
+        return None
+    fault = frng.choice(("429", "500", "503", "malformed"))
+    state.faults += 1
+    state.fault_kinds[fault] += 1
+    return fault
+
+
+def _rubric_draw(
+    state: VendorState,
+    persona: Persona,
+    model: str,
+    item: str,
+    ask: RubricAsk,
+    truths: dict[str, str],
+    fault: str | None,
+    draw: int,
+    request_digest: str,
+) -> Draw:
+    """The draw of a rubric request: per criterion asked, a decision seeded by the (item,
+    criterion) digest (plus the resample draw), its truth from ``truths`` else latent, and
+    with ``error_correlation`` its own difficulty and distractor."""
+    labels = state.criteria_labels
+    rho = state.error_correlation
+    answers: list[CriterionAnswer] = []
+    for cid in ask.ids:
+        digest = criterion_digest(item, cid)
+        truth = truths.get(cid) or latent_truth(digest, labels)
+        key = criterion_key(item, cid)
+        decision = decide_criterion(
+            persona,
+            model,
+            cid,
+            truth,
+            digest if draw == 0 else f"{digest}|draw{draw}",
+            labels,
+            difficulty=seeded_difficulty(key, state.difficulty_seed) if rho else 0.5,
+            error_correlation=rho,
+            distractor_key=distractor_key(key, state.difficulty_seed) if rho else 0,
+        )
+        answers.append(CriterionAnswer(cid, decision, truth))
+    first = answers[0]
+    if ask.mode == "per_criterion":
+        return Draw(
+            first.decision,
+            labels,
+            persona.style,
+            fault,
+            criterion_persona(persona, first.criterion_id, labels),
+            first.truth,
+            request_digest,
+        )
+    return Draw(
+        first.decision, labels, persona.style, fault, persona, None, request_digest, tuple(answers)
+    )
+
+
 def persona_body(
     state: VendorState, model: str, draw: Draw, body: Mapping[str, Any], api: Api
 ) -> dict[str, Any]:
@@ -165,6 +257,11 @@ def persona_body(
     cut to the tokens left (a forced tool's input then ``{}``), usage output tokens the
     cap; a reply without reasoning is never cut. Token probabilities for a chat request
     with ``logprobs: true`` (:func:`~.logprobs.token_logprobs`).
+
+    A ``one_call`` rubric draw answers ``{"criteria": {...}}``
+    (:func:`~.rubrics.criteria_object` shaped by the enforced schema or the forced tool's,
+    else :func:`~.rubrics.render_criteria` in the persona's style); its token
+    probabilities are 1 for every token (no single label to weigh).
     """
     decision = draw.decision
     confidence = round(decision.confidence, 2)
@@ -172,9 +269,16 @@ def persona_body(
     chosen, vocabulary = decision.kind, draw.labels
     truth = draw.truth
     answer: dict[str, Any] | None = None
-    if shape.form == "text":
+    label_key = "kind"
+    if draw.criteria:
+        answer = criteria_object(draw.criteria, None if shape.form == "text" else shape.schema)
+        text = (
+            render_criteria(draw.style, draw.criteria, draw.labels)
+            if shape.form == "text"
+            else json.dumps(answer)
+        )
+    elif shape.form == "text":
         text = render(draw.style, decision.kind, confidence, decision.reasoning, draw.labels)
-        label_key = "kind"
     else:
         schema = shape.schema or {}
         answer, label_key = structured_answer(schema, decision.kind, confidence, decision.reasoning)
@@ -222,7 +326,10 @@ def persona_body(
     if thinking_text is not None:
         reply["reasoning_content"] = thinking_text
     logprobs = None
-    if body.get("logprobs") is True:
+    if body.get("logprobs") is True and draw.criteria:
+        # One label per criterion: no single label token to give a distribution.
+        logprobs = token_logprobs(text, None, (), _top_k(body))
+    elif body.get("logprobs") is True:
         logprobs = _token_logprobs(draw, model, body, text, label_key, chosen, vocabulary, truth)
     completion = chat_completion(
         state.ids,
@@ -247,6 +354,12 @@ def _thinking_text(reasoning: str, tokens: int) -> str:
     return (step * (chars // len(step) + 1))[:chars]
 
 
+def _top_k(body: Mapping[str, Any]) -> int:
+    """The request's ``top_logprobs``, within OpenAI's limit (0 when absent)."""
+    top = body.get("top_logprobs")
+    return min(max(top, 0), _MAX_TOP_LOGPROBS) if isinstance(top, int) else 0
+
+
 def _token_logprobs(
     draw: Draw,
     model: str,
@@ -257,8 +370,7 @@ def _token_logprobs(
     vocabulary: tuple[str, ...],
     truth: str | None,
 ) -> dict[str, Any]:
-    top = body.get("top_logprobs")
-    top_k = min(max(top, 0), _MAX_TOP_LOGPROBS) if isinstance(top, int) else 0
+    top_k = _top_k(body)
     right = draw.decision.kind == draw.truth
     probability = served_confidence(draw.persona, model, draw.seed_digest, right)
     distribution = label_distribution(

@@ -21,6 +21,7 @@ __all__ = [
     "Persona",
     "Style",
     "check_latency",
+    "checked_criteria_accuracy",
     "pairwise_rates",
 ]
 
@@ -95,6 +96,11 @@ class Persona:
       default) is calibrated, T < 1 over-confident, T > 1 under-confident. The stated
       ``confidence`` is drawn as before and does not depend on it; ``c`` comes from its
       own seeded stream, so answers do not change.
+    * ``criteria_accuracy``: for rubric requests (see :class:`VendorServer`'s
+      ``criteria``), the accuracy on each criterion, by criterion id; a criterion not in
+      it is answered at ``accuracy`` (:meth:`accuracy_for`). Each value is a probability
+      in [0, 1], like ``accuracy``, and holds the same way (on average over items with
+      ``error_correlation`` > 0).
     * ``thinking_tokens``: the tokens it spends reasoning, at effort ``"high"``, when a
       request asks for reasoning (``reasoning_effort``, ``thinking``, ``enable_thinking``,
       ``reasoning``, Anthropic's ``thinking`` or ``output_config.effort``); ``"medium"``
@@ -103,8 +109,8 @@ class Persona:
       Requests without them get no reasoning, whatever this is.
 
     Invalid values raise ``ValueError`` at construction. ``labels`` and ``confidence`` are
-    stored as tuples and ``bias`` as a read-only copy, so a persona never changes after
-    it is built.
+    stored as tuples and ``bias`` and ``criteria_accuracy`` as read-only copies, so a
+    persona never changes after it is built.
     """
 
     model: str
@@ -122,6 +128,15 @@ class Persona:
     resample: bool = False
     logprob_temperature: float = 1.0
     thinking_tokens: int = 0
+    # Excluded from the hash, like bias.
+    criteria_accuracy: Mapping[str, float] | None = field(default=None, hash=False)
+
+    def accuracy_for(self, criterion_id: str) -> float:
+        """The accuracy on the rubric criterion ``criterion_id``: its entry in
+        ``criteria_accuracy``, else ``accuracy``."""
+        if self.criteria_accuracy is not None and criterion_id in self.criteria_accuracy:
+            return self.criteria_accuracy[criterion_id]
+        return self.accuracy
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model:
@@ -170,6 +185,37 @@ class Persona:
         thinking = self.thinking_tokens
         if isinstance(thinking, bool) or not isinstance(thinking, int) or thinking < 0:
             raise ValueError(f"Persona.thinking_tokens must be an int >= 0, got {thinking!r}")
+        if self.criteria_accuracy is not None:
+            object.__setattr__(
+                self, "criteria_accuracy", checked_criteria_accuracy(self.criteria_accuracy)
+            )
+
+
+def checked_criteria_accuracy(given: object) -> Mapping[str, float]:
+    """A read-only copy of a :attr:`Persona.criteria_accuracy` mapping; ``ValueError``
+    unless it maps non-empty criterion ids to probabilities in [0, 1] (not bools)."""
+    if not isinstance(given, Mapping):
+        raise ValueError(
+            "Persona.criteria_accuracy must be a mapping {criterion id: accuracy in [0, 1]}, "
+            f"got {type(given).__name__}"
+        )
+    checked: dict[str, float] = {}
+    for cid, value in given.items():
+        if not isinstance(cid, str) or not cid:
+            raise ValueError(
+                f"Persona.criteria_accuracy keys must be criterion ids (non-empty text), "
+                f"got {cid!r}"
+            )
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not 0.0 <= value <= 1.0
+        ):
+            raise ValueError(
+                f"Persona.criteria_accuracy[{cid!r}] must be a probability in [0, 1], got {value!r}"
+            )
+        checked[cid] = float(value)
+    return types.MappingProxyType(checked)
 
 
 @dataclass(frozen=True)

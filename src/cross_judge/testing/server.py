@@ -17,7 +17,7 @@ import functools
 import ipaddress
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio.to_thread
@@ -37,6 +37,12 @@ from .protocol import (
     unauthorized,
 )
 from .replies import Reply
+from .rubrics import (
+    CRITERIA_LABELS,
+    checked_criteria,
+    checked_criteria_gold,
+    checked_criteria_labels,
+)
 from .state import VendorState
 
 __all__ = ["VendorServer"]
@@ -77,6 +83,20 @@ class _CountingServer(web.Server):
         # (Anthropic), and the vendors' own limits are checked by the handlers.
         return web.BaseRequest(
             message, payload, protocol, writer, task, self._loop, client_max_size=_MAX_BODY_BYTES
+        )
+
+
+def _check_persona_criteria(persona: Persona, criteria: Mapping[str, str]) -> None:
+    """``ValueError`` when ``persona.criteria_accuracy`` names a criterion not in
+    ``criteria`` (a typo would silently answer at ``accuracy``); nothing when the server
+    has no criteria (the persona is never asked about one)."""
+    if not criteria or not persona.criteria_accuracy:
+        return
+    unknown = sorted(set(persona.criteria_accuracy) - set(criteria))
+    if unknown:
+        raise ValueError(
+            f"Persona {persona.model!r} has criteria_accuracy for {unknown}, not among the "
+            f"server's criteria {sorted(criteria)}; fix the ids or add them to criteria"
         )
 
 
@@ -166,6 +186,28 @@ class VendorServer:
     gives both orders the same label, so such a simulation cannot tell a position-biased
     judge from a fair one.
 
+    Rubrics: with ``criteria`` (criterion id -> requirement text), a request whose last
+    user message holds ``- <id>: <requirement>`` lines of configured criteria is a
+    ``one_call`` rubric request about those criteria (in the order shown); else one that
+    holds a configured requirement text is a ``per_criterion`` request about it (the
+    longest requirement found). Each (item, criterion) is its own draw, seeded with
+    ``(seed, model, sha256 of the item and the criterion id)``, so a criterion gets the
+    same answer in either mode. Its truth is its label in ``criteria_gold`` (the item
+    found as for ``gold``), else a label of ``criteria_labels`` picked by that digest,
+    shared by personas; the persona is right with ``Persona.accuracy_for(id)`` and,
+    when wrong, answers a label of ``criteria_labels`` other than the truth, uniformly
+    (``bias`` does not apply; on an ordinal scale a near miss is as likely as a far one).
+    With ``error_correlation`` rho > 0 each (item, criterion) has its own difficulty and
+    distractor (seeded by ``difficulty_seed``, the item and the id; ``difficulty`` and
+    :meth:`set_difficulty` apply to whole-item verdicts only), so personas are wrong
+    together on the hard criteria of an item. A ``per_criterion`` request is answered as
+    any verdict is (style, schema, tool, logprobs over the scale); a ``one_call`` one
+    ``{"criteria": {id: {"kind", "confidence", "reasoning"}}}`` for exactly the criteria
+    asked, in the persona's style, or shaped by an enforced schema or a forced tool's
+    (:func:`~.rubrics.criteria_object`). Faults, latency, ``resample`` (counted per
+    request: per criterion, or per set asked) and ``thinking_tokens`` apply per request.
+    A pairwise request judged by content is never a rubric request.
+
     Determinism: a persona's answer, confidence, reasoning and jitter come from
     ``random.Random`` seeded with ``(seed, model, sha256(item))``: the same request gets
     the same answer every time (unless its persona has ``resample=True``: then the
@@ -254,6 +296,9 @@ class VendorServer:
         batch_failure_rate: float = 0.0,
         batch_expiry_rate: float = 0.0,
         refuses: Iterable[str] = (),
+        criteria: Mapping[str, str] | None = None,
+        criteria_gold: Mapping[str, Mapping[str, str]] | None = None,
+        criteria_labels: Sequence[str] = CRITERIA_LABELS,
     ) -> None:
         """Configure the server; nothing listens until :meth:`start`.
 
@@ -288,8 +333,20 @@ class VendorServer:
         servers do (see "Request features" in the class docstring): ``"json_schema"``,
         ``"json_schema_500"``, ``"json_object"``, ``"logprobs"`` (chat), ``"tools"``,
         ``"output_format"`` (Messages). Invalid values raise ``ValueError``.
+
+        ``criteria`` (criterion id -> requirement text, as the rubric prompt shows it),
+        ``criteria_gold`` (item text -> {criterion id: true label}) and
+        ``criteria_labels`` (the rubric's scale, default ``("PASS", "FAIL")``) make it
+        answer rubric requests (see "Rubrics" in the class docstring). An empty id or
+        requirement, two criteria sharing a requirement, fewer than two labels,
+        ``criteria_gold`` without ``criteria``, naming an unknown criterion or a label off
+        the scale, and a persona's ``criteria_accuracy`` naming an unknown criterion raise
+        ``ValueError``.
         """
         refused = checked_refuses(refuses)
+        rubric_criteria = checked_criteria(criteria)
+        rubric_labels = checked_criteria_labels(criteria_labels)
+        rubric_gold = checked_criteria_gold(criteria_gold, rubric_criteria, rubric_labels)
         if capacity is not None and capacity < 1:
             raise ValueError(f"capacity must be >= 1 or None, got {capacity!r}")
         if not (isinstance(error_correlation, (int, float)) and 0.0 <= error_correlation < 1.0):
@@ -333,6 +390,11 @@ class VendorServer:
                     f"two personas share model {persona.model!r}; give each a distinct model"
                 )
             personas_by_model[persona.model] = persona
+        for persona in [
+            *personas_by_model.values(),
+            *([default_persona] if default_persona else []),
+        ]:
+            _check_persona_criteria(persona, rubric_criteria)
         gold_labels = {item.strip(): label for item, label in (gold or {}).items()}
         difficulties: dict[str, float] = {}
         for item, value in (difficulty or {}).items():
@@ -357,6 +419,9 @@ class VendorServer:
             capacity=capacity,
             count_items=count_items,
             refuses=refused,
+            criteria=rubric_criteria,
+            criteria_gold=rubric_gold,
+            criteria_labels=rubric_labels,
         )
         self._batch_endpoints = BatchEndpoints(
             self._state,
@@ -503,7 +568,9 @@ class VendorServer:
     # -- configuration -----------------------------------------------------------------
 
     def add_persona(self, persona: Persona) -> None:
-        """Serve ``persona`` under its model name, replacing any persona with that name."""
+        """Serve ``persona`` under its model name, replacing any persona with that name;
+        ``ValueError`` when its ``criteria_accuracy`` names a criterion the server lacks."""
+        _check_persona_criteria(persona, self._state.criteria)
         with self._state.lock:
             self._state.personas[persona.model] = persona
 

@@ -2,9 +2,10 @@
 
 The caller's thread (configuring, scripting, reading stats) and the server thread
 (answering requests) share it: personas and what they judge by (gold labels, set
-difficulties, better candidates), scripted replies, the counters behind reproducible
-faults and resample draws, and the counters :meth:`VendorServer.stats` reports. Every
-attribute but the configuration fixed at construction is read and written under
+difficulties, better candidates, rubric criteria and their truths), scripted replies,
+the counters behind reproducible faults and resample draws, and the counters
+:meth:`VendorServer.stats` reports. Every attribute but the configuration fixed at
+construction is read and written under
 :attr:`VendorState.lock`; the ``*_locked`` methods expect the caller to hold it.
 
 This module holds data and lock-held lookups only: it decides nothing (that is
@@ -51,6 +52,9 @@ class VendorState:
         capacity: int | None,
         count_items: bool,
         refuses: frozenset[str] = frozenset(),
+        criteria: dict[str, str] | None = None,
+        criteria_gold: dict[str, dict[str, str]] | None = None,
+        criteria_labels: tuple[str, ...] = ("PASS", "FAIL"),
     ) -> None:
         self.lock = threading.Lock()
         # Configuration: fixed at construction, read without the lock.
@@ -60,6 +64,9 @@ class VendorState:
         self.difficulty_seed = difficulty_seed
         self.capacity = capacity
         self.refuses = refuses
+        # Rubrics: criterion id -> requirement text, and the criteria's scale.
+        self.criteria: dict[str, str] = criteria or {}
+        self.criteria_labels = criteria_labels
         # What personas judge by; set_* methods change these under the lock.
         self.personas = personas
         self.gold = gold
@@ -67,6 +74,8 @@ class VendorState:
         self.better = better
         # Per pair: (query, {its two candidates}) -> the better one; wins over `better`.
         self.pair_better = pair_better
+        # Per item text: criterion id -> its true label.
+        self.criteria_gold: dict[str, dict[str, str]] = criteria_gold or {}
         self.scripts: dict[str, deque[Reply]] = {}
         self.always: dict[str, Reply] = {}
         # Never reset: they make fault attempts and resample draws reproducible.
@@ -117,6 +126,14 @@ class VendorState:
         if truth is None and len(self.gold) <= _GOLD_SUBSTRING_MAX:
             truth = next((v for k, v in self.gold.items() if k and k in user_text), None)
         return truth
+
+    def criteria_gold_locked(self, item: str, user_text: str) -> dict[str, str] | None:
+        """The per-criterion truths of ``item``, found as :meth:`gold_locked` finds a gold
+        label; ``None`` when it has none. Caller holds :attr:`lock`."""
+        truths = self.criteria_gold.get(item)
+        if truths is None and len(self.criteria_gold) <= _GOLD_SUBSTRING_MAX:
+            truths = next((v for k, v in self.criteria_gold.items() if k and k in user_text), None)
+        return truths
 
     def difficulty_locked(self, item: str, user_text: str) -> float:
         """The difficulty of ``item`` from ``user_text``; caller holds :attr:`lock`."""

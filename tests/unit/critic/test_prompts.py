@@ -25,7 +25,9 @@ from cross_judge.critic.prompts import (
 
 PACKAGED = ("pairwise", "pass-fail", "score-1-5", "taxonomy-review")
 VERSIONS = ("1", "2")
-PACKAGED_REFS = [f"{name}@{version}" for name in PACKAGED for version in VERSIONS]
+PACKAGED_REFS = sorted(
+    [f"{name}@{version}" for name in PACKAGED for version in VERSIONS] + ["answer-quality@1"]
+)
 
 # Version 1 of the packaged prompts must never change: stored results name it, and its
 # sha256 is on every verdict judged with it. A changed text is a new version.
@@ -37,7 +39,12 @@ V1_SHA256 = {
 }
 
 # Values for every variable a packaged prompt declares.
-CONTEXT = {"rubric": "Is it correct?", "response_a": "Paris.", "response_b": "Lyon."}
+CONTEXT = {
+    "rubric": "Is it correct?",
+    "response_a": "Paris.",
+    "response_b": "Lyon.",
+    "criterion": "The answer is correct.",
+}
 
 MINIMAL = """\
 id: demo
