@@ -296,6 +296,13 @@ class CascadeFit:
             if not failed:
                 return held
             fallback = "goes to the last tier" if self.final == "decide" else "is abstained"
+            if len(failed) == len(self.criteria):
+                return (
+                    f"No level reaches {self.target:.0%} agreement with {confidence} "
+                    f"confidence for any criterion on these {self.n_items} labelled items "
+                    f"(each tested at delta/{len(self.criteria)}): each criterion {fallback} "
+                    "on every item."
+                )
             return held + f" No level passed for {failed}: each {fallback} on every item."
         if not self.guaranteed:
             return (

@@ -692,7 +692,8 @@ def _panel_rubric(critics: Sequence[Critic], threshold: float | None) -> Rubric 
 
     Raises:
         ConfigError: some critics have a rubric and others not, their rubrics differ in
-            criteria ids, weights, gates or scale, or ``threshold`` is not in [0, 1].
+            criteria ids, weights, gates or scale, or in pass mark with no ``threshold``
+            to choose one, or ``threshold`` is not in [0, 1].
     """
     rubrics = [(c.name, c.rubric) for c in critics]
     having = [(name, r) for name, r in rubrics if r is not None]
@@ -722,6 +723,12 @@ def _panel_rubric(critics: Sequence[Critic], threshold: float | None) -> Rubric 
                 "critics must share one rubric"
             )
     if threshold is None:
+        marks = sorted({r.threshold for _, r in having})
+        if len(marks) > 1:
+            raise ConfigError(
+                f"the critics' rubric prompts pass items at different totals {marks}; choose "
+                "one with Ensemble(pass_threshold=...) (a panel file's pass_threshold:)"
+            )
         return first
     if isinstance(threshold, bool) or not (
         isinstance(threshold, (int, float)) and 0.0 <= threshold <= 1.0

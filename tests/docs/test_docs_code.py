@@ -48,7 +48,14 @@ RUN = re.compile(r"<!--\s*docs:\s*run\s*-->")
 NEEDS = re.compile(r"<!--\s*docs:\s*needs\s+(?P<module>[\w.]+)\s*-->")
 DUMMY_KEY = "sk-docs-not-a-real-key"
 KEY_VARIABLES = ("DEEPSEEK_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY")
-EXAMPLE_FILES = ("items.jsonl", "panel.yaml", "cascade.yaml")
+EXAMPLE_FILES = (
+    "items.jsonl",
+    "panel.yaml",
+    "cascade.yaml",
+    "answers.jsonl",
+    "answers.gold.jsonl",
+    "rubric.yaml",
+)
 """Files of examples/ that blocks read by their repository path (``examples/items.jsonl``)."""
 
 

@@ -584,7 +584,8 @@ PROMPT_TOKENS = (
     *YAML_TOKENS,
     "id", "version", "user_prompt_template", "system_prompt", "labels", "score", "output",
     "variables", "description", "source", "pass-fail", "{query}", "{topic}", "{0}", "[PASS, FAIL]",
-    "PASS: 1.0", "1.10", "v1",
+    "PASS: 1.0", "1.10", "v1", "criteria", "criteria_mode", "one_call", "{criterion}",
+    "{criteria}", "weight: -2", "gate: true", "pass_threshold",
 )  # fmt: skip
 YAML_RUNS = ("[", "{", "- ", "  ", "a: ", "&a [*a, ", "? ", "'", "\n")
 PROMPT_FILES = tuple(
@@ -614,12 +615,15 @@ def check_prompt_spec(spec: PromptSpec) -> None:
     assert spec.source == "<string>"
     assert "{query}" in spec.user_prompt_template
     context = dict.fromkeys(spec.variables, "{0}</item>")
+    if spec.rubric is not None:  # a rubric fills these itself, per criterion or for all
+        context.update(criterion="{0}", criterion_id="c", criteria="- c: {0}")
     assert "{query}{0}" in spec.render("{query}{0}", context)
 
 
 PROMPT_FIELDS = (
     "id", "version", "description", "system_prompt", "user_prompt_template", "labels", "output",
-    "score", "variables", "source", "ID", "user_prompt", "labels ",
+    "score", "variables", "source", "ID", "user_prompt", "labels ", "criteria", "criteria_mode",
+    "pass_threshold",
 )  # fmt: skip
 yaml_scalar = st.one_of(
     st.none(),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,7 +31,7 @@ from .common import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..cascade_calibration import CascadeFit
+    from ..cascade_calibration import CascadeFit, Per
     from ..verdict import EnsembleVerdict
 
 __all__ = ["add_parser", "run"]
@@ -123,6 +123,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         ),
     )
     calibrate.add_argument(
+        "--per",
+        choices=("total", "criterion"),
+        default=None,
+        help=(
+            "for a cascade of rubric panels: a threshold per criterion, checked against the "
+            'gold label of each criterion (gold lines with "criteria": {id: label}), or one '
+            'threshold checked against the item\'s PASS/FAIL ("label"); default criterion '
+            "when the gold file gives criterion labels only"
+        ),
+    )
+    calibrate.add_argument(
         "--keep-last-tier-agreement",
         action="store_true",
         help=(
@@ -134,14 +145,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge calibrate``; the exit code."""
-    from ..cascade_calibration import calibrate_cascade, load_gold
+    from ..cascade_calibration import calibrate_cascade
 
     gold_path = Path(args.gold)
     if not gold_path.is_file():
         what = "not a file" if gold_path.exists() else "no such gold file"
         raise ConfigError(f'--gold {gold_path}: {what}; pass a JSONL file of {{"id", "label"}}')
     batch = read_results_file(args.results, slim=True)
-    gold = load_gold(gold_path)
+    gold, per = _gold_for(gold_path, args.per)
     depth = max((len(r.tiers or ()) for r in batch.verdicts), default=0)
     if depth == 0:
         raise ConfigError(
@@ -168,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         score=score,
         final=args.final,
         keep_last_tier_agreement=args.keep_last_tier_agreement,
+        per=per,
     )
     out, err = stdout_console(), stderr_console()
     out.print(fit.summary())
@@ -188,6 +200,40 @@ def run(args: argparse.Namespace) -> int:
         "items, lower --target, raise --delta, or strengthen the tiers",
     )
     return EXIT_FAILED
+
+
+def _gold_for(
+    path: Path, per: str | None
+) -> tuple[Mapping[str, str] | Mapping[str, Mapping[str, str]], Per]:
+    """The gold labels ``--per`` calibrates on, and the mode: item labels (``"label"``) for
+    ``total``, criterion labels (``"criteria"``) for ``criterion``; without ``--per``,
+    ``criterion`` when the file gives criterion labels and no item label.
+
+    Raises:
+        ConfigError: the file lacks the labels the mode needs (saying which key to add).
+    """
+    from ..stats.criteria import read_gold_file
+    from ..stats.gold import load_gold
+
+    if b'"criteria"' not in path.read_bytes():
+        items: dict[str, str] = load_gold(path)
+        criteria: dict[str, dict[str, str]] = {}
+    else:
+        items, criteria = read_gold_file(path)
+    chosen: Per = "criterion" if per == "criterion" or (per is None and not items) else "total"
+    if chosen == "criterion":
+        if not criteria:
+            raise ConfigError(
+                f'--gold {path}: --per criterion needs criterion labels: lines of {{"id", '
+                '"criteria": {"<criterion id>": "<label>"}}'
+            )
+        return criteria, chosen
+    if not items:
+        raise ConfigError(
+            f'--gold {path}: no line gives an item label ("label"); give one per item, or '
+            "calibrate per criterion with --per criterion"
+        )
+    return items, chosen
 
 
 def _calibration_notes(labelled: Sequence[EnsembleVerdict], fit: CascadeFit, err: Console) -> None:
@@ -239,6 +285,8 @@ def _escalate_snippet(fit: CascadeFit, source: str) -> str:
             lines.append(f"  {name}: {value}")
     lines.append(f"  on_error: {'true' if escalation.on_error else 'false'}")
     lines.append(f"  on_fallback: {'true' if escalation.on_fallback else 'false'}")
+    if escalation.on_dispute is not None:
+        lines.append(f"  on_dispute: {'true' if escalation.on_dispute else 'false'}")
     return "\n".join(lines)
 
 
@@ -252,6 +300,10 @@ def _threshold_yaml(value: object) -> str | None:
             return "null"
         return ".inf" if math.isinf(x) else f"{x:g}"
 
+    if isinstance(value, Mapping):  # per criterion id (a rubric cascade)
+        entries = {key: _threshold_yaml(entry) for key, entry in value.items()}
+        shown = [f"{key}: {entry}" for key, entry in entries.items() if entry is not None]
+        return "{" + ", ".join(shown) + "}" if shown else None
     if isinstance(value, (int, float)):
         return number(value)
     if not isinstance(value, Sequence) or all(v is None for v in value):

@@ -30,6 +30,7 @@ from ..vendors import VendorConfig, resolve_api_key
 from ..verdict import Answer, ConfidenceSource, Verdict, call_totals
 from .logprobs import LabelProbabilities, label_probabilities
 from .parsing import ExampleAnswer, parse_answer
+from .rubric import criteria_verdict
 
 logger = logging.getLogger("cross_judge")
 
@@ -228,9 +229,10 @@ class VerdictAssembly:
     def _one_call_verdict(
         self, completion: Completion, text: str, common: dict[str, Any], rubric: Rubric
     ) -> Verdict:
-        """The verdict of a ``one_call`` rubric answer: its criteria (:meth:`read_criteria`),
-        ``PASS``/``FAIL`` by their total; ``PARSE_FAIL`` (or ``ERROR`` truncated, when cut
-        off) when no criterion could be read."""
+        """The verdict of a ``one_call`` rubric answer: its criteria (:meth:`read_criteria`,
+        each stated confidence mapped by the critic's ``calibration``), ``PASS``/``FAIL`` by
+        their total (:func:`~cross_judge.critic.rubric.criteria_verdict`); ``PARSE_FAIL``
+        (or ``ERROR`` truncated, when cut off) when no criterion could be read."""
         criteria = self.read_criteria(text)
         if isinstance(criteria, str):
             if completion.truncated:
@@ -245,17 +247,17 @@ class VerdictAssembly:
                 usage=completion.usage,
                 **common,
             )
-        valid = [a for a in criteria.values() if a.is_valid]
-        total = rubric.partial_total({cid: a.score for cid, a in criteria.items() if a.is_valid})
-        return Verdict(
-            kind="PASS" if total is not None and rubric.passes(total) else "FAIL",
-            confidence=sum(a.confidence for a in valid) / len(valid) if valid else 0.0,
-            reasoning="; ".join(f"{cid}: {a.kind}" for cid, a in criteria.items())[:1000],
-            score=total,
-            criteria=criteria,
-            raw_response=text,
-            usage=completion.usage,
-            **common,
+        if self.calibration is not None:  # as for any answer: applied on every parse
+            calibration = self._calibration_in_use()
+            assert calibration is not None
+            criteria = {
+                cid: a.model_copy(update={"confidence": calibration.apply(a.confidence)})
+                if a.is_valid and a.confidence_stated
+                else a
+                for cid, a in criteria.items()
+            }
+        return criteria_verdict(
+            rubric, criteria, raw_response=text, usage=completion.usage, **common
         )
 
     def _label_probabilities(

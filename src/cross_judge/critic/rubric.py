@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RubricMethods",
     "criteria_text",
+    "criteria_verdict",
     "parse_criteria",
     "rubric_schema",
 ]
@@ -169,6 +170,7 @@ def parse_criteria(
                 confidence=parsed.confidence,
                 reasoning=parsed.reasoning,
                 score=score,
+                confidence_stated=parsed.confidence_given,
             )
         if all(not v.is_valid for v in out.values()) and all(
             v.error == _MISSING for v in out.values()
@@ -177,6 +179,31 @@ def parse_criteria(
         return out
     except Exception as exc:  # the parser's contract: never raises
         return f"parse_fail: internal parser error ({type(exc).__name__})"
+
+
+def criteria_verdict(
+    rubric: Rubric, criteria: Mapping[str, CriterionVerdict], **fields: Any
+) -> Verdict:
+    """A critic's verdict over its answers per criterion (at least one valid): ``kind``
+    ``PASS``/``FAIL`` by its own total over the valid ones (``score``), ``confidence`` the
+    mean confidence of those that stated one (none stated: 0.0, ``confidence_stated``
+    False, ``confidence_source="none"``), ``reasoning`` a ``criterion: label`` list;
+    ``fields`` (usage, provenance, ...) as given."""
+    valid = {cid: a for cid, a in criteria.items() if a.is_valid}
+    total = rubric.partial_total({cid: a.score for cid, a in valid.items()})
+    stated = [a.confidence for a in valid.values() if a.confidence_stated]
+    extra: dict[str, Any] = {}
+    if not stated:
+        extra = {"confidence_stated": False, "confidence_source": "none"}
+    return Verdict(
+        kind=PASS if total is not None and rubric.passes(total) else FAIL,
+        confidence=sum(stated) / len(stated) if stated else 0.0,
+        reasoning="; ".join(f"{cid}: {a.kind}" for cid, a in criteria.items())[:1000],
+        score=total,
+        criteria=dict(criteria),
+        **extra,
+        **fields,
+    )
 
 
 def _as_answer(verdict: Verdict) -> CriterionVerdict:
@@ -189,6 +216,7 @@ def _as_answer(verdict: Verdict) -> CriterionVerdict:
         error=verdict.error,
         error_kind=verdict.error_kind,
         raw_response=verdict.raw_response,
+        confidence_stated=verdict.confidence_stated,
     )
 
 
@@ -410,13 +438,4 @@ class RubricMethods:
                 criteria=ordered,
                 **{**totals, **provenance},
             )
-        total = rubric.partial_total({cid: a.score for cid, a in valid.items()})
-        summary = "; ".join(f"{cid}: {a.kind}" for cid, a in ordered.items())
-        return Verdict(
-            kind=PASS if total is not None and rubric.passes(total) else FAIL,
-            confidence=sum(a.confidence for a in valid.values()) / len(valid),
-            reasoning=summary[:1000],
-            score=total,
-            criteria=ordered,
-            **{**totals, **provenance},
-        )
+        return criteria_verdict(rubric, ordered, **{**totals, **provenance})

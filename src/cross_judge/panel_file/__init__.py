@@ -55,6 +55,10 @@ the tier's result does not stand)::
       support_below: 0.6              # the confidence behind the consensus, per critic
       on_error: true                  # a critic failed
       on_fallback: true               # no vote decided (quorum, tie)
+      on_dispute: true                # the valid answers disagree (default: rubric tiers
+                                      #   only, per criterion); with rubric tiers every
+                                      #   threshold may be per criterion id:
+                                      #   support_below: {correct: 0.9, cites: 0.6}
     final: decide                     # or abstain: the last tier too may leave an item
                                       #   for a human (consensus ABSTAIN)
 

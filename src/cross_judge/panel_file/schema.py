@@ -519,7 +519,10 @@ class EscalateSpec(BaseModel):
     """A cascade's ``escalate:`` mapping: the fields of :class:`~cross_judge.cascade.
     Escalation`. A threshold (on a tier's agreement, mean confidence or support) is a
     number in [0, 1] (``.inf``: always escalate) or a list with one per tier that can
-    escalate (``null``: none at that tier)."""
+    escalate (``null``: none at that tier); in a cascade of rubric panels also a mapping
+    from criterion id to either (``support_below: {correct: 0.9}``). ``on_dispute``: a
+    criterion (or, set true, an item) whose valid answers disagree goes on; by default
+    on for rubric cascades only."""
 
     model_config = _MODEL_CONFIG
 
@@ -528,6 +531,7 @@ class EscalateSpec(BaseModel):
     support_below: Any = None
     on_error: bool = True
     on_fallback: bool = True
+    on_dispute: bool | None = None
 
     @field_validator("agreement_below", "confidence_below", "support_below")
     @classmethod
@@ -535,17 +539,24 @@ class EscalateSpec(BaseModel):
         if value is None:
             return None
         expected = (
-            "expected a number in [0, 1] (.inf: always escalate), or a list of them with one "
-            "per tier that can escalate (null for none at a tier)"
+            "expected a number in [0, 1] (.inf: always escalate), a list of them with one "
+            "per tier that can escalate (null for none at a tier), or, for a rubric, a "
+            "mapping from criterion id to either"
         )
-        if isinstance(value, list):
-            for index, entry in enumerate(value):
-                if entry is not None and not _is_number(entry):
-                    raise FieldProblem(
-                        (index,), f"expected a number in [0, 1] or null, got {yaml_type(entry)}"
-                    )
-        elif not _is_number(value):
-            raise ValueError(f"{expected}, got {yaml_type(value)}")
+        entries = value.items() if isinstance(value, dict) else [(None, value)]
+        for key, entry in entries:
+            where: tuple[Any, ...] = () if key is None else (key,)
+            if key is not None and not isinstance(key, str):
+                raise FieldProblem(where, f"a criterion id must be text, got {yaml_type(key)}")
+            if isinstance(entry, list):
+                for index, item in enumerate(entry):
+                    if item is not None and not _is_number(item):
+                        raise FieldProblem(
+                            (*where, index),
+                            f"expected a number in [0, 1] or null, got {yaml_type(item)}",
+                        )
+            elif not _is_number(entry) and not (key is not None and entry is None):
+                raise FieldProblem(where, f"{expected}, got {yaml_type(entry)}")
         name = str(info.field_name)
         try:
             Escalation(**{name: value})
@@ -561,6 +572,7 @@ class EscalateSpec(BaseModel):
             support_below=self.support_below,
             on_error=self.on_error,
             on_fallback=self.on_fallback,
+            on_dispute=self.on_dispute,
         )
 
 

@@ -453,8 +453,9 @@ def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
     ``None`` for a panel without simulated critics. JSON-ready:
 
     * ``critics``: the simulated critics' names;
-    * ``gold``: ``True`` when it was told the truth of any item (``gold:``) or pair
-      (a pair's gold label, or ``better:``). ``False`` means each item's truth was a
+    * ``gold``: ``True`` when it was told the truth of any item (``gold:``), pair
+      (a pair's gold label, or ``better:``) or rubric criterion (``criteria_gold:``).
+      ``False`` means each item's truth was a
       label drawn from a hash of its text, so the critics' accuracy against the user's
       gold labels measures nothing (chance agreement);
     * ``gold_items``: plain items whose gold label it knew; ``better_answers``: pairs
@@ -478,7 +479,8 @@ def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
     }
     return {
         "critics": list(panel.simulated_critics),
-        "gold": truth.has_gold,
+        # A rubric's truth is per criterion: told it, the critics' accuracy is measured.
+        "gold": truth.has_gold or bool(truth.criteria_gold),
         "gold_items": len(truth.gold),
         "better_answers": len(truth.pair_better) + len(truth.better),
         "items_file": _shown_path(truth.items_file),

@@ -411,6 +411,8 @@ def _escalate_record(rule: Escalation | EscalateRule) -> dict[str, Any]:
         return {"rule": getattr(rule, "__qualname__", type(rule).__qualname__)}
 
     def threshold(value: object) -> Any:
+        if isinstance(value, dict):
+            return {key: threshold(v) for key, v in value.items()}
         if isinstance(value, (tuple, list)):
             return [threshold(v) for v in value]
         if isinstance(value, float) and value == float("inf"):
@@ -422,7 +424,10 @@ def _escalate_record(rule: Escalation | EscalateRule) -> dict[str, Any]:
         for f in dataclasses.fields(rule)
         if f.name.endswith("_below")
     }
-    return {**thresholds, "on_error": rule.on_error, "on_fallback": rule.on_fallback}
+    record = {**thresholds, "on_error": rule.on_error, "on_fallback": rule.on_fallback}
+    if rule.on_dispute is not None:  # written only when set: older records stay equal
+        record["on_dispute"] = rule.on_dispute
+    return record
 
 
 def _critics(entry: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -149,6 +149,11 @@ def render_summary(
     back to its ``fallback`` label (no valid verdict, quorum not met, no unanimity) get a
     row of their own, ``no consensus (fallback UNCLEAR)``, never the label's row.
 
+    Rubric results (critics judging with a prompt's ``criteria``) add a ``criteria`` table
+    (not with ``detailed``: ``cross-judge stats`` prints its own): per criterion its weight
+    (and gate), the items decided on it, the share disputed, Krippendorff's alpha and the
+    range over the critics of the share of their answers equal to the panel's consensus.
+
     Results of a cascade (:meth:`~cross_judge.batch.BatchResult.tier_stats` is not empty)
     add a ``tiers`` table: per tier its critics, the items it was asked, decided and (only
     when any) abstained on, its share of all items decided, and its cost. Items a cascade
@@ -274,6 +279,30 @@ def render_summary(
             tiers.add_row(*cells, format_rate(tier.share_decided), format_cost(tier.cost_usd))
         tables.append(tiers)
 
+    criteria_rows = batch.criteria.rows() if not detailed else []  # stats prints its own
+    if criteria_rows:
+        criteria = Table(box=box.SIMPLE_HEAD, title="criteria", title_justify="left")
+        for name in ("criterion", "weight", "items", "disputed", "alpha", "critics agreeing"):
+            criteria.add_column(
+                name, justify="left" if name == "criterion" else "right", no_wrap=True
+            )
+        for row in criteria_rows:
+            weight = "" if row.weight is None else f"{row.weight:g}" + (" gate" if row.gate else "")
+            criteria.add_row(
+                row.criterion,
+                weight,
+                str(row.n_items),
+                format_rate(row.disputed_share),
+                format_number(row.alpha),
+                _agreeing(row.agreement),
+            )
+        criteria.caption = (
+            "critics agreeing: the lowest and highest share of a critic's answers equal to "
+            "the panel's consensus (per critic: cross-judge report)"
+        )
+        criteria.caption_justify = "left"
+        tables.append(criteria)
+
     if detailed:
         pairs = Table(box=box.SIMPLE_HEAD, title="pairwise agreement", title_justify="left")
         for name in ("critic", "with", "agreement", "Cohen's kappa"):
@@ -340,6 +369,16 @@ def render_summary(
     if not tier_stats:
         tables += _effective_votes_parts(batch, gold=gold is not None)
     return Group(*tables)
+
+
+def _agreeing(shares: Mapping[str, float | None]) -> str:
+    """``"60.0%-100.0%"``: the range of the critics' agreement with a criterion's consensus
+    (one value when they are equal; ``n/a`` when no critic answered)."""
+    known = [share for share in shares.values() if share is not None]
+    if not known:
+        return format_rate(None)
+    low, high = min(known), max(known)
+    return format_rate(low) if low == high else f"{format_rate(low)}-{format_rate(high)}"
 
 
 DISPUTED_TEXT_CHARS = 240

@@ -300,6 +300,9 @@ class CriterionVerdict(BaseModel):
     this criterion only), or ``SKIPPED`` when it was not asked (early stop). ``score`` is
     the scale's score of the label (or the one the model wrote). ``raw_response`` is kept
     only for a ``per_criterion`` call (a ``one_call`` answer is the verdict's).
+    ``confidence_stated`` is False for an answer that gave no usable confidence (its
+    ``confidence`` is then a placeholder 0.0), as on :class:`~cross_judge.verdict.Verdict`;
+    written only when False.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -311,6 +314,7 @@ class CriterionVerdict(BaseModel):
     error: str | None = None
     error_kind: ErrorKind | None = None
     raw_response: str | None = None
+    confidence_stated: bool = True
 
     @property
     def is_valid(self) -> bool:
@@ -323,6 +327,8 @@ class CriterionVerdict(BaseModel):
         for name in ("error", "error_kind", "raw_response"):
             if data.get(name) is None:
                 data.pop(name, None)
+        if self.confidence_stated:
+            data.pop("confidence_stated", None)
         return data
 
 

@@ -76,7 +76,10 @@ def criterion_verdicts(verdicts: Sequence[Verdict], criterion_id: str) -> list[V
                     score=answer.score,
                     error=answer.error,
                     error_kind=answer.error_kind,
-                    confidence_source="stated" if answer.error is None else "none",
+                    confidence_stated=answer.confidence_stated or answer.error is not None,
+                    confidence_source=(
+                        "stated" if answer.error is None and answer.confidence_stated else "none"
+                    ),
                     **who,
                 )
             )

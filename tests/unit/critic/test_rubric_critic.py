@@ -351,3 +351,54 @@ def test_criteria_given_as_one_string_are_refused_rather_than_read_letter_by_let
 def test_a_criterion_asked_twice_is_refused_rather_than_paid_for_twice() -> None:
     with pytest.raises(ConfigError, match=r"repeats \['cites'\]"):
         vendor().critic("a").rubric_requests("q", criteria=["cites", "cites"])
+
+
+# -- confidence --------------------------------------------------------------------------------
+
+
+def test_a_criterion_that_states_no_confidence_is_marked_so() -> None:
+    answers = read(
+        '{"criteria": {"correct": "PASS", "cites": {"kind": "FAIL", "confidence": 0.7}}}'
+    )
+    assert not isinstance(answers, str)
+    assert answers["correct"].confidence_stated is False
+    assert answers["cites"].confidence_stated is True
+    assert "confidence_stated" not in answers["cites"].model_dump()
+
+
+@pytest.mark.anyio
+async def test_a_critics_confidence_is_the_mean_of_the_confidences_its_answers_stated() -> None:
+    text = json.dumps(
+        {"criteria": {"correct": "PASS", "cites": {"kind": "PASS", "confidence": 0.6},
+                      "insults": {"kind": "FAIL", "confidence": 0.8}}}
+    )  # fmt: skip
+    verdict = await Vendor(lambda model, user: text).critic("a", ONE_CALL).judge("q")
+    assert verdict.confidence == pytest.approx(0.7)
+    assert verdict.confidence_stated is True
+
+
+@pytest.mark.anyio
+async def test_a_critic_whose_answers_state_no_confidence_states_none() -> None:
+    text = json.dumps({"criteria": dict.fromkeys(IDS, "PASS")})
+    verdict = await Vendor(lambda model, user: text).critic("a", ONE_CALL).judge("q")
+    assert (verdict.confidence, verdict.confidence_stated) == (0.0, False)
+    assert verdict.confidence_source == "none"
+
+
+@pytest.mark.anyio
+async def test_a_one_call_critics_calibration_maps_each_stated_confidence() -> None:
+    from cross_judge.stats.confidence_calibration import ConfidenceCalibration
+
+    steps = ConfidenceCalibration(
+        method="isotonic", breakpoints=(0.0, 0.95), values=(0.4, 0.7), n=100, ece_before=0.3,
+        ece_after=0.0,
+    )  # fmt: skip
+    text = json.dumps(
+        {"criteria": {cid: {"kind": "PASS", "confidence": 0.99} for cid in IDS} | {"cites": "FAIL"}}
+    )
+    critic = Vendor(lambda model, user: text).critic("a", ONE_CALL, calibration=steps)
+    verdict = await critic.judge("q")
+    assert verdict.criteria is not None
+    assert verdict.criteria["correct"].confidence == pytest.approx(0.7)
+    assert verdict.criteria["cites"].confidence == 0.0  # stated none: nothing to map
+    assert verdict.confidence == pytest.approx(0.7)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cross_judge.cascade import Escalation
 from cross_judge.panel_file import PanelError, PanelSpec, load_panel
 
 RUBRIC_PROMPT = """\
@@ -189,3 +190,36 @@ def test_a_criteria_gold_file_without_items_is_refused(tmp_path: Path) -> None:
 def test_criteria_labels_of_one_label_are_refused(tmp_path: Path) -> None:
     message = problem(tmp_path, PANEL + "  criteria_labels: [PASS]\n")
     assert "two or more distinct labels" in message
+
+
+TIERS = """\
+tiers:
+  - critics:
+      - {name: a, vendor: simulated, prompt: rubric.yaml}
+      - {name: b, vendor: simulated, prompt: rubric.yaml}
+  - critics:
+      - {name: strong, vendor: simulated, prompt: rubric.yaml}
+escalate:
+  support_below: {correct: 0.9}
+  on_dispute: true
+"""
+
+
+def test_a_rubric_cascade_takes_escalation_thresholds_per_criterion(tmp_path: Path) -> None:
+    cascade = load(tmp_path, TIERS).build()
+    rule = cascade.escalate
+    assert isinstance(rule, Escalation)
+    assert rule.support_below == {"correct": 0.9}
+    assert rule.on_dispute is True
+
+
+def test_a_threshold_for_a_criterion_the_rubric_lacks_is_refused(tmp_path: Path) -> None:
+    message = problem(tmp_path, TIERS.replace("{correct: 0.9}", "{sources: 0.9}"))
+    assert ":7: escalate:" in message
+    assert "names criteria ['sources']" in message
+
+
+def test_a_per_criterion_threshold_must_be_a_number(tmp_path: Path) -> None:
+    message = problem(tmp_path, TIERS.replace("{correct: 0.9}", "{correct: high}"))
+    assert "escalate.support_below.correct" in message
+    assert "expected a number in [0, 1]" in message

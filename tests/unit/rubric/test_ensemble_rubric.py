@@ -192,6 +192,27 @@ def test_a_panel_of_different_rubrics_is_refused() -> None:
         Ensemble([v.critic("a"), v.critic("b", parse_prompt(text))])
 
 
+def _rubric_passing_at(threshold: float) -> Any:
+    text = (
+        "id: rq3\nversion: 1\nsystem_prompt: s\nuser_prompt_template: '{query} {criterion}'\n"
+        f"pass_threshold: {threshold}\n" + CRITERIA
+    )
+    return parse_prompt(text)
+
+
+def test_critics_whose_rubrics_pass_at_different_totals_are_refused() -> None:
+    v = scripted(AGREE_BUT_CITES)
+    with pytest.raises(ConfigError, match=r"different totals \[0.5, 0.7\].*pass_threshold"):
+        Ensemble([v.critic("a"), v.critic("b", _rubric_passing_at(0.7))])
+
+
+def test_the_ensembles_pass_threshold_settles_critics_with_different_pass_marks() -> None:
+    v = scripted(AGREE_BUT_CITES)
+    jury = Ensemble([v.critic("a"), v.critic("b", _rubric_passing_at(0.7))], pass_threshold=0.6)
+    assert jury.rubric is not None
+    assert jury.rubric.threshold == 0.6
+
+
 def test_a_panel_may_mix_per_criterion_and_one_call_critics_of_one_rubric() -> None:
     v = scripted(AGREE_BUT_CITES)
     e = Ensemble([v.critic("a"), v.critic("b", ONE_CALL)])
