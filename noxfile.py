@@ -144,10 +144,11 @@ def otel(session: nox.Session) -> None:
 def browser(session: nox.Session) -> None:
     """The HTML report (``cross-judge report``) opened in headless Chromium: no console
     error, nothing fetched, the heatmap's kappas, the tables' counts, search and sort, a
-    screenshot (``CROSS_JUDGE_REPORT_SCREENSHOT=path``). Playwright drives Debian's
-    ``chromium`` and downloads no browser. Without one, the session installs it with
-    apt-get when it can (as root, as in CI); where it cannot, the browser tests are
-    skipped, saying why."""
+    screenshot (``CROSS_JUDGE_REPORT_SCREENSHOT=path``); and the offline labelling page
+    (``cross-judge label-queue``) labelled with key presses, reloaded and exported.
+    Playwright drives Debian's ``chromium`` and downloads no browser. Without one, the
+    session installs it with apt-get when it can (as root, as in CI); where it cannot, the
+    browser tests are skipped, saying why."""
     if (
         shutil.which("chromium") is None
         and shutil.which("apt-get")
@@ -245,6 +246,7 @@ def bench(session: nox.Session) -> None:
         "bench_stats.py",
         "bench_stats_memory.py",
         "bench_dawid_skene.py",
+        "bench_estimates.py",
         "bench_vs_01.py",
     ):
         session.run("python", f"bench/{script}")

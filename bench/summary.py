@@ -36,6 +36,7 @@ ORDER = (
     "stats",
     "stats_memory",
     "dawid_skene",
+    "estimates",
     "vs_01",
 )
 

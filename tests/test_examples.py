@@ -88,6 +88,17 @@ def test_rubric_jury_runs_offline_and_scores_every_criterion() -> None:
     assert "saved by early stop per criterion" in out
 
 
+def test_labels_from_people_runs_offline_and_its_estimate_covers_the_truth() -> None:
+    out = run_script("labels_from_people.py")
+    values = dict(line.split(":", 1) for line in out.splitlines()[:4])
+    truth = float(values["true FAIL share"])
+    low, high = (
+        float(x) for x in values["jury + labels (PPI++)"].split("[")[1].strip("] ").split(",")
+    )
+    assert low <= truth <= high
+    assert "people: ['people']" in out
+
+
 def test_pairwise_runs_offline_and_both_orders_cut_the_wrong_verdicts() -> None:
     out = run_script("pairwise.py")
     assert "order='fixed': 900 calls" in out and "order='both': 1800 calls" in out

@@ -47,6 +47,7 @@ from .integrations import frames as _frames  # noqa: F401 - registers to_pandas/
 from .panel import JudgePanel
 from .pricing import Price, load_prices, price_for, register_price
 from .report import (
+    label_page as _label_page,  # noqa: F401 - registers LabelQueue.to_html
     notebook as _notebook,  # noqa: F401 - registers the _repr_html_ views
     summary as _summary,  # noqa: F401 - registers BatchResult.summary
 )
@@ -56,8 +57,12 @@ from .schema import EnsembleResult, Verdict as LegacyVerdict
 from .stats import (
     bias as _bias,  # noqa: F401 - registers the bias statistics
     criteria as _criteria,  # noqa: F401 - registers the statistics per criterion
+    estimates as _estimates,  # noqa: F401 - registers BatchResult.estimate*
+    label_queue as _label_queue,  # noqa: F401 - registers BatchResult.label_queue
     reliability as _reliability,  # noqa: F401 - registers against/dawid_skene
 )
+from .stats.estimates import Estimate
+from .stats.label_queue import LabelQueue
 from .vendors import (
     VENDOR_DEFAULTS,
     VENDORS,
@@ -108,10 +113,12 @@ __all__ = [
     "EnsembleVerdict",
     "ErrorKind",
     "Escalation",
+    "Estimate",
     "Item",
     "ItemError",
     "ItemTooLongError",
     "JudgePanel",
+    "LabelQueue",
     "LegacyVerdict",
     "MissingAPIKeyError",
     "PanelError",

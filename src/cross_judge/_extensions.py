@@ -23,14 +23,20 @@ __all__ = ["METHODS", "provide", "provider"]
 
 METHODS = frozenset(
     {
+        "add_votes",
         "alpha_of_votes",
         "batch_html",
         "criteria_agreement",
         "criteria_dawid_skene",
         "criteria_gold_report",
         "ensemble_html",
+        "estimate",
+        "estimate_accuracy",
         "fleiss_kappa",
+        "from_votes",
         "gold_report",
+        "label_page",
+        "label_queue",
         "length_bias",
         "pairwise_agreement",
         "position_bias",

@@ -31,10 +31,13 @@ if TYPE_CHECKING:
     from .stats.agreement import Level
     from .stats.bias import LengthBias, PositionBias, SelfStats
     from .stats.criteria import CriterionAgreement, CriterionDawidSkene
+    from .stats.estimates import Estimate, Prediction
     from .stats.gold import GoldReport
+    from .stats.label_queue import LabelQueue, QueueStrategy
     from .voting import VotingStrategy
 
 __all__ = [
+    "HUMAN_VENDOR",
     "BatchResult",
     "CriticStats",
     "CriticTally",
@@ -52,6 +55,11 @@ __all__ = [
     "recorded_simulated_without_gold",
     "votes_and_consensus",
 ]
+
+
+HUMAN_VENDOR = "human"
+"""The ``vendor`` of a person's verdict (:meth:`BatchResult.from_votes`): the views mark
+:attr:`BatchResult.human_critics`."""
 
 
 def plain_text(renderable: RenderableType) -> str:
@@ -211,6 +219,77 @@ class BatchResult(BaseModel):
             self.labels_matrix(), self.critics, measure
         )
         return pairs
+
+    # -- labels from people --------------------------------------------------------------------
+
+    def label_queue(
+        self,
+        n: int,
+        *,
+        strategy: QueueStrategy = "uncertain",
+        seed: int | None = None,
+        floor: float = 0.3,
+        exclude: Iterable[str] = (),
+    ) -> LabelQueue:
+        """``n`` items for people to label, chosen by ``strategy`` (``"uncertain"``,
+        ``"disputed"``, ``"uniform"``, ``"stratified"``), each with the probability it had
+        of being chosen, so that :meth:`estimate` can undo the selection. See
+        :func:`cross_judge.stats.label_queue.label_queue`.
+
+        Raises:
+            ConfigError: an unknown strategy, ``n`` out of range, ``floor`` not > 0.
+        """
+        queue: LabelQueue = provider("label_queue")(
+            self, n, strategy=strategy, seed=seed, floor=floor, exclude=exclude
+        )
+        return queue
+
+    def estimate(
+        self,
+        label: str,
+        *,
+        gold: Mapping[str, str] | str | os.PathLike[str],
+        queue: LabelQueue | None = None,
+        ci: float = 0.95,
+        exclude: Iterable[str] = (),
+        prediction: Prediction = "votes",
+    ) -> Estimate:
+        """The share of these items whose true label is ``label``, from the jury and
+        people's ``gold`` labels (``{id: label}`` or the labelling page's JSONL file),
+        unbiased whatever the jury's errors (PPI++, inverse-probability weighted by the
+        ``queue`` the labels came from; without one they are taken as a uniform sample).
+        See :func:`cross_judge.stats.estimates.estimate_share` for every assumption.
+
+        Raises:
+            ConfigError: bad gold, gold ids outside the results without a queue, a queue
+                drawn from other results (or another ``exclude``), ``ci`` outside (0, 1).
+        """
+        estimate: Estimate = provider("estimate")(
+            self, label, gold=gold, queue=queue, ci=ci, exclude=exclude, prediction=prediction
+        )
+        return estimate
+
+    def estimate_accuracy(
+        self,
+        critic: str,
+        *,
+        gold: Mapping[str, str] | str | os.PathLike[str],
+        queue: LabelQueue | None = None,
+        ci: float = 0.95,
+        exclude: Iterable[str] = (),
+        prediction: Prediction = "consensus",
+    ) -> Estimate:
+        """``critic``'s accuracy over the items it gave a valid vote on, from its agreement
+        with the jury and people's ``gold`` labels (PPI++, as :meth:`estimate`). See
+        :func:`cross_judge.stats.estimates.estimate_accuracy`.
+
+        Raises:
+            ConfigError: ``critic`` gave no valid vote, and as :meth:`estimate`.
+        """
+        estimate: Estimate = provider("estimate_accuracy")(
+            self, critic, gold=gold, queue=queue, ci=ci, exclude=exclude, prediction=prediction
+        )
+        return estimate
 
     # -- per criterion (rubric batches) --------------------------------------------------------
 
@@ -489,6 +568,81 @@ class BatchResult(BaseModel):
             for r in self.verdicts
         ]
         return self.model_copy(update={"verdicts": results, "voting": strategy_name(voting)})
+
+    # -- votes from elsewhere ----------------------------------------------------------------
+
+    @property
+    def human_critics(self) -> list[str]:
+        """The critics that are people (their first verdict has ``vendor="human"``,
+        :data:`HUMAN_VENDOR`), in critic order; the summary marks them ``†``."""
+        first: dict[str, Verdict] = {}
+        for result in self.verdicts:
+            first.update((v.critic_id, v) for v in result.verdicts if v.critic_id not in first)
+        return [n for n in self.critics if n in first and first[n].vendor == HUMAN_VENDOR]
+
+    @classmethod
+    def from_votes(
+        cls,
+        rows: Any,
+        *,
+        item: str = "item",
+        critic: str = "critic",
+        label: str = "label",
+        confidence: str | None = None,
+        reasoning: str | None = None,
+        voting: str = "majority",
+        voting_kwargs: Mapping[str, Any] | None = None,
+        people: bool | Iterable[str] = True,
+    ) -> BatchResult:
+        """A batch of votes cast elsewhere (people's labels, another tool's judge logs), each
+        item voted with ``voting`` and ``voting_kwargs`` as :meth:`revote` (``dawid_skene``
+        too). ``rows``: dicts (keys named by ``item``, ``critic``, ``label``, ``confidence``,
+        ``reasoning``), tuples ``(item, critic, label[, confidence])``, or a pandas or polars
+        frame. Items and critics keep their first-seen order; labels are kept as given,
+        stripped. ``people``: ``True`` marks every voter a person (``vendor="human"``), a
+        list names the people, ``False`` none. See :mod:`cross_judge.batch.votes`.
+
+        Raises:
+            ConfigError: a bad row (named: ``rows[3]``), one voter's two labels on an item
+                (both rows named), ``people`` naming no voter, a bad strategy.
+        """
+        batch: BatchResult = provider("from_votes")(
+            rows, item=item, critic=critic, label=label, confidence=confidence,
+            reasoning=reasoning, voting=voting, voting_kwargs=voting_kwargs, people=people,
+        )  # fmt: skip
+        return batch
+
+    def add_votes(
+        self,
+        rows: Any,
+        *,
+        item: str = "item",
+        critic: str = "critic",
+        label: str = "label",
+        confidence: str | None = None,
+        reasoning: str | None = None,
+        people: bool | Iterable[str] = True,
+        revote: bool = True,
+        voting: str | None = None,
+        voting_kwargs: Mapping[str, Any] | None = None,
+    ) -> BatchResult:
+        """A copy of this batch with votes cast elsewhere added as extra critics (``rows``
+        and ``people`` as in :meth:`from_votes`; a label that differs from one of the
+        batch's only in case takes the batch's spelling). With ``revote`` each item is voted
+        again with ``voting`` (default: the batch's strategy by name; its arguments are not
+        stored, pass them in ``voting_kwargs``), so its consensus may change;
+        ``revote=False`` keeps the jury's consensus, to measure people against the jury.
+
+        Raises:
+            ConfigError: votes on items not in the batch (named); a voter already a critic;
+                a cascade's results; a bad row, as :meth:`from_votes`.
+        """
+        batch: BatchResult = provider("add_votes")(
+            self, rows, item=item, critic=critic, label=label, confidence=confidence,
+            reasoning=reasoning, people=people, revote=revote, voting=voting,
+            voting_kwargs=voting_kwargs,
+        )  # fmt: skip
+        return batch
 
     # -- export ------------------------------------------------------------------------------
 

@@ -46,6 +46,7 @@ from .panel_protocol import Panel
 from .provider_jobs import BATCH_VENDORS, BatchOptions
 from .results_file import ResultsFile
 from .runner import DEFAULT_CONCURRENCY, Mode, ResultStream, judge_many, stop_streams, stream
+from .votes import read_votes_file  # also registers from_votes / add_votes
 
 __all__ = [
     "BATCH_VENDORS",
@@ -69,6 +70,7 @@ __all__ = [
     "judge_many",
     "load_result",
     "read_results",
+    "read_votes_file",
     "shard_of",
     "stop_streams",
     "stream",

@@ -21,6 +21,11 @@ Subcommands:
   labelled items (results of ``review --all-tiers``) so that its agreement with the labels
   is guaranteed; prints the fit and the ``escalate:`` block for the panel file. No model is
   called.
+* ``label-queue OUT.jsonl -n N --out QUEUE.html``: choose the items people should label
+  (``--strategy``, ``--seed``, ``--exclude``) and write an offline page to label them on,
+  the queue and its inclusion probabilities beside it. No model is called.
+* ``import VOTES.csv --out OUT.jsonl``: votes cast elsewhere (people's labels, another
+  tool's judge logs; CSV, TSV or JSONL) voted into a results file. No model is called.
 * ``prompts list | show ID | validate FILE``: the packaged prompts, and checking a new one.
 * ``cache stats | clear [--path FILE]``: the response cache's size and age; emptying it.
 * ``demo``: the full pipeline offline, against simulated critics; ``version``.
@@ -47,7 +52,18 @@ from collections.abc import Callable, Sequence
 
 from .._version import __version__
 from ..errors import ConfigError
-from . import cache, calibrate, demo_command, prompts, report, review, revote, stats
+from . import (
+    cache,
+    calibrate,
+    demo_command,
+    import_votes,
+    label_queue,
+    prompts,
+    report,
+    review,
+    revote,
+    stats,
+)
 from .common import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 
 __all__ = ["main"]
@@ -58,9 +74,11 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "stats": stats.run,
     "calibrate": calibrate.run,
     "report": report.run,
+    "label-queue": label_queue.run,
     "prompts": prompts.run,
     "cache": cache.run,
     "demo": demo_command.run,
+    "import": import_votes.run,
 }
 
 
@@ -76,9 +94,11 @@ def _build_parser() -> argparse.ArgumentParser:
     stats.add_parser(sub)
     calibrate.add_parser(sub)
     report.add_parser(sub)
+    label_queue.add_parser(sub)
     prompts.add_parser(sub)
     cache.add_parser(sub)
     demo_command.add_parser(sub)
+    import_votes.add_parser(sub)
     sub.add_parser("version", help="print the version")
     return parser
 

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..errors import ConfigError
 from ..results import (
+    HUMAN_VENDOR,
     BatchResult,
     CriticStats,
     CriticTally,
@@ -550,6 +551,13 @@ class BatchDigest:
     def cost_usd(self) -> float | None:
         """Cost of the whole batch; ``None`` unless every item's cost is known."""
         return self._cost if self.n and self._cost_known else None
+
+    @property
+    def human_critics(self) -> list[str]:
+        """The critics that are people (``vendor="human"``), as
+        :attr:`BatchResult.human_critics`."""
+        first = self.first_verdicts
+        return [n for n in self.critics if n in first and first[n].vendor == HUMAN_VENDOR]
 
     def critic_stats(self) -> dict[str, CriticStats]:
         """Per-critic counts and rates, as :meth:`BatchResult.critic_stats`."""

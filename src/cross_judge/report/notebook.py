@@ -473,10 +473,14 @@ def _overview(batch: BatchResult, disputed: int, retry: int) -> str:
     return _table(("batch", ""), rows, right=(1,))
 
 
-def _critics_table(stats: dict[str, CriticStats], simulated: Sequence[str] = ()) -> str:
+def _critics_table(
+    stats: dict[str, CriticStats], simulated: Sequence[str] = (), people: Sequence[str] = ()
+) -> str:
     rows = []
     for s in stats.values():
         mark = f" {_badge('simulated', _TINTS['SKIPPED'])}" if s.critic in simulated else ""
+        if s.critic in people:
+            mark += f" {_badge('person', _TINTS['SKIPPED'])}"
         failures = ", ".join(f"{_text(k)} {n}" for k, n in s.error_kinds.items())
         message = ""
         if s.error_messages:
@@ -675,7 +679,7 @@ def batch_html(batch: BatchResult, *, max_rows: int = MAX_ROWS) -> str:
     rows.extend((index, None) for index in calm[: max_rows - len(rows)])
     parts = [
         _overview(batch, len(disputes), retry),
-        _critics_table(stats, batch.simulated_critics),
+        _critics_table(stats, batch.simulated_critics, batch.human_critics),
     ]
     if tiers:
         parts.append(_tiers_table(tiers))

@@ -26,7 +26,9 @@ and scripts run only with the page's own nonce). It shows:
   reasoning, and a cascade's deciding tier.
 
 Critics the run manifest (or ``BatchResult.simulated_critics``) records as simulated are
-said to be so under the overview and marked wherever a critic is named.
+said to be so under the overview and marked wherever a critic is named. Critics that are people
+(``BatchResult.human_critics``: their verdicts have ``vendor="human"``) are marked
+"person" wherever a critic is named.
 
 Charts are Vega-Lite specs drawn by the Vega, Vega-Lite and Vega-Embed runtimes shipped
 in ``cross_judge/report_assets`` (BSD-3-Clause, versions in :data:`RUNTIME_VERSIONS`; their
@@ -290,6 +292,7 @@ class _Page:
         self.specs: dict[str, dict[str, Any]] = {}
         recorded = [*batch.simulated_critics, *_simulated_in(runs)]
         self.simulated = [name for name in dict.fromkeys(recorded) if name in batch.critics]
+        self.people = batch.human_critics
 
     def render(self) -> str:
         nonce = secrets.token_urlsafe(18)
@@ -407,8 +410,10 @@ class _Page:
         return f'<p class="note" id="simulated">{_e(simulated_note(self.simulated))}.</p>'
 
     def _name(self, critic: str) -> str:
-        """A critic's name as HTML, marked when it is simulated."""
+        """A critic's name as HTML, marked when it is simulated or a person."""
         mark = ' <span class="sim">simulated</span>' if critic in self.simulated else ""
+        if critic in self.people:
+            mark += ' <span class="sim human">person</span>'
         return _e(critic) + mark
 
     def _provenance(self) -> str:

@@ -183,7 +183,9 @@ def render_summary(
 
     Critics the batch records as simulated (``simulated_critics``) are marked ``*`` in
     the critics table, and a line under the overview says that their answers come from
-    the simulated vendor, not a language model.
+    the simulated vendor, not a language model. Critics that are people
+    (``human_critics``: votes imported with ``from_votes`` or ``add_votes``) are marked
+    ``†``.
 
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
@@ -222,6 +224,7 @@ def render_summary(
     overview.add_row("items", str(n))
     overview.add_row("critics", ", ".join(batch.critics))
     simulated = [name for name in batch.critics if name in batch.simulated_critics]
+    people = batch.human_critics
     overview.add_row("voting", batch.voting)
     overview.add_row(f"Krippendorff's alpha ({level})", format_number(alpha))
     overview.add_row("Fleiss' kappa", format_number(batch.fleiss_kappa()))
@@ -322,7 +325,13 @@ def render_summary(
         box=box.SIMPLE_HEAD,
         title="critics",
         title_justify="left",
-        caption="*: a simulated critic, not a language model" if simulated else None,
+        caption="; ".join(
+            [
+                *(["*: a simulated critic, not a language model"] if simulated else []),
+                *(["†: a person (votes imported with from_votes or add_votes)"] if people else []),
+            ]
+        )
+        or None,
         caption_justify="left",
     )
     columns = ["critic", "valid", "errors", "parse fails"]
@@ -335,6 +344,7 @@ def render_summary(
     critic_stats = batch.critic_stats()
     for stats in critic_stats.values():
         name = stats.critic + ("*" if stats.critic in simulated else "")
+        name += "†" if stats.critic in people else ""
         cells = [name, str(stats.valid), str(stats.errors), str(stats.parse_failures)]
         if detailed:
             cells.append(str(stats.skipped))

@@ -1,0 +1,126 @@
+"""``cross-judge label-queue``: choose the items people should label from a finished run,
+and write the offline page to label them on.
+
+Draws the queue with :func:`cross_judge.stats.label_queue.label_queue`, writes the page
+(:func:`cross_judge.report.label_page.render_label_page`) and, beside it, the queue itself
+(``QUEUE.jsonl``: each item's inclusion probability, which an estimate needs to undo the
+selection). Says what it chose and how to use the exported labels. No model is called.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ConfigError
+from .common import EXIT_OK, read_results_file, say, shown_ids, stdout_console
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``label-queue`` and its options to ``sub``."""
+    from ..stats.label_queue import QUEUE_STRATEGIES
+
+    command = sub.add_parser(
+        "label-queue",
+        help="choose items for people to label; write an offline labelling page",
+        description=(
+            "Draw N items of OUT.jsonl for people to label (by default those the jury was "
+            "least sure of, every item keeping a chance), write a self-contained HTML page "
+            "to label them on (offline; keys 1-9 for the labels, progress kept in the "
+            "browser, Export downloads labels.jsonl for --gold) and, beside it, the queue "
+            "as JSONL with each item's inclusion probability. Calls no model."
+        ),
+    )
+    command.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
+    command.add_argument("-n", type=int, required=True, metavar="N", help="how many items to queue")
+    command.add_argument(
+        "--strategy",
+        default="uncertain",
+        metavar="NAME",
+        help=f"how to choose: {', '.join(QUEUE_STRATEGIES)} (default uncertain)",
+    )
+    command.add_argument(
+        "--seed", type=int, default=None, metavar="S", help="for a repeatable draw"
+    )
+    command.add_argument(
+        "--floor",
+        type=float,
+        default=0.3,
+        metavar="F",
+        help="uncertain/disputed: the weight of an item the jury was sure of, next to 1 (> 0)",
+    )
+    command.add_argument(
+        "--exclude",
+        metavar="GOLD.jsonl",
+        help='items already labelled ({"id", "label"} lines): never queued again',
+    )
+    command.add_argument(
+        "-o",
+        "--out",
+        metavar="QUEUE.html",
+        required=True,
+        help="where to write the page (replaced); the queue goes beside it as QUEUE.jsonl",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``cross-judge label-queue``; the exit code."""
+    from ..stats.gold import load_gold
+    from ..stats.label_queue import QUEUE_STRATEGIES, label_queue
+
+    results = Path(args.results)
+    if not results.is_file():
+        raise ConfigError(
+            f"{results}: no such results file; pass the OUT.jsonl of cross-judge review"
+        )
+    if args.strategy not in QUEUE_STRATEGIES:
+        raise ConfigError(
+            f"--strategy {args.strategy!r} is not one of {', '.join(QUEUE_STRATEGIES)}"
+        )
+    if args.exclude is not None and not Path(args.exclude).is_file():
+        raise ConfigError(
+            f'--exclude {args.exclude}: no such file; pass a JSONL file of {{"id", "label"}}'
+        )
+    page = Path(args.out)
+    if page.suffix.lower() not in (".html", ".htm"):
+        raise ConfigError(f"--out {page}: name the page QUEUE.html")
+    if page.resolve() == results.resolve():
+        raise ConfigError(f"--out {page} is the results file; write the page to another file")
+    if page.with_suffix(".jsonl").resolve() == results.resolve():
+        raise ConfigError(
+            f"--out {page} would write the queue over {results} (QUEUE.jsonl goes beside the "
+            "page); name the page otherwise"
+        )
+    if not page.parent.exists():
+        raise ConfigError(f"{page.parent} does not exist; create it or choose another path")
+    batch = read_results_file(str(results), slim=False)
+    exclude = list(load_gold(args.exclude)) if args.exclude is not None else []
+    pool = len(batch) - len(set(exclude) & {r.query_id for r in batch.verdicts})
+    if not 0 < args.n <= pool:
+        left = f" ({len(batch) - pool} excluded)" if exclude else ""
+        raise ConfigError(
+            f"-n {args.n}: choose from 1 to {pool}, the items of {results} left to label{left}"
+        )
+    queue = label_queue(
+        batch, args.n, strategy=args.strategy, seed=args.seed, floor=args.floor, exclude=exclude
+    )
+    queue.to_html(batch, page)
+    queue_file = page.with_suffix(".jsonl")
+    queue.to_jsonl(queue_file)
+    console = stdout_console()
+    seed = "" if args.seed is None else f", seed {args.seed}"
+    say(
+        console,
+        f"label queue: {len(queue)} of {queue.population} items, chosen by {queue.strategy}"
+        f"{seed}: {shown_ids(queue.items)}",
+    )
+    say(console, f"page: {page} (opens offline; keys 1-9 label, ? lists every key)")
+    say(console, f"queue: {queue_file} (each item's inclusion probability, for the estimates)")
+    say(
+        console,
+        "label in the page, click Export labels, then: "
+        f"cross-judge stats {results} --gold labels.jsonl",
+    )
+    return EXIT_OK

@@ -1,0 +1,545 @@
+"""Estimates that combine the jury with people's labels and stay unbiased: prediction-powered
+inference with power tuning (PPI++, Angelopoulos, Duchi and Zrnic, 2023) over the finite
+population of a batch's items, with inverse-probability weights for a label queue that was
+not drawn uniformly (:mod:`cross_judge.stats.label_queue`).
+
+:func:`estimate_share` estimates the share of items whose *true* label is a given label;
+:func:`estimate_accuracy` a critic's accuracy; :func:`prediction_powered_mean` is the
+statistic under both, on plain numbers.
+
+The estimator. Every item ``i`` of the population (``N`` items) has a prediction
+``f_i`` in [0, 1] from the jury; the labelled items ``S`` have a label ``Y_i`` in [0, 1]
+and ``pi_i``, the probability the item had of being labelled. For a tuning factor
+``lam`` in [0, 1]::
+
+    theta = (1/N) sum_all lam f_i + (1/N) sum_{i in S} (Y_i - lam f_i) / pi_i
+
+The second term is a Horvitz-Thompson estimate of the jury's error, so ``theta`` is
+unbiased for the population mean of ``Y`` whatever the jury's bias, for any fixed ``lam``
+(``lam = 0`` is the labels-only estimate, ``lam = 1`` the classic PPI one). ``lam`` is
+chosen to minimise the estimated variance, ``cov(HT(Y), HT(f)) / var(HT(f))`` under the
+sampling design, clipped to [0, 1]; estimating it from the same labels leaves a bias of
+order ``1 / n`` (as in PPI++). The variance of the Horvitz-Thompson term is estimated
+
+* for a simple random sample (a ``"uniform"`` queue, or labels without a queue) exactly,
+  with the finite-population correction ``1 - n / N``;
+* for unequal probabilities (``"uncertain"``, ``"disputed"``, ``"stratified"`` queues) by
+  the with-replacement (Hansen-Hurwitz) approximation, which ignores the gain of drawing
+  without replacement and of stratifying, so the interval errs on the wide side; items
+  drawn with probability 1 are known exactly and add no variance.
+
+The interval is ``theta +- t * se``, clipped to [0, 1], with ``t`` Student's quantile for
+the labels' count less one (:func:`t_quantile`); with very few labels, or
+a share near 0 or 1, it can be too narrow (the labels-only interval too). It needs at
+least two labels; with none the estimate is the jury's alone (``method="jury only"``, no
+interval: its bias is unknown).
+
+Calls no model and reads only stored results and labels. It deliberately does not choose
+what to label (:mod:`~cross_judge.stats.label_queue`) nor learn weights from labels
+(:mod:`~cross_judge.stats.reliability`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .._extensions import provide
+from ..errors import ConfigError
+from ..verdict import EnsembleVerdict
+from .gold import load_gold
+from .label_queue import LabelQueue
+
+if TYPE_CHECKING:
+    from ..results import BatchResult
+
+__all__ = [
+    "Estimate",
+    "Prediction",
+    "estimate_accuracy",
+    "estimate_share",
+    "prediction_powered_mean",
+    "t_quantile",
+]
+
+Method = Literal["ppi++", "labels only", "jury only"]
+Design = Literal["simple random", "unequal probabilities"]
+Prediction = Literal["votes", "consensus"]
+"""What the jury predicts for an item (see :func:`estimate_share`)."""
+
+_CERTAIN = 1.0 - 1e-12  # an inclusion probability this close to 1 is a certainty
+
+
+class Estimate(BaseModel):
+    """A share (or an accuracy) estimated from the jury and people's labels.
+
+    Attributes:
+        value: the estimate.
+        low, high: its interval at level ``ci``, clipped to [0, 1]; ``None`` with fewer
+            than two labels.
+        method: ``"ppi++"`` (the jury's predictions were used: ``lam > 0``), ``"labels
+            only"`` (power tuning gave the predictions no weight: ``lam == 0``, the
+            Horvitz-Thompson estimate from the labels alone) or ``"jury only"`` (no label:
+            the jury's share, biased by however much the jury errs).
+        n_labels: the labels that counted.
+        n_items: the population: the items the estimate is about.
+        se: the estimated standard error (``None`` with fewer than two labels).
+        ci: the interval's level.
+        jury_only: the jury's answer alone: the share of items whose consensus is the
+            label (for an accuracy, the share of the critic's votes equal to the
+            consensus). Its distance from ``value`` shows the jury's bias.
+        labels_only, labels_only_low, labels_only_high: the estimate and interval from the
+            labels alone (``lam = 0``), same design and variance estimator.
+        lam: the power-tuning factor in [0, 1] (``None`` without labels).
+        design: ``"simple random"`` or ``"unequal probabilities"`` (how the variance was
+            estimated; see :mod:`cross_judge.stats.estimates`).
+        notes: the assumptions this estimate made and the labels it left out, in words.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float
+    low: float | None
+    high: float | None
+    method: Method
+    n_labels: int
+    n_items: int
+    se: float | None
+    ci: float
+    jury_only: float
+    labels_only: float | None = None
+    labels_only_low: float | None = None
+    labels_only_high: float | None = None
+    lam: float | None = None
+    design: Design = "simple random"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def width(self) -> float | None:
+        """``high - low`` (``None`` without an interval)."""
+        if self.low is None or self.high is None:
+            return None
+        return self.high - self.low
+
+    def __str__(self) -> str:
+        """``0.312 [0.270, 0.354] (ppi++, 100 labels, 2000 items; jury only 0.356; labels
+        only 0.300 [0.214, 0.386])``."""
+        head = f"{self.value:.3f}"
+        if self.low is not None and self.high is not None:
+            head += f" [{self.low:.3f}, {self.high:.3f}]"
+        text = (
+            f"{head} ({self.method}, {self.n_labels} labels, {self.n_items} items; "
+            f"jury only {self.jury_only:.3f}"
+        )
+        if self.labels_only is not None and self.method == "ppi++":
+            text += f"; labels only {self.labels_only:.3f}"
+            if self.labels_only_low is not None and self.labels_only_high is not None:
+                text += f" [{self.labels_only_low:.3f}, {self.labels_only_high:.3f}]"
+        return text + ")"
+
+
+# --- the statistic on plain numbers ----------------------------------------------------------
+
+
+def _design_covariance(
+    x: Sequence[float],
+    y: Sequence[float],
+    probabilities: Sequence[float],
+    *,
+    simple_random: bool,
+    population: int,
+) -> float | None:
+    """The estimated covariance of the Horvitz-Thompson totals of ``x`` and ``y`` (values
+    of the labelled items, drawn with ``probabilities``); ``None`` when it cannot be
+    estimated (fewer than two uncertain draws and some left to estimate)."""
+    if simple_random:
+        n = len(x)
+        if n < 2:
+            return None
+        mx, my = math.fsum(x) / n, math.fsum(y) / n
+        s_xy = math.fsum((a - mx) * (b - my) for a, b in zip(x, y, strict=True)) / (n - 1)
+        fpc = max(0.0, 1.0 - n / population)
+        return population * population * fpc * s_xy / n
+    uncertain = [k for k, p in enumerate(probabilities) if p < _CERTAIN]
+    m = len(uncertain)
+    if m == 0:
+        return 0.0  # every labelled item was certain to be: a census of them
+    if m < 2:
+        return None
+    zx = [m * x[k] / probabilities[k] for k in uncertain]
+    zy = [m * y[k] / probabilities[k] for k in uncertain]
+    mx, my = math.fsum(zx) / m, math.fsum(zy) / m
+    return math.fsum((a - mx) * (b - my) for a, b in zip(zx, zy, strict=True)) / (m * (m - 1))
+
+
+def _clip(value: float) -> float:
+    return min(1.0, max(0.0, value))
+
+
+def _interval(value: float, se: float | None, z: float) -> tuple[float | None, float | None]:
+    """``value +- z se``, each end clipped to [0, 1] (so ``low <= high`` even when an
+    unclipped ``value`` lies outside)."""
+    if se is None:
+        return None, None
+    return _clip(value - z * se), _clip(value + z * se)
+
+
+def prediction_powered_mean(
+    predictions: Sequence[float | None],
+    labels: Mapping[int, float],
+    probabilities: Mapping[int, float],
+    *,
+    simple_random: bool,
+    ci: float = 0.95,
+    jury_only: float | None = None,
+    notes: Iterable[str] = (),
+) -> Estimate:
+    """The PPI++ estimate of the mean of ``Y`` over a finite population (see the module
+    docstring).
+
+    Args:
+        predictions: ``f_i`` in [0, 1] for every item of the sampling frame; ``None``
+            puts the item outside the population (a domain: the estimate is the mean over
+            the other items, and a label of such an item counts as a draw with value 0).
+        labels: ``{frame index: Y_i}`` for the labelled items, ``Y_i`` in [0, 1].
+        probabilities: ``{frame index: pi_i}`` for each labelled item, in (0, 1].
+        simple_random: the labels are a simple random sample of the frame (exact variance
+            with the finite-population correction); otherwise unequal probabilities (the
+            with-replacement approximation).
+        ci: the interval's level, in (0, 1).
+        jury_only: the jury's own estimate to report (default: the mean prediction).
+        notes: assumptions to record on the result.
+
+    Raises:
+        ConfigError: ``ci`` outside (0, 1), an empty population, a label without a
+            probability, a probability outside (0, 1], an index outside the frame, a value
+            outside [0, 1].
+    """
+    if not 0.0 < ci < 1.0:
+        raise ConfigError(f"ci must be in (0, 1), got {ci!r}")
+    frame = len(predictions)
+    domain = [f for f in predictions if f is not None]
+    if not domain:
+        raise ConfigError("the estimate needs at least one item in its population")
+    if any(not 0.0 <= f <= 1.0 for f in domain):
+        raise ConfigError("every prediction must be in [0, 1]")
+    for index, y in labels.items():
+        if not 0 <= index < frame:
+            raise ConfigError(f"labelled item {index} is outside the {frame} items")
+        if not 0.0 <= y <= 1.0:
+            raise ConfigError(f"every label value must be in [0, 1], got {y!r}")
+        p = probabilities.get(index)
+        if p is None or not 0.0 < p <= 1.0:
+            raise ConfigError(f"labelled item {index} needs a probability in (0, 1], got {p!r}")
+    size = len(domain)
+    total_f = math.fsum(domain)
+    shown = total_f / size if jury_only is None else jury_only
+    ordered = sorted(labels)
+    inside = [k for k in ordered if predictions[k] is not None]
+    if not inside:
+        return Estimate(
+            value=shown,
+            low=None,
+            high=None,
+            method="jury only",
+            n_labels=0,
+            n_items=size,
+            se=None,
+            ci=ci,
+            jury_only=shown,
+            design="simple random" if simple_random else "unequal probabilities",
+            notes=(*notes, "no label: the jury's share alone, biased by its errors"),
+        )
+    # A labelled item outside the domain is a draw whose value is 0 (domain estimation).
+    ys = [labels[k] if predictions[k] is not None else 0.0 for k in ordered]
+    fs = [predictions[k] or 0.0 for k in ordered]
+    ps = [probabilities[k] for k in ordered]
+
+    def covariance(a: Sequence[float], b: Sequence[float]) -> float | None:
+        return _design_covariance(a, b, ps, simple_random=simple_random, population=frame)
+
+    v_yy, v_yf, v_ff = covariance(ys, ys), covariance(ys, fs), covariance(fs, fs)
+    lam = 0.0
+    if v_yf is not None and v_ff is not None and v_ff > 0.0:
+        lam = min(1.0, max(0.0, v_yf / v_ff))
+    ht_y = math.fsum(y / p for y, p in zip(ys, ps, strict=True))
+    ht_f = math.fsum(f / p for f, p in zip(fs, ps, strict=True))
+    value = (lam * total_f + ht_y - lam * ht_f) / size
+    labels_only = ht_y / size
+    z = t_quantile(0.5 + ci / 2.0, len(ordered) - 1)
+    se: float | None = None
+    se_labels: float | None = None
+    if v_yy is not None and v_yf is not None and v_ff is not None:
+        variance = v_yy - 2.0 * lam * v_yf + lam * lam * v_ff
+        se = math.sqrt(max(0.0, variance)) / size
+        se_labels = math.sqrt(max(0.0, v_yy)) / size
+    low, high = _interval(value, se, z)
+    labels_low, labels_high = _interval(labels_only, se_labels, z)
+    return Estimate(
+        value=_clip(value),
+        low=low,
+        high=high,
+        method="ppi++" if lam > 0.0 else "labels only",
+        n_labels=len(inside),
+        n_items=size,
+        se=se,
+        ci=ci,
+        jury_only=shown,
+        labels_only=_clip(labels_only),
+        labels_only_low=labels_low,
+        labels_only_high=labels_high,
+        lam=lam,
+        design="simple random" if simple_random else "unequal probabilities",
+        notes=tuple(notes),
+    )
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Student's t quantile at ``p`` with ``df`` degrees of freedom, by the Cornish-Fisher
+    expansion around the normal one (within 0.002 of the exact value for ``df`` >= 10 at the
+    usual levels); the normal quantile for ``df`` < 1. Used for every interval here: with a
+    hundred labels it is about 1% wider than the normal one, which the normal interval's
+    slight under-coverage on binary labels needs."""
+    z = NormalDist().inv_cdf(p)
+    if df < 1:
+        return z
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
+
+
+# --- on a batch's results --------------------------------------------------------------------
+
+
+def _population(
+    results: BatchResult | Iterable[EnsembleVerdict], exclude: Iterable[str]
+) -> list[EnsembleVerdict]:
+    skip = set(exclude)
+    stored = list(getattr(results, "verdicts", results))
+    pool = [r for r in stored if r.query_id not in skip]
+    ids = [r.query_id for r in pool]
+    if len(set(ids)) != len(ids):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise ConfigError(f"item ids must be unique to estimate over them; repeated: {repeated}")
+    return pool
+
+
+def _labelled(
+    pool: Sequence[EnsembleVerdict],
+    gold: Mapping[str, str] | str | os.PathLike[str],
+    queue: LabelQueue | None,
+) -> tuple[dict[int, str], dict[int, float], bool, list[str]]:
+    """The labelled frame indices and their labels, their inclusion probabilities, whether
+    the design is a simple random sample, and the notes on what was assumed."""
+    labels = load_gold(gold)
+    index = {r.query_id: i for i, r in enumerate(pool)}
+    notes: list[str] = []
+    if queue is None:
+        unknown = [item for item in labels if item not in index]
+        if unknown:
+            raise ConfigError(
+                f"{len(unknown)} gold id(s) are not among the {len(pool)} items "
+                f"(e.g. {unknown[:5]}); without a queue every gold label must belong to an "
+                "item of these results (pass exclude= for items to leave out)"
+            )
+        chosen = {index[item]: label for item, label in labels.items()}
+        share = len(chosen) / len(pool)
+        notes.append(
+            "no queue: the labelled items are assumed to be a simple random sample of the "
+            "items (if they were chosen otherwise, pass the LabelQueue they came from)"
+        )
+        return chosen, dict.fromkeys(chosen, share), True, notes
+    if queue.population != len(pool):
+        raise ConfigError(
+            f"the queue was drawn from {queue.population} items, these results hold "
+            f"{len(pool)} (after exclude=): estimate over the results the queue was drawn "
+            "from, with the same exclude= as label_queue"
+        )
+    missing = [item for item in queue.items if item not in index]
+    if missing:
+        raise ConfigError(
+            f"{len(missing)} queued id(s) are not among these results (e.g. {missing[:5]}): "
+            "estimate over the results the queue was drawn from"
+        )
+    outside = [item for item in labels if item not in queue.probabilities]
+    if outside:
+        notes.append(
+            f"{len(outside)} gold label(s) of items outside the queue were left out: only "
+            "the queued items' labels count, since only their probabilities are known"
+        )
+    answered = [item for item in queue.items if item in labels]
+    chosen = {index[item]: labels[item] for item in answered}
+    scale = len(answered) / len(queue.items) if queue.items else 0.0
+    if answered and len(answered) < len(queue.items):
+        notes.append(
+            f"{len(answered)} of the {len(queue.items)} queued items are labelled: they are "
+            "assumed to be a random subset of the queue (true when labelled in the queue's "
+            "order, which is random), so each probability is scaled by "
+            f"{len(answered)}/{len(queue.items)}"
+        )
+    probabilities = {index[item]: queue.probabilities[item] * scale for item in answered}
+    return chosen, probabilities, queue.strategy == "uniform", notes
+
+
+def _vote_share(result: EnsembleVerdict, label: str) -> float:
+    votes = [v.kind for v in result.verdicts if v.error is None]
+    return sum(kind == label for kind in votes) / len(votes) if votes else 0.0
+
+
+def _decided(result: EnsembleVerdict, label: str) -> bool:
+    return not result.fallback and result.consensus == label
+
+
+def _check_prediction(prediction: str) -> None:
+    if prediction not in ("votes", "consensus"):
+        raise ConfigError(f"prediction must be 'votes' or 'consensus', got {prediction!r}")
+
+
+def estimate_share(
+    results: BatchResult | Iterable[EnsembleVerdict],
+    label: str,
+    *,
+    gold: Mapping[str, str] | str | os.PathLike[str],
+    queue: LabelQueue | None = None,
+    ci: float = 0.95,
+    exclude: Iterable[str] = (),
+    prediction: Prediction = "votes",
+) -> Estimate:
+    """The share of the batch's items whose true label is ``label``, from the jury's
+    predictions and people's labels (PPI++; see the module docstring).
+
+    Assumptions (each recorded in :attr:`Estimate.notes` where it applies):
+
+    * The population is the items of ``results`` minus ``exclude`` (pass the same
+      ``exclude=`` as to :func:`~cross_judge.stats.label_queue.label_queue`); the estimate
+      is about those items, not about items the batch never held.
+    * Gold labels are the truth (people's mistakes are not modelled).
+    * With ``queue``, only the queued items' labels count (the others' probability of being
+      labelled is unknown, so they are left out); when only some queued items are labelled,
+      they are taken as a random subset of the queue. Without ``queue``, the labelled
+      items are taken as a simple random sample of the population: labels chosen by
+      looking at the jury's answers bias it.
+    * The prediction of an item is, with ``prediction="votes"`` (the default, which gave
+      the narrower intervals in ``bench/bench_estimates.py``), the share of its valid votes
+      that are ``label`` (0 with no valid vote); with ``"consensus"``, 1 when the panel
+      decided ``label``, else 0 (a fallback decides nothing). Either is unbiased; they
+      differ in width only.
+
+    Args:
+        results: a batch's results (or their :class:`EnsembleVerdict` list).
+        label: the label whose share to estimate.
+        gold: ``{id: label}`` or a JSONL file of ``{"id", "label"}`` lines (what the
+            labelling page exports).
+        queue: the :class:`~cross_judge.stats.label_queue.LabelQueue` the labels came from.
+        ci: the interval's level.
+        exclude: ids outside the population.
+        prediction: ``"votes"`` or ``"consensus"`` (above).
+
+    Returns:
+        An :class:`Estimate`; ``jury_only`` is the share of items whose consensus is
+        ``label``; ``method="jury only"`` with no usable label.
+
+    Raises:
+        ConfigError: no item, repeated ids, a bad gold file, gold ids outside the results
+            without a queue, a queue drawn from other results, an unknown ``prediction``,
+            ``ci`` outside (0, 1).
+    """
+    _check_prediction(prediction)
+    pool = _population(results, exclude)
+    if not pool:
+        raise ConfigError("there is no item to estimate over")
+    chosen, probabilities, simple, notes = _labelled(pool, gold, queue)
+    if prediction == "votes":
+        predictions: list[float | None] = [_vote_share(r, label) for r in pool]
+    else:
+        predictions = [float(_decided(r, label)) for r in pool]
+    jury = sum(_decided(r, label) for r in pool) / len(pool)
+    return prediction_powered_mean(
+        predictions,
+        {k: float(y == label) for k, y in chosen.items()},
+        probabilities,
+        simple_random=simple,
+        ci=ci,
+        jury_only=jury,
+        notes=notes,
+    )
+
+
+def _critic_vote(result: EnsembleVerdict, critic: str) -> str | None:
+    for verdict in result.verdicts:
+        if verdict.critic_id == critic and verdict.error is None:
+            return verdict.kind
+    return None
+
+
+def estimate_accuracy(
+    results: BatchResult | Iterable[EnsembleVerdict],
+    critic: str,
+    *,
+    gold: Mapping[str, str] | str | os.PathLike[str],
+    queue: LabelQueue | None = None,
+    ci: float = 0.95,
+    exclude: Iterable[str] = (),
+    prediction: Prediction = "consensus",
+) -> Estimate:
+    """``critic``'s accuracy over the batch: the share of its valid votes that equal the
+    true label, from its agreement with the jury and people's labels (PPI++, as
+    :func:`estimate_share`, whose assumptions hold here too).
+
+    The population is the items (not excluded) where ``critic`` gave a valid vote: a
+    failed or skipped call is neither right nor wrong, as in
+    :func:`~cross_judge.stats.gold.gold_metrics`. A labelled item outside it counts as a
+    draw of that population's complement (domain estimation), so the queue's
+    probabilities still apply. ``Y`` is 1 when the critic's vote equals the gold label;
+    the prediction is, with ``prediction="consensus"`` (default), 1 when its vote equals
+    the panel's decided consensus, with ``"votes"`` the share of the item's valid votes
+    equal to its vote. ``jury_only`` is its agreement with the consensus.
+
+    Raises:
+        ConfigError: ``critic`` gave no valid vote, and as :func:`estimate_share`.
+    """
+    _check_prediction(prediction)
+    pool = _population(results, exclude)
+    votes = [_critic_vote(r, critic) for r in pool]
+    if all(vote is None for vote in votes):
+        critics = sorted({v.critic_id for r in pool for v in r.verdicts})
+        raise ConfigError(f"critic {critic!r} gave no valid vote here; critics: {critics}")
+    chosen, probabilities, simple, notes = _labelled(pool, gold, queue)
+    predictions: list[float | None] = []
+    agreeing: list[float] = []
+    for result, vote in zip(pool, votes, strict=True):
+        if vote is None:
+            predictions.append(None)
+            continue
+        agrees = float(not result.fallback and result.consensus == vote)
+        agreeing.append(agrees)
+        predictions.append(_vote_share(result, vote) if prediction == "votes" else agrees)
+    return prediction_powered_mean(
+        predictions,
+        {k: float(votes[k] == y) for k, y in chosen.items()},
+        probabilities,
+        simple_random=simple,
+        ci=ci,
+        jury_only=sum(agreeing) / len(agreeing),
+        notes=notes,
+    )
+
+
+@provide("estimate")
+def _batch_estimate(batch: BatchResult, label: str, **options: Any) -> Estimate:
+    """``BatchResult.estimate``."""
+    return estimate_share(batch, label, **options)
+
+
+@provide("estimate_accuracy")
+def _batch_estimate_accuracy(batch: BatchResult, critic: str, **options: Any) -> Estimate:
+    """``BatchResult.estimate_accuracy``."""
+    return estimate_accuracy(batch, critic, **options)
