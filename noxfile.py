@@ -86,6 +86,23 @@ def crowdkit(session: nox.Session) -> None:
 
 
 @nox.session
+def choix(session: nox.Session) -> None:
+    """choix as a live oracle: our Bradley-Terry fit against its ``mm_pairwise`` and
+    ``ilsr_pairwise`` with the same regularisation on random tie-free data
+    (tests/unit/stats/test_bradley_terry_choix_oracle.py, which skips without choix). choix
+    is never a dependency."""
+    session.install(".[test,stats]", "choix", env=COMPILED)
+    session.run(
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "tests/unit/stats/test_bradley_terry_choix_oracle.py",
+        "tests/unit/stats/test_bradley_terry.py",
+        *session.posargs,
+    )
+
+
+@nox.session
 def ray(session: nox.Session) -> None:
     """The ``cross-judge[ray]`` extra: ``cross_judge.ray`` (judging a Ray Dataset with
     async actors, the cluster-wide shared limit) against a Ray instance started on this
@@ -241,11 +258,13 @@ def bench(session: nox.Session) -> None:
         "bench_confidence_sources.py",
         "bench_reliability.py",
         "bench_bias.py",
+        "bench_ranking.py",
         "bench_batch.py",
         "bench_ray.py",
         "bench_stats.py",
         "bench_stats_memory.py",
         "bench_dawid_skene.py",
+        "bench_bt_fit.py",
         "bench_estimates.py",
         "bench_vs_01.py",
     ):

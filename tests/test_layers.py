@@ -53,7 +53,7 @@ LAYER_OF: dict[str, str] = {
     **dict.fromkeys(["transport", "limits", "vendors", "pricing"], "wire"),
     "critic": "critic",
     "batch": "batch",
-    **dict.fromkeys(["ensemble", "cascade", "cascade_calibration"], "panels"),
+    **dict.fromkeys(["ensemble", "cascade", "cascade_calibration", "ranking"], "panels"),
     **dict.fromkeys(["report", "integrations"], "report"),
     **dict.fromkeys(
         ["", "cli", "panel_file", "panel", "reviewer", "schema", "aggregation"], "apps"

@@ -46,8 +46,10 @@ from .errors import (
 from .integrations import frames as _frames  # noqa: F401 - registers to_pandas/to_polars
 from .panel import JudgePanel
 from .pricing import Price, load_prices, price_for, register_price
+from .ranking import Ranking
 from .report import (
     label_page as _label_page,  # noqa: F401 - registers LabelQueue.to_html
+    leaderboard as _leaderboard,  # noqa: F401 - registers the Ranking views
     notebook as _notebook,  # noqa: F401 - registers the _repr_html_ views
     summary as _summary,  # noqa: F401 - registers BatchResult.summary
 )
@@ -124,6 +126,7 @@ __all__ = [
     "PanelError",
     "Price",
     "PromptError",
+    "Ranking",
     "ResponseCache",
     "ResultsLocked",
     "Reviewer",

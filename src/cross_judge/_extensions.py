@@ -40,6 +40,8 @@ METHODS = frozenset(
         "length_bias",
         "pairwise_agreement",
         "position_bias",
+        "ranking_html",
+        "ranking_page",
         "reliability_alpha",
         "render_summary",
         "revote",

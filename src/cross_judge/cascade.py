@@ -39,21 +39,24 @@ criteria that stood decide it anyway (a failed gate: total 0, ``FAIL``).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import anyio
 
+from . import _sync
 from .batch.panel_methods import PanelMethods
 from .batch.panel_protocol import Panel
 from .batch.runner import stop_streams
 from .budget import Budget
 from .ensemble import Ensemble
 from .errors import ConfigError, ErrorKind
+from .ranking import Ranking, rank
 from .results import BatchResult
 from .rubric.models import CriterionConsensus, Rubric
 from .rubric.tally import criterion_verdicts, outcome
@@ -604,12 +607,17 @@ class Cascade(PanelMethods):
         meta: Mapping[str, Any] | None = None,
         budget_usd: Budget | float | None = None,
         all_tiers: bool = False,
+        sit_out: Collection[str] | None = None,
     ) -> EnsembleVerdict:
         """Judge ``query`` tier by tier until a result stands.
 
         With ``all_tiers`` every tier judges the item (concurrently) and the decision is
         made from their results exactly as tier by tier: the result to store for
         calibration and :meth:`replay`; it costs every tier.
+
+        ``sit_out`` names critics (of any tier) that do not judge this item, as in
+        :meth:`Ensemble.judge <cross_judge.ensemble.Ensemble.judge>` (self-preference in a
+        ranking); each tier gets the names of its own critics.
 
         Raises:
             PromptError: a template field of any tier's critics is missing from
@@ -624,10 +632,17 @@ class Cascade(PanelMethods):
             critic.check_renders(query, context)
         for tier in self.tiers:  # an unusable cache raises now, not after tier 0 was billed
             await tier.check_caches()
+        names = {c.name for c in self.critics}
+        if sit_out and not set(sit_out) <= names:
+            raise ConfigError(
+                f"sit_out names unknown critics {sorted(set(sit_out) - names)}; critics are "
+                f"{[c.name for c in self.critics]}"
+            )
         rule = self._rule()
         started = time.perf_counter()
 
         async def ask(tier: Ensemble, criteria: Sequence[str] | None = None) -> EnsembleVerdict:
+            own = [c.name for c in tier.critics if sit_out and c.name in sit_out]
             return await tier.judge(
                 query,
                 query_id=query_id,
@@ -635,6 +650,7 @@ class Cascade(PanelMethods):
                 meta=meta,
                 budget_usd=budget,
                 criteria=criteria,
+                sit_out=own or None,
             )
 
         if all_tiers:
@@ -706,6 +722,20 @@ class Cascade(PanelMethods):
         if panel_options:
             return super().panel_for_batch(**panel_options)
         return _AllTiers(self) if all_tiers else self
+
+    # -- ranking --------------------------------------------------------------------------
+
+    async def rank(self, candidates: Mapping[str, Any], **options: Any) -> Ranking:
+        """Rank ``candidates`` from pairs judged by this cascade: see
+        :func:`cross_judge.ranking.rank` for the options. Each tier shows pairs in its own
+        ``order``: give the tiers ``order="both"`` for a ranking free of position bias.
+        """
+        return await rank(self, candidates, **options)
+
+    def rank_sync(self, candidates: Mapping[str, Any], **options: Any) -> Ranking:
+        """:meth:`rank` for synchronous code; also works inside a running event loop."""
+        self.check_can_judge()
+        return _sync.run_sync(functools.partial(self.rank, candidates, **options))
 
     # -- replay ---------------------------------------------------------------------------
 

@@ -27,10 +27,12 @@ does, and raises :class:`~cross_judge.errors.ConfigError` when asked to judge.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -38,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from anyio.abc import TaskGroup
 
-from . import _otel
+from . import _otel, _sync
 from ._extensions import provide
 from .batch.panel_methods import PanelMethods
 from .batch.runner import stop_streams
@@ -59,6 +61,7 @@ from .pairwise import (
     shown_order,
     swapped,
 )
+from .ranking import Ranking, rank
 from .rubric.models import Rubric
 from .rubric.tally import RubricTally, criterion_verdicts, has_criteria, infer_rubric, tally
 from .transport import ChatRequest, aclose_sessions
@@ -250,6 +253,7 @@ class Ensemble(PanelMethods):
         meta: Mapping[str, Any] | None = None,
         budget_usd: Budget | float | None = None,
         criteria: Sequence[str] | None = None,
+        sit_out: Collection[str] | None = None,
     ) -> EnsembleVerdict:
         """Judge ``query`` with every critic concurrently and aggregate.
 
@@ -269,13 +273,20 @@ class Ensemble(PanelMethods):
             criteria: a rubric panel judges only these criterion ids (default all); the
                 result's ``criteria`` and total then cover them only (a cascade asks its
                 later tiers about the disputed criteria this way).
+            sit_out: names of critics that must not judge this item (a ranking's
+                self-preference rule: a critic does not judge a pair involving its own
+                model family). Each gives a ``SKIPPED`` verdict with
+                ``error_kind="self_preference"``, costs nothing and counts in no statistic
+                (not a vote, not an error). Every critic sitting out leaves the consensus
+                to the strategy's fallback. Not for a rubric panel.
 
         Raises:
             PromptError: a template field is missing from ``context`` (before any critic
                 is called).
             ConfigError: the ensemble has no critics, a budget is given but a critic's
-                model has no known price, or a response cache file cannot be used (before
-                any critic is called).
+                model has no known price, a response cache file cannot be used, or
+                ``sit_out`` names a critic not in the panel or is given to a rubric panel
+                (before any critic is called).
 
         With OpenTelemetry installed, the judgement is a ``cross_judge.judge`` span, parent
         of its critics' ``chat`` spans (:mod:`cross_judge._otel`).
@@ -288,9 +299,9 @@ class Ensemble(PanelMethods):
         if _otel.available:  # without OpenTelemetry, this branch is the whole cost
             with _otel.judge_span(self, query) as span:
                 return span.ended(
-                    await self._judge(query, query_id, context, meta, budget_usd, criteria)
+                    await self._judge(query, query_id, context, meta, budget_usd, criteria, sit_out)
                 )
-        return await self._judge(query, query_id, context, meta, budget_usd, criteria)
+        return await self._judge(query, query_id, context, meta, budget_usd, criteria, sit_out)
 
     async def _judge(
         self,
@@ -300,14 +311,21 @@ class Ensemble(PanelMethods):
         meta: Mapping[str, Any] | None,
         budget_usd: Budget | float | None,
         criteria: Sequence[str] | None = None,
+        sit_out: Collection[str] | None = None,
     ) -> EnsembleVerdict:
         """:meth:`judge`, untraced."""
         self.check_can_judge()
         self.check_item(query, context)
+        sitting = self._sitting_out(sit_out)
         budget = Budget.of(budget_usd)
         if budget is not None:
             self.check_prices()
         query_id = query_id or default_query_id(query)
+        if self._rubric is not None and sitting:
+            raise ConfigError(
+                "sit_out leaves critics out of a pair; a rubric panel judges one item on its "
+                "criteria, so give it no sit_out"
+            )
         if self._rubric is not None:
             return await self._judge_rubric(
                 query, query_id, context, meta, budget, self._rubric, criteria
@@ -339,7 +357,10 @@ class Ensemble(PanelMethods):
 
         async def run(index: int, group: TaskGroup) -> None:
             nonlocal stopped_early
-            results[index] = await self._ask(self.critics[index], plans[index], budget)
+            if index in sitting:
+                results[index] = _sat_out(self.critics[index])
+            else:
+                results[index] = await self._ask(self.critics[index], plans[index], budget)
             if not self.early_stop or stopped_early:
                 return
             done = [v for v in results if v is not None]
@@ -369,7 +390,9 @@ class Ensemble(PanelMethods):
         elapsed = time.perf_counter() - started
         finished = sum(v is not None for v in results)
         verdicts = [
-            v
+            _sat_out(critic)
+            if index in sitting
+            else v
             if v is not None
             else self._unfinished(critic, stopped_early, finished, elapsed, index < launched)
             for index, (critic, v) in enumerate(zip(self.critics, results, strict=True))
@@ -518,6 +541,22 @@ class Ensemble(PanelMethods):
         assert second is not None
         return combine_orders(first, second, on_flip=self.on_flip, score_of=_score_map(critic))
 
+    def _sitting_out(self, sit_out: Collection[str] | None) -> frozenset[int]:
+        """The indices of the critics named in ``sit_out``.
+
+        Raises:
+            ConfigError: a name that is not one of this panel's critics.
+        """
+        if not sit_out:
+            return frozenset()
+        if isinstance(sit_out, str):
+            sit_out = [sit_out]
+        names = [c.name for c in self.critics]
+        unknown = sorted(set(sit_out) - set(names))
+        if unknown:
+            raise ConfigError(f"sit_out names unknown critics {unknown}; critics are {names}")
+        return frozenset(i for i, name in enumerate(names) if name in sit_out)
+
     def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
         """Raise unless the item can be judged under :attr:`order`: any order but
         ``"fixed"`` needs a pair.
@@ -623,6 +662,31 @@ class Ensemble(PanelMethods):
         if voting is None:
             voting, kwargs = self.voting, {**self.voting_kwargs, **kwargs}
         return revote(result, voting, weights=self.weights, min_valid=self.min_valid, **kwargs)
+
+    # -- ranking --------------------------------------------------------------------------
+
+    async def rank(
+        self, candidates: Mapping[str, Any], *, order: Order | None = None, **options: Any
+    ) -> Ranking:
+        """Rank ``candidates`` from pairs judged by this panel: see
+        :func:`cross_judge.ranking.rank` for the options (``query``/``queries``, ``pairs``,
+        ``budget``, ``seed``, ``level``, ``ci``, ``families``, batch options).
+
+        ``order``: how pairs are shown for this ranking. Default: ``"both"`` when this
+        panel's order is ``"fixed"`` (every critic judges both orders, two calls per
+        pair, so no candidate gains from being shown first), else the panel's own. Any
+        other order ranks with a copy of this panel with that order.
+        """
+        chosen = order if order is not None else "both" if self.order == "fixed" else self.order
+        panel = self if chosen == self.order else dataclasses.replace(self, order=chosen)
+        return await rank(panel, candidates, **options)
+
+    def rank_sync(
+        self, candidates: Mapping[str, Any], *, order: Order | None = None, **options: Any
+    ) -> Ranking:
+        """:meth:`rank` for synchronous code; also works inside a running event loop."""
+        self.check_can_judge()
+        return _sync.run_sync(functools.partial(self.rank, candidates, order=order, **options))
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -737,6 +801,17 @@ def _panel_rubric(critics: Sequence[Critic], threshold: float | None) -> Rubric 
     return first.model_copy(update={"threshold": float(threshold)})
 
 
+def _sat_out(critic: Critic) -> Verdict:
+    """The verdict of ``critic`` sitting out an item (self-preference): no call made."""
+    return critic.unfinished_verdict(
+        "SKIPPED",
+        f"self_preference: critic {critic.name!r} (family {critic.family!r}) sat out a pair "
+        "involving a candidate of its own family",
+        ErrorKind.SELF_PREFERENCE,
+        sent=False,
+    )
+
+
 def _score_map(critic: Critic) -> Mapping[str, float] | None:
     """The label -> score map of the critic's prompt, if it has one."""
     spec = critic.prompt
@@ -828,6 +903,8 @@ def _aggregate(
     consensus, disagreement = vote
     valid = [v for v in verdicts if v.error is None]
     saved = sum(1 for v in verdicts if v.error_kind is ErrorKind.EARLY_STOP)
+    # A critic sitting out (self-preference) was never meant to vote: not an error either.
+    sat_out = sum(1 for v in verdicts if v.error_kind is ErrorKind.SELF_PREFERENCE)
     usage = Usage()
     for v in verdicts:
         if v.usage is not None:
@@ -851,7 +928,7 @@ def _aggregate(
         score=getattr(vote, "score", None),
         fallback=bool(getattr(vote, "fallback", False)),
         n_valid=len(valid),
-        n_errors=len(verdicts) - len(valid) - saved,
+        n_errors=len(verdicts) - len(valid) - saved - sat_out,
         calls_saved=saved,
         dissenters=[v.critic_id for v in valid if v.kind != consensus],
         usage=usage,

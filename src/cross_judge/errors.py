@@ -221,6 +221,10 @@ class ErrorKind(str, Enum):
     BATCH = "batch"
     """A vendor's batch API gave no answer for the request: it expired or was cancelled
     before it ran, or the batch failed as a whole."""
+    SELF_PREFERENCE = "self_preference"
+    """The critic sat out a pair involving a candidate of its own model family
+    (``Critic(family=...)``, :mod:`cross_judge.ranking`): ``kind="SKIPPED"``, no call made,
+    counted in no statistic."""
 
     def __str__(self) -> str:
         return self.value

@@ -577,6 +577,7 @@ _FAILURE_WORDS = {
     "internal": "internal error",
     "early_stop": "not asked (early stop)",
     "budget": "not asked (over budget)",
+    "self_preference": "sat out (a candidate of its own family)",
     "batch": "no answer from the batch API",
 }
 _MESSAGE_PREFIXES = ("parse_fail: ", "refusal: ", "internal: ")

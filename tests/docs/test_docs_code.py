@@ -55,6 +55,8 @@ EXAMPLE_FILES = (
     "answers.jsonl",
     "answers.gold.jsonl",
     "rubric.yaml",
+    "candidates.jsonl",
+    "rank.yaml",
 )
 """Files of examples/ that blocks read by their repository path (``examples/items.jsonl``)."""
 

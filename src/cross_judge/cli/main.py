@@ -26,6 +26,9 @@ Subcommands:
   the queue and its inclusion probabilities beside it. No model is called.
 * ``import VOTES.csv --out OUT.jsonl``: votes cast elsewhere (people's labels, another
   tool's judge logs; CSV, TSV or JSONL) voted into a results file. No model is called.
+* ``rank CANDIDATES.jsonl --panel PANEL.yaml --out RANKING.json``: rank many candidates
+  from pairwise verdicts (Bradley-Terry ratings with intervals; ``--pairs adaptive``,
+  ``--resume``, ``--html``), printing the leaderboard.
 * ``prompts list | show ID | validate FILE``: the packaged prompts, and checking a new one.
 * ``cache stats | clear [--path FILE]``: the response cache's size and age; emptying it.
 * ``demo``: the full pipeline offline, against simulated critics; ``version``.
@@ -59,6 +62,7 @@ from . import (
     import_votes,
     label_queue,
     prompts,
+    rank,
     report,
     review,
     revote,
@@ -74,6 +78,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "stats": stats.run,
     "calibrate": calibrate.run,
     "report": report.run,
+    "rank": rank.run,
     "label-queue": label_queue.run,
     "prompts": prompts.run,
     "cache": cache.run,
@@ -94,6 +99,7 @@ def _build_parser() -> argparse.ArgumentParser:
     stats.add_parser(sub)
     calibrate.add_parser(sub)
     report.add_parser(sub)
+    rank.add_parser(sub)
     label_queue.add_parser(sub)
     prompts.add_parser(sub)
     cache.add_parser(sub)

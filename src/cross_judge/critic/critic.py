@@ -196,6 +196,12 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         retry_truncated: an answer cut off by the token limit before it held a verdict
             (``error_kind="truncated"``) is asked once more with twice ``max_tokens``;
             the verdict then carries both calls' usage, cost and attempts.
+        family: the model family this critic belongs to (``"openai"``, ``"anthropic"``,
+            ...), free text compared case-insensitively. When ranking candidates that
+            declare families too (:func:`cross_judge.ranking.rank`, ``families=``), the
+            critic sits out every pair involving a candidate of its own family (its verdict
+            ``SKIPPED`` with ``error_kind="self_preference"``): judges favour their own
+            family's answers. ``None``: no family, never sits out.
 
     Raises:
         ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``,
@@ -231,6 +237,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
     thinking_budget: int | None = None
     confidence: ConfidenceMode = "stated"
     retry_truncated: bool = True
+    family: str | None = None
 
     _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
@@ -274,6 +281,13 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
                     f"Critic {self.name!r}: {attr} must be an integer >= {minimum}{none}, "
                     f"got {value!r}"
                 )
+        if self.family is not None and (
+            not isinstance(self.family, str) or not self.family.strip()
+        ):
+            raise ConfigError(
+                f"Critic {self.name!r}: family must be a non-empty string such as 'openai', "
+                f"or None, got {self.family!r}"
+            )
         if self.json_mode not in (True, False, "auto"):
             raise ConfigError(
                 f"Critic {self.name!r}: json_mode must be True, False or 'auto', "

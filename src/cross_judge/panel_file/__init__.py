@@ -38,6 +38,8 @@ with ``critics:``) or a :class:`~cross_judge.cascade.Cascade` (a file with ``tie
         confidence: stated            # optional: stated (default), logprob or auto
         retry_truncated: true         # optional: ask once more, with twice max_tokens, when
                                       #   the answer was cut off (default true)
+        family: openai                # optional: its model family; a ranking keeps it out of
+                                      #   pairs with candidates of that family
 
 **Cascades.** A file has either ``critics:`` (one ensemble) or ``tiers:`` (a cascade:
 cheapest tier first; an item goes on to the next tier only when the escalation rule says

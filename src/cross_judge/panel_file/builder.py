@@ -80,6 +80,7 @@ def critic_from_spec(
         thinking_budget=spec.thinking_budget,
         confidence=spec.confidence,
         retry_truncated=spec.retry_truncated,
+        family=spec.family,
         **kwargs,
     )
 
@@ -142,6 +143,8 @@ def simulator_for(panel: PanelSpec, **kwargs: Any) -> VendorServer:
             "batch_polls": config.batch_polls,
             "batch_failure_rate": config.batch_failure_rate,
             "batch_expiry_rate": config.batch_expiry_rate,
+            "strengths": truth.strengths,
+            "tie_rate": config.tie_rate,
         }
     settings.update(rubric_settings(panel))  # criteria: the file's, else the rubric prompt's
     return VendorServer(panel.personas(), **{**settings, **kwargs})

@@ -68,9 +68,11 @@ from .simulation import (
     gold_mapping,
     is_criteria_truth,
     pair_prompt,
+    read_strengths,
     read_truth,
     rubric_problems,
     simulator_record,
+    strengths_mapping,
 )
 
 if TYPE_CHECKING:
@@ -194,6 +196,7 @@ class CriticSpec(BaseModel):
     thinking_budget: int | None = None
     confidence: ConfidenceMode = "stated"
     retry_truncated: bool = True
+    family: str | None = Field(default=None, min_length=1)
 
     _prompt: PromptSpec | None = PrivateAttr(default=None)
 
@@ -601,6 +604,8 @@ class SimulatorSpec(BaseModel):
     criteria: dict[str, str] | None = None
     criteria_gold: Any = None
     criteria_labels: list[str] | None = None
+    strengths: Any = None
+    tie_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
 
     _truth: SimulatorTruth = PrivateAttr(default_factory=SimulatorTruth)
 
@@ -670,6 +675,12 @@ class SimulatorSpec(BaseModel):
             "leave it out to take the simulated critics' rubric prompt"
         )
 
+    @field_validator("strengths")
+    @classmethod
+    def _strengths(cls, value: Any) -> Any:
+        strengths_mapping(value)
+        return value
+
     @field_validator("better")
     @classmethod
     def _better(cls, value: Any) -> Any:
@@ -698,20 +709,33 @@ class SimulatorSpec(BaseModel):
                 "matters only with error_correlation above 0 (difficulty moves every critic "
                 "the same way); set error_correlation, e.g. 0.5, or remove difficulty",
             )
+        if self.tie_rate > 0 and self.strengths is None:
+            raise FieldProblem(
+                ("tie_rate",),
+                "applies only to pairs judged by strengths, and no candidate has one; give "
+                "strengths: {CANDIDATE TEXT: STRENGTH} (or a file of them), or remove tie_rate",
+            )
         context = info.context if isinstance(info.context, Mapping) else {}
+        base_dir = Path(context.get("base_dir") or Path.cwd())
+        strengths, strengths_file = read_strengths(self.strengths, base_dir)
         self._truth = read_truth(
             items=self.items,
             gold=self.gold,
             difficulty=self.difficulty,
             better=self.better,
-            base_dir=Path(context.get("base_dir") or Path.cwd()),
+            base_dir=base_dir,
             criteria_gold=self.criteria_gold,
         )
+        if strengths:
+            self._truth = dataclasses.replace(
+                self._truth, strengths=strengths, strengths_file=strengths_file
+            )
         return self
 
     @property
     def truth(self) -> SimulatorTruth:
-        """What the simulator is told: gold labels, better answers, difficulties."""
+        """What the simulator is told: gold labels, better answers, difficulties,
+        candidates' strengths."""
         return self._truth
 
 
@@ -818,7 +842,7 @@ class PanelSpec(EnsembleFields):
                         "knows no pair's better answer (each pair would get one label in both "
                         "orders); give simulator: {items: ITEMS.jsonl, gold: GOLD.jsonl} (the "
                         "pairs' gold labels: A, B or TIE) or simulator: {better: {QUERY: "
-                        "BETTER ANSWER}}",
+                        "BETTER ANSWER}} or simulator: {strengths: {CANDIDATE: STRENGTH}}",
                     )
                 )
             critic = spec.to_critic(base_url=PLACEHOLDER_URL)

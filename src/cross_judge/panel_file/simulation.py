@@ -17,6 +17,11 @@ Rubrics: ``criteria_gold:`` gives each item's truth per criterion, as a file of
 ``criteria_labels:`` default to the rubric prompt of the simulated critics
 (:func:`rubric_settings`), and :func:`rubric_problems` checks them against each other.
 
+Latent strengths: ``strengths:`` maps candidate texts to strengths (log-worths), inline
+(``{text: s}``) or as a file of ``{"candidate" | "text": ..., "strength": ...}`` lines
+(:func:`read_strengths`); ``tie_rate:`` is Davidson's tie chance between equal strengths.
+A candidate's strength is the same in every query.
+
 Every problem is raised as a :class:`~cross_judge.panel_file.problems.FieldProblem` at
 the key it belongs to, saying what to change. What it does not do: check the mapping's
 types and ranges (the schema does) or start a simulator (the builder does).
@@ -46,10 +51,12 @@ __all__ = [
     "gold_mapping",
     "is_criteria_truth",
     "pair_prompt",
+    "read_strengths",
     "read_truth",
     "rubric_problems",
     "rubric_settings",
     "simulator_record",
+    "strengths_mapping",
 ]
 
 PAIR_GOLD_LABELS = ("A", "B", "TIE")
@@ -66,9 +73,10 @@ class SimulatorTruth:
     ``gold``: item text -> label; ``better``: query -> the better answer's text, or
     ``None`` for a tie; ``pair_better``: ``(query, candidate a, candidate b)`` -> the
     better one, or ``None``; ``difficulty``: item text -> difficulty; ``criteria_gold``:
-    item text -> {criterion id: label}. ``items_file``, ``gold_file``,
-    ``difficulty_file``, ``criteria_gold_file``: the files read (absolute paths), ``None``
-    when not given or given inline.
+    item text -> {criterion id: label}; ``strengths``: candidate text -> latent strength.
+    ``items_file``, ``gold_file``, ``difficulty_file``, ``criteria_gold_file``,
+    ``strengths_file``: the files read (absolute paths), ``None`` when not given or given
+    inline.
     """
 
     gold: dict[str, str] = field(default_factory=dict)
@@ -80,11 +88,14 @@ class SimulatorTruth:
     difficulty_file: Path | None = None
     criteria_gold: dict[str, dict[str, str]] = field(default_factory=dict)
     criteria_gold_file: Path | None = None
+    strengths: dict[str, float] = field(default_factory=dict)
+    strengths_file: Path | None = None
 
     @property
     def knows_pairs(self) -> bool:
-        """Whether any pair's better answer is known (so position bias can show)."""
-        return bool(self.better or self.pair_better)
+        """Whether any pair's better answer is known, or candidates' strengths (so position
+        bias can show)."""
+        return bool(self.better or self.pair_better or self.strengths)
 
     @property
     def has_gold(self) -> bool:
@@ -211,6 +222,83 @@ def read_truth(
         criteria_gold=criteria_truth,
         criteria_gold_file=criteria_gold_file,
     )
+
+
+_STRENGTHS_EXPECTED = (
+    'the path of a file of JSONL lines {"candidate": ..., "strength": 1.2} ("text" also '
+    "names the candidate) or a mapping {candidate text: strength}"
+)
+_STRENGTH_NUMBER = (
+    "a finite number (a log-worth: 0 average, 1 about 2.7 times as likely to win as 0)"
+)
+
+
+def strengths_mapping(value: object) -> dict[str, Any] | None:
+    """Check a ``strengths:`` value: ``None`` for a path (text) or nothing, the mapping
+    when inline. Raises ``ValueError`` (both forms named) for anything else, and a
+    :class:`FieldProblem` at the candidate's key for a strength that is not a finite
+    number."""
+    mapping = gold_mapping(value, _STRENGTHS_EXPECTED)
+    for text, number in (mapping or {}).items():
+        if not _is_finite_number(number):
+            got = repr(number) if isinstance(number, (int, float)) else yaml_type(number)
+            raise FieldProblem((str(text),), f"expected {_STRENGTH_NUMBER}, got {got}")
+    return mapping
+
+
+def read_strengths(
+    value: str | Mapping[str, float] | None, base_dir: Path
+) -> tuple[dict[str, float], Path | None]:
+    """The strengths a checked ``strengths:`` value gives, by stripped candidate text, and
+    the file read (``None`` when inline or absent).
+
+    Raises:
+        FieldProblem: at ``strengths``: the file cannot be read, a line is not
+            ``{"candidate" | "text": text, "strength": number}``, a candidate is given two
+            different strengths (in the file, or inline under keys that strip alike).
+    """
+    if value is None:
+        return {}, None
+    if not isinstance(value, str):
+        out: dict[str, float] = {}
+        for text, number in value.items():
+            _add_strength(out, text, number, "")
+        return out, None
+    path = _resolve(value, base_dir)
+    text = _read_text(path, value, key="strengths", what="the strengths")
+    strengths: dict[str, float] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        candidate = row.get("candidate", row.get("text")) if isinstance(row, dict) else None
+        strength = row.get("strength") if isinstance(row, dict) else None
+        if not (isinstance(candidate, str) and _is_finite_number(strength)):
+            raise FieldProblem(
+                ("strengths",),
+                f'{path} line {number}: a strength line is {{"candidate": "...", "strength": '
+                f'1.2}} ("text" also names the candidate), the strength {_STRENGTH_NUMBER}',
+            )
+        _add_strength(strengths, candidate, cast(float, strength), f"{path} line {number}: ")
+    return strengths, path
+
+
+def _add_strength(out: dict[str, float], text: str, number: float, where: str) -> None:
+    key, strength = text.strip(), float(number)
+    if key in out and out[key] != strength:
+        raise FieldProblem(
+            ("strengths",),
+            f"{where}candidate {key!r} is given both {out[key]!r} and {strength!r}; keep one",
+        )
+    out[key] = strength
+
+
+def _is_finite_number(value: object) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def is_criteria_truth(value: object) -> bool:
@@ -466,7 +554,9 @@ def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
     * ``personas``: each simulated critic's persona settings, by critic name (with
       ``criteria_accuracy`` when set);
     * with a rubric only: ``criteria`` (the ids), ``criteria_gold_items`` (items whose
-      per-criterion truth it knew), ``criteria_gold_file``.
+      per-criterion truth it knew), ``criteria_gold_file``;
+    * with latent strengths only: ``strengths`` (how many candidates had one),
+      ``strengths_file`` and ``tie_rate``.
     """
     if not panel.simulated_critics:
         return None
@@ -491,6 +581,15 @@ def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
         "difficulties": len(truth.difficulty),
         "personas": personas,
         **_rubric_record(panel, truth),
+        **(
+            {
+                "strengths": len(truth.strengths),
+                "strengths_file": _shown_path(truth.strengths_file),
+                "tie_rate": config.tie_rate if config is not None else 0.0,
+            }
+            if truth.strengths
+            else {}
+        ),
     }
 
 

@@ -21,6 +21,10 @@ What it **is**:
   pair) a pair of candidates is judged by content, so swapping them swaps the right
   answer, and a persona's ``position_bias`` favours whichever is shown first;
   :func:`pairwise_rates` gives the exact rates to expect;
+* a field of candidates with latent strengths when asked: with ``strengths=`` (candidate
+  text -> log-worth) and ``tie_rate=`` a pair is judged by Bradley-Terry (Davidson) noise,
+  then by the persona (accuracy, position bias); :func:`bradley_terry_probabilities` and
+  :func:`strength_rates` give the exact rates, for testing a ranking;
 * scriptable: :meth:`VendorServer.script` queues one-shot :class:`Reply` objects (a 429
   with ``Retry-After``, an HTML error page, a malformed body, a dropped connection, a
   request that never answers...) and :meth:`VendorServer.always` sets a persistent one;
@@ -54,6 +58,7 @@ Nothing happens at import time: no thread, no socket, no event loop.
 # The modules, one job each (internal: import the public names from here):
 #   personas      who answers: Persona, pairwise_rates
 #   decisions     what a persona answers and how it writes it, without HTTP
+#   strengths     the Bradley-Terry draw of pairs of candidates with latent strengths
 #   replies       scripted responses (Reply)
 #   features      what a request asks beyond text: schema, tool, reasoning, cap, refusals
 #   structured    an answer in an enforced JSON schema
@@ -70,19 +75,32 @@ from .personas import PairwiseRates, Persona, Style as Style, pairwise_rates
 from .replies import Reply
 from .rubrics import rubric_items
 from .server import VendorServer
+from .strengths import bradley_terry_probabilities, strength_rates
 
 __all__ = [
     "PairwiseRates",
     "Persona",
     "Reply",
     "VendorServer",
+    "bradley_terry_probabilities",
     "main",
     "pairwise_rates",
     "rubric_items",
+    "strength_rates",
 ]
 
 # The public path of what this package's modules define: reprs, pickles and the docs name
 # cross_judge.testing, as before the module became a package.
-for _public in (PairwiseRates, Persona, Reply, VendorServer, main, pairwise_rates, rubric_items):
+for _public in (
+    PairwiseRates,
+    Persona,
+    Reply,
+    VendorServer,
+    bradley_terry_probabilities,
+    main,
+    pairwise_rates,
+    rubric_items,
+    strength_rates,
+):
     _public.__module__ = __name__
 del _public

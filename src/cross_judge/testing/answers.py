@@ -63,6 +63,7 @@ from .rubrics import (
     rubric_ask,
 )
 from .state import VendorState
+from .strengths import latent_pair_truth
 from .structured import closest_label, label_property, structured_answer
 
 __all__ = ["Draw", "batch_answer", "feature_refusal", "persona_body", "persona_draw"]
@@ -116,15 +117,20 @@ def persona_draw(
     user_text = last_user_text(messages)
     pair = pair_texts(user_text)
     pair_truth: str | None = None
+    strengths: tuple[float, float] | None = None
     if pair is not None:
         with state.lock:
             pair_truth = state.pair_truth_locked(pair)
-    if pair is not None and pair_truth is not None:
+        if pair_truth is None:
+            strengths = state.pair_strengths(pair)
+    # A pair judged by content: its better answer is known, or both candidates' strengths.
+    judged_pair = pair_truth is not None or strengths is not None
+    if pair is not None and judged_pair:
         item, digest = pair.query, pair_digest(pair)
     else:
         item = extract_item(user_text)
         digest = hashlib.sha256(item.encode()).hexdigest()
-    ask = rubric_ask(user_text, state.criteria) if pair_truth is None and state.criteria else None
+    ask = rubric_ask(user_text, state.criteria) if not judged_pair and state.criteria else None
     if ask is not None:
         # Faults and resample draws count per request: per criterion, or per set asked.
         digest = (
@@ -141,7 +147,7 @@ def persona_draw(
             state.item_counts[item] += 1
         if ask is not None:
             criteria_truth = state.criteria_gold_locked(item, user_text)
-        elif pair_truth is None:
+        elif not judged_pair:
             truth = state.gold_locked(item, user_text)
             # Unused without correlation: skip the lookup and the hash.
             difficulty = state.difficulty_locked(item, user_text) if rho else 0.5
@@ -156,8 +162,16 @@ def persona_draw(
         return _rubric_draw(
             state, persona, model, item, ask, criteria_truth or {}, fault, draw, seed_digest
         )
-    if pair_truth is not None:
+    if pair is not None and judged_pair:
         labels: tuple[str, ...] = PAIR_LABELS
+        if pair_truth is None:
+            assert strengths is not None  # a judged pair has a known truth or strengths
+            # Drawn per (persona, pair, order, resample draw); identical texts always tie.
+            pair_truth = (
+                "TIE"
+                if pair.response_a == pair.response_b
+                else latent_pair_truth(persona, model, seed_digest, *strengths, state.tie_parameter)
+            )
         truth = pair_truth
         decision = decide_pair(persona, model, pair_truth, seed_digest)
     else:

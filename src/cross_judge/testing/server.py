@@ -44,6 +44,7 @@ from .rubrics import (
     checked_criteria_labels,
 )
 from .state import VendorState
+from .strengths import checked_strengths, checked_tie_rate, tie_parameter
 
 __all__ = ["VendorServer"]
 
@@ -186,6 +187,27 @@ class VendorServer:
     gives both orders the same label, so such a simulation cannot tell a position-biased
     judge from a fair one.
 
+    Latent strengths (ranking many candidates): with ``strengths`` (candidate text ->
+    strength ``s``, a log-worth) a pairwise request with no ``pair_better`` or ``better``
+    entry whose two candidate texts (stripped) both have a strength is judged by
+    Bradley-Terry noise. With ``p = e^s`` and Davidson's tie parameter
+    ``nu = 2 tie_rate / (1 - tie_rate)`` (so ``tie_rate`` is the chance of a tie between
+    equal strengths; 0 gives plain Bradley-Terry, no ties), the candidate shown first is
+    better with probability ``p_first / D``, the second with ``p_second / D`` and they tie
+    with ``nu sqrt(p_first p_second) / D``, ``D = p_first + p_second + nu sqrt(p_first
+    p_second)`` (:func:`~.strengths.bradley_terry_probabilities`); two identical texts
+    always tie. That draw is the pair's truth in the order shown, and the persona answers
+    it as above: the truth with probability ``accuracy``, else unsure (``"A"`` with
+    probability ``position_bias``, else a label other than the drawn truth, uniformly;
+    :func:`~.strengths.strength_rates` gives the resulting rates). The latent draw has its
+    own stream, seeded with ``("strength", seed, model, sha256 of the query and the
+    candidates in the order shown)`` plus the resample draw, so each persona, pair, order
+    and resample draw is an independent, reproducible Bradley-Terry observation.
+    Strengths are keyed by text alone: a candidate has the same strength in every query
+    (the arena case: one model's answers to many queries are different texts, each given
+    that model's strength). A pair with a candidate without strength is answered as
+    before strengths existed.
+
     Rubrics: with ``criteria`` (criterion id -> requirement text), a request whose last
     user message holds ``- <id>: <requirement>`` lines of configured criteria is a
     ``one_call`` rubric request about those criteria (in the order shown); else one that
@@ -299,6 +321,8 @@ class VendorServer:
         criteria: Mapping[str, str] | None = None,
         criteria_gold: Mapping[str, Mapping[str, str]] | None = None,
         criteria_labels: Sequence[str] = CRITERIA_LABELS,
+        strengths: Mapping[str, float] | None = None,
+        tie_rate: float = 0.0,
     ) -> None:
         """Configure the server; nothing listens until :meth:`start`.
 
@@ -342,8 +366,17 @@ class VendorServer:
         ``criteria_gold`` without ``criteria``, naming an unknown criterion or a label off
         the scale, and a persona's ``criteria_accuracy`` naming an unknown criterion raise
         ``ValueError``.
+
+        ``strengths`` maps candidate texts (stripped) to latent strengths (finite numbers,
+        log-worths) and ``tie_rate`` (in [0, 1)) is the chance of a tie between equally
+        strong candidates: pairs whose candidates both have one are judged by Davidson's
+        Bradley-Terry model (see "Latent strengths" in the class docstring). A strength that
+        is not a finite number, two keys stripping to one text with different strengths, a
+        ``tie_rate`` outside [0, 1) or above 0 with no strengths raise ``ValueError``.
         """
         refused = checked_refuses(refuses)
+        latent_strengths = checked_strengths(strengths)
+        checked_ties = checked_tie_rate(tie_rate, bool(latent_strengths))
         rubric_criteria = checked_criteria(criteria)
         rubric_labels = checked_criteria_labels(criteria_labels)
         rubric_gold = checked_criteria_gold(criteria_gold, rubric_criteria, rubric_labels)
@@ -422,6 +455,8 @@ class VendorServer:
             criteria=rubric_criteria,
             criteria_gold=rubric_gold,
             criteria_labels=rubric_labels,
+            strengths=latent_strengths,
+            tie_parameter=tie_parameter(checked_ties),
         )
         self._batch_endpoints = BatchEndpoints(
             self._state,
@@ -601,6 +636,11 @@ class VendorServer:
         text = checked_better(query_text, better_text)
         with self._state.lock:
             self._state.better[query_text.strip()] = text
+
+    def strength_of(self, candidate_text: str) -> float | None:
+        """The latent strength of a candidate (its text stripped, as requests are read),
+        ``None`` when it has none; the same for every query it answers."""
+        return self._state.strengths.get(candidate_text.strip())
 
     def set_difficulty(self, item_text: str, difficulty: float) -> None:
         """Set the difficulty of an item, in [0, 1] (else ``ValueError``); its text is

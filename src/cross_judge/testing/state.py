@@ -55,6 +55,8 @@ class VendorState:
         criteria: dict[str, str] | None = None,
         criteria_gold: dict[str, dict[str, str]] | None = None,
         criteria_labels: tuple[str, ...] = ("PASS", "FAIL"),
+        strengths: dict[str, float] | None = None,
+        tie_parameter: float = 0.0,
     ) -> None:
         self.lock = threading.Lock()
         # Configuration: fixed at construction, read without the lock.
@@ -64,6 +66,9 @@ class VendorState:
         self.difficulty_seed = difficulty_seed
         self.capacity = capacity
         self.refuses = refuses
+        # Latent strengths: candidate text -> log-worth, and Davidson's tie parameter.
+        self.strengths: dict[str, float] = strengths or {}
+        self.tie_parameter = tie_parameter
         # Rubrics: criterion id -> requirement text, and the criteria's scale.
         self.criteria: dict[str, str] = criteria or {}
         self.criteria_labels = criteria_labels
@@ -141,6 +146,13 @@ class VendorState:
         if value is None and len(self.difficulty) <= _GOLD_SUBSTRING_MAX:
             value = next((v for k, v in self.difficulty.items() if k and k in user_text), None)
         return seeded_difficulty(item, self.difficulty_seed) if value is None else value
+
+    def pair_strengths(self, pair: Pair) -> tuple[float, float] | None:
+        """The strengths of ``pair``'s candidates in the order shown, ``None`` unless both
+        have one (the query plays no part). Configuration: no lock needed."""
+        first = self.strengths.get(pair.response_a)
+        second = self.strengths.get(pair.response_b)
+        return None if first is None or second is None else (first, second)
 
     def pair_truth_locked(self, pair: Pair) -> str | None:
         """The truth label of ``pair`` in the order shown, ``None`` when it has none;

@@ -1,0 +1,29 @@
+"""Ranking many candidates from pairwise jury verdicts: Bradley-Terry (Davidson) ratings
+with intervals, every pair or an adaptive design, and self-preference sit-outs.
+
+``ranking = await ensemble.rank(candidates, query=...)`` (or :func:`rank`) judges pairs of
+candidates with a pairwise panel through the normal batch path and returns a
+:class:`Ranking`. The fit itself is :mod:`cross_judge.stats.bradley_terry`.
+
+This package sits in the panels layer and uses a panel only through the
+:class:`~cross_judge.batch.Panel` protocol: it never imports an Ensemble or a Cascade.
+"""
+
+from __future__ import annotations
+
+from .engine import PairDesign, check_pairwise, rank
+from .model import CIMethod, Ranking, comparisons_of, fit_ranking, spearman
+
+# The public path in reprs, docs and pickles (the implementation module may move).
+Ranking.__module__ = __name__
+
+__all__ = [
+    "CIMethod",
+    "PairDesign",
+    "Ranking",
+    "check_pairwise",
+    "comparisons_of",
+    "fit_ranking",
+    "rank",
+    "spearman",
+]
