@@ -156,6 +156,19 @@ def test_html_writes_the_leaderboard_page_with_ids_escaped(
     assert "Win matrix" in text and f"leaderboard page: {page}" in printed
 
 
+def test_report_of_a_ranking_file_writes_its_leaderboard_page(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "r.json"
+    file = candidates(tmp_path, "best answer", "worst answer")
+    assert run(capsys, "rank", file, "--panel", panel_file(tmp_path), "--out", out)[0] == 0
+    page = tmp_path / "leaderboard.html"
+    code, printed, err = run(capsys, "report", out, "--out", page)
+    assert code == 0, err
+    assert "Win matrix" in page.read_text(encoding="utf-8")
+    assert f"report: {page} (the leaderboard" in printed
+
+
 def test_query_on_the_command_line_names_the_question(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

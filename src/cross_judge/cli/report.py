@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from .common import EXIT_OK, has_torn_tail, say, stdout_console
+
+if TYPE_CHECKING:
+    from ..ranking import Ranking
 
 __all__ = ["add_parser", "run"]
 
@@ -31,7 +35,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "model."
         ),
     )
-    report.add_argument("results", metavar="OUT.jsonl", help="results of cross-judge review")
+    report.add_argument(
+        "results",
+        metavar="OUT.jsonl",
+        help="results of cross-judge review, or the ranking.json of cross-judge rank (its "
+        "leaderboard page)",
+    )
     report.add_argument(
         "-o",
         "--out",
@@ -78,6 +87,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else results.with_suffix(".html")
     if out.resolve() == results.resolve():
         raise ConfigError(f"--out {out} is the results file; write the report to another file")
+    ranking = _ranking_in(results)
+    if ranking is not None:  # a cross-judge rank output: its leaderboard page
+        ranking.to_html(out, title=args.title)
+        say(stdout_console(), f"report: {out} (the leaderboard, opens offline)")
+        return EXIT_OK
     if has_torn_tail(str(results)):
         raise ConfigError(
             f"{results}: the last line is torn (a run was stopped while writing it); "
@@ -96,3 +110,18 @@ def run(args: argparse.Namespace) -> int:
         f"report: {written} ({written.stat().st_size / 1e6:.1f} MB, opens offline)",
     )
     return EXIT_OK
+
+
+def _ranking_in(path: Path) -> Ranking | None:
+    """The :class:`~cross_judge.ranking.Ranking` a ``cross-judge rank --out`` file holds
+    (one JSON object with ``order`` and ``ratings``), else ``None`` (a results file)."""
+    from ..ranking import Ranking
+
+    with path.open("rb") as handle:
+        head = handle.read(1)
+    if head != b"{" or path.suffix == ".jsonl":
+        return None
+    try:
+        return Ranking.model_validate_json(path.read_bytes())
+    except ValueError:
+        return None
