@@ -38,7 +38,7 @@ def tests(session: nox.Session) -> None:
     127.0.0.1), spread over two worker processes per CPU (pytest-xdist): much of the suite
     waits on local servers, subprocesses and deadlines, and a second worker per CPU runs
     while the first waits (on 2 cores, pytest from a fresh clone with 4 workers: 4 min
-    24 s; beside two CPU burners 7 min 6 s; with 2 workers it was 1.3x slower). The
+    17 s; beside two CPU burners 7 min 9 s; with 2 workers it was 1.3x slower). The
     docs' examples (tests/docs) run in ``nox -s docs``, with the extras they need, not
     twice."""
     session.install(".[test]", env=COMPILED)
