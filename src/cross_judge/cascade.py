@@ -51,7 +51,7 @@ import anyio
 
 from . import _sync
 from .batch.panel_methods import PanelMethods
-from .batch.panel_protocol import Panel
+from .batch.panel_protocol import Panel, PanelView
 from .batch.runner import stop_streams
 from .budget import Budget
 from .ensemble import Ensemble
@@ -871,7 +871,7 @@ class Cascade(PanelMethods):
         await self.aclose()
 
 
-class _AllTiers:
+class _AllTiers(PanelView):
     """A cascade seen by the batch machinery as a panel whose ``judge`` asks every tier.
 
     Made per call, never kept on the cascade: a cascade holding one would be a reference
@@ -879,24 +879,8 @@ class _AllTiers:
     started for it)."""
 
     def __init__(self, cascade: Cascade) -> None:
+        super().__init__(cascade)
         self.cascade = cascade
-
-    @property
-    def critics(self) -> list[Critic]:
-        return self.cascade.critics
-
-    @property
-    def voting(self) -> str:
-        return self.cascade.voting
-
-    def check_can_judge(self) -> None:
-        self.cascade.check_can_judge()
-
-    def check_prices(self) -> None:
-        self.cascade.check_prices()
-
-    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
-        self.cascade.check_item(query, context)
 
     async def judge(
         self,

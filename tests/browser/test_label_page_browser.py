@@ -14,8 +14,6 @@ Skipped, saying why, without the ``playwright`` package or a Chromium binary
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,29 +26,14 @@ from cross_judge.stats.gold import load_gold
 from cross_judge.stats.label_queue import LabelQueue
 from cross_judge.testing import Persona, VendorServer
 
+from .chromium import FLAGS, PROBLEMS, chromium, watch
+
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the browser test needs the playwright package"
 )
 
 WAIT_MS = 30_000  # a safety net only: every step settles in well under a second
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HOSTILE = "<script>window.__pwned = 1</script></script><img src=x onerror='window.__pwned=2'>"
-
-
-def chromium() -> str | None:
-    named = os.environ.get("CROSS_JUDGE_CHROMIUM")
-    if named:
-        return named if Path(named).is_file() else None
-    return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 pytestmark = pytest.mark.skipif(
@@ -116,22 +99,12 @@ def tab(browser: Any, page_file: Path) -> Iterator[Any]:
     context = browser.new_context(accept_downloads=True)
     try:
         page = context.new_page()
-        events: list[tuple[str, str]] = []
-        page.on("console", lambda m: events.append((m.type, m.text)))
-        page.on("pageerror", lambda e: events.append(("pageerror", str(e))))
-        page.on(
-            "request",
-            lambda r: (
-                events.append(("request", r.url))
-                if not r.url.startswith(("file:", "data:", "blob:", "about:"))
-                else None
-            ),
-        )
+        events = watch(page)
         page.goto(page_file.as_uri())
         page.wait_for_selector("body[data-ready=true]", timeout=WAIT_MS)
         page.events = events
         yield page
-        assert [e for e in events if e[0] in ("error", "warning", "pageerror", "request")] == []
+        assert [e for e in events if e[0] in PROBLEMS] == []
     finally:
         context.close()
 

@@ -16,7 +16,6 @@ Skipped, saying why, without the ``playwright`` package or a Chromium binary
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,29 +26,14 @@ from cross_judge.batch import BatchResult
 from cross_judge.cli import main
 from cross_judge.report import write_report
 
+from .chromium import FLAGS, PROBLEMS, chromium, watch
+
 sync_api = pytest.importorskip(
     "playwright.sync_api", reason="the browser test needs the playwright package"
 )
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 WAIT_MS = 30_000  # a safety net only: the page renders in well under a second
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def chromium() -> str | None:
-    named = os.environ.get("CROSS_JUDGE_CHROMIUM")
-    if named:
-        return named if Path(named).is_file() else None
-    return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 pytestmark = pytest.mark.skipif(
@@ -133,17 +117,7 @@ def page(results: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[An
         )
         try:
             tab = context.new_page()
-            events: list[tuple[str, str]] = []
-            tab.on("console", lambda m: events.append((m.type, m.text)))
-            tab.on("pageerror", lambda e: events.append(("pageerror", str(e))))
-            tab.on(
-                "request",
-                lambda r: (
-                    events.append(("request", r.url))
-                    if not r.url.startswith(("file:", "data:", "blob:", "about:"))
-                    else None
-                ),
-            )
+            events = watch(tab)
             tab.goto(report.as_uri())
             tab.wait_for_selector("body[data-charts=ready]", timeout=WAIT_MS)
             tab.events = events
@@ -153,7 +127,7 @@ def page(results: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[An
 
 
 def test_report_opens_offline_without_console_errors(page: Any) -> None:
-    assert [e for e in page.events if e[0] in ("error", "warning", "pageerror", "request")] == []
+    assert [e for e in page.events if e[0] in PROBLEMS] == []
 
 
 def test_every_chart_is_drawn(page: Any) -> None:

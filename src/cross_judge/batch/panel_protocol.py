@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..verdict import EnsembleVerdict
     from ..voting import VotingStrategy
 
-__all__ = ["Panel"]
+__all__ = ["Panel", "PanelView"]
 
 
 class Panel(Protocol):
@@ -48,3 +48,30 @@ class Panel(Protocol):
     def check_prices(self) -> None: ...
 
     def check_item(self, query: str, context: Mapping[str, Any] | None) -> None: ...
+
+
+class PanelView:
+    """A panel as the batch machinery sees it, but for how it judges: its critics, vote
+    and checks are ``panel``'s; a subclass defines ``judge`` (a cascade asking every tier,
+    a ranking's critics sitting out some pairs). Made per call, never kept on the panel: a
+    panel holding one would be a reference cycle."""
+
+    def __init__(self, panel: Panel) -> None:
+        self.panel = panel
+
+    @property
+    def critics(self) -> list[Critic]:
+        return self.panel.critics
+
+    @property
+    def voting(self) -> str | VotingStrategy:
+        return self.panel.voting
+
+    def check_can_judge(self) -> None:
+        self.panel.check_can_judge()
+
+    def check_prices(self) -> None:
+        self.panel.check_prices()
+
+    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
+        self.panel.check_item(query, context)

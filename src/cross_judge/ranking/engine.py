@@ -24,7 +24,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..batch.panel_protocol import Panel
+from ..batch.panel_protocol import Panel, PanelView
 from ..batch.runner import judge_many
 from ..critic.template import Template
 from ..errors import ConfigError
@@ -34,8 +34,6 @@ from .model import DEFAULT_PRIOR, META_KEY, CIMethod, Ranking, fit_ranking
 
 if TYPE_CHECKING:
     from ..budget import Budget
-    from ..critic.critic import Critic
-    from ..voting import VotingStrategy
 
 __all__ = ["CandidatePool", "PairDesign", "next_pairs", "rank"]
 
@@ -143,30 +141,13 @@ class CandidatePool:
         return items
 
 
-class _SittingOut:
+class _SittingOut(PanelView):
     """A panel seen by the batch machinery with some critics sitting out some items
     (self-preference): its ``judge`` passes each item's ``sit_out`` names on."""
 
     def __init__(self, panel: Panel, sit_out: Mapping[str, Collection[str]]) -> None:
-        self.panel = panel
+        super().__init__(panel)
         self.sit_out = sit_out
-
-    @property
-    def critics(self) -> list[Critic]:
-        return self.panel.critics
-
-    @property
-    def voting(self) -> str | VotingStrategy:
-        return self.panel.voting
-
-    def check_can_judge(self) -> None:
-        self.panel.check_can_judge()
-
-    def check_prices(self) -> None:
-        self.panel.check_prices()
-
-    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
-        self.panel.check_item(query, context)
 
     async def judge(
         self,

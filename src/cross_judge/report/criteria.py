@@ -215,8 +215,9 @@ class CriteriaDigest:
 
 
 def format_rate(value: float | None) -> str:
-    """A share as a percentage with one decimal, ``"n/a"`` when undefined (as the summary
-    writes one; defined here because the summary reads the digest, which reads this)."""
+    """A share as a percentage with one decimal (``"12.5%"``), ``"n/a"`` when undefined:
+    every table of the report's modules writes shares so (defined here, the lowest of
+    them: the summary reads the digest, which reads this)."""
     return "n/a" if value is None else f"{value:.1%}"
 
 

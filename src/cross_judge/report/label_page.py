@@ -42,6 +42,7 @@ from .._version import __version__
 from ..errors import ConfigError
 from ..results import BatchResult, call_failed
 from ..verdict import EnsembleVerdict, Verdict
+from .page import json_for_script
 from .summary import judged_text, printable
 
 if TYPE_CHECKING:
@@ -127,18 +128,6 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _script_json(value: object) -> str:
-    """JSON that cannot end the ``<script>`` element holding it, whatever its strings."""
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-    return (
-        text.replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("&", "\\u0026")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
-
-
 def _asset(name: str) -> str:
     text = (resources.files("cross_judge") / "report_assets" / name).read_text(encoding="utf-8")
     # The script holds no "</script" today; escaping keeps the page whole if it ever does.
@@ -188,7 +177,7 @@ def _render(
         f"reload here: export before closing the page.</p>"
         "<noscript><p class=note>The page needs JavaScript to record labels.</p></noscript>"
         f"</header><main>{_buttons(labels)}{body}</main>{_help()}"
-        f'<script type="application/json" id="cj-queue">{_script_json(data)}</script>'
+        f'<script type="application/json" id="cj-queue">{json_for_script(data)}</script>'
         f'<script nonce="{nonce}">{_asset("label_page.js")}</script></body></html>\n'
     )
 

@@ -68,7 +68,13 @@ from .summary import format_rate, judged_text, printable, simulated_note
 if TYPE_CHECKING:
     from ..stats.gold import GoldReport
 
-__all__ = ["DEFAULT_MAX_ITEMS", "RUNTIME_VERSIONS", "render_report", "write_report"]
+__all__ = [
+    "DEFAULT_MAX_ITEMS",
+    "RUNTIME_VERSIONS",
+    "json_for_script",
+    "render_report",
+    "write_report",
+]
 
 DEFAULT_MAX_ITEMS = 5000
 """Disputed items listed at most in the table (the first ones, in results order); the
@@ -211,7 +217,7 @@ def _sort_key(value: float | None) -> str:
     return "" if value is None or not math.isfinite(value) else repr(round(value, 6))
 
 
-def _json_for_script(value: object) -> str:
+def json_for_script(value: object) -> str:
     """JSON that cannot end the ``<script>`` element holding it, whatever its strings."""
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=str)
     return (
@@ -329,7 +335,7 @@ class _Page:
             f"<header><h1>{_e(self.title)}</h1>{self._nav()}</header><main>"
             + "".join(sections)
             + "</main>"
-            f'<script type="application/json" id="cj-specs">{_json_for_script(self.specs)}</script>'
+            f'<script type="application/json" id="cj-specs">{json_for_script(self.specs)}</script>'
             f'{runtimes}<script nonce="{nonce}">{_asset("report.js")}</script></body></html>\n'
         )
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from .._extensions import provide
 from ..results import BatchResult, plain_text
+from .criteria import format_rate
 from .digest import BatchDigest, dispute_reasons
 
 if TYPE_CHECKING:
@@ -104,11 +105,6 @@ def simulated_without_gold_note(critics: list[str], *, measured_against_gold: bo
         "panel file's simulator your labels (simulator: {items: ITEMS.jsonl, gold: "
         "GOLD.jsonl}) to simulate critics of a known accuracy."
     )
-
-
-def format_rate(value: float | None) -> str:
-    """A share as a percentage with one decimal (``"12.5%"``); ``"n/a"`` when undefined."""
-    return "n/a" if value is None else f"{value:.1%}"
 
 
 def format_number(value: float | None, digits: int = 3) -> str:
