@@ -2,11 +2,15 @@
 in a CSV, TSV or JSONL file, written as a results file that ``stats``, ``report``,
 ``revote`` and ``BatchResult.from_jsonl`` read like a review's. No model is called.
 
-Rows are read by :func:`cross_judge.batch.votes.read_votes_file` and voted by
-:meth:`BatchResult.from_votes <cross_judge.batch.BatchResult.from_votes>`; a bad row stops
-the import before anything is written, its line named. An existing ``--out`` is refused
-unless ``--force`` (then replaced whole, never left half-written); the votes file itself is
-never written over.
+Rows are read by :func:`cross_judge.batch.votes.read_votes_file` and checked as
+:meth:`BatchResult.from_votes <cross_judge.batch.BatchResult.from_votes>` checks them, into
+a compact table (:func:`cross_judge.batch.votes.import_votes`); then each item is voted and
+written in turn, and the summary is counted as the lines go out
+(:class:`~cross_judge.report.digest.BatchDigest`), so memory grows by a few tens of bytes a
+vote, never by a model per vote. A bad row stops the import before anything is written, its
+line named. An existing ``--out`` is refused unless ``--force`` (then replaced whole, never
+left half-written: the lines go to a temporary file beside it, moved into place at the
+end); the votes file itself is never written over.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from ..errors import ConfigError
 from .common import EXIT_OK, counted, say, stdout_console
 
 if TYPE_CHECKING:
-    from ..batch import BatchResult
+    from ..batch.votes import ImportedVotes
+    from ..report.digest import BatchDigest
 
 __all__ = ["add_parser", "run"]
 
@@ -49,6 +54,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--format",
         choices=("csv", "tsv", "jsonl"),
         help="the votes file's format (default: suffix)",
+    )
+    command.add_argument(
+        "--encoding",
+        metavar="NAME",
+        help=(
+            "the votes file's text encoding, e.g. latin-1, cp1252, utf-16 (default utf-8, "
+            "or UTF-16/UTF-32 when the file starts with their byte-order mark)"
+        ),
     )
     for option, default in (("item", "item"), ("critic", "critic"), ("label", "label")):
         command.add_argument(
@@ -80,8 +93,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge import``; the exit code."""
-    from ..batch import BatchResult
-    from ..batch.votes import read_votes_file
+    from ..batch.votes import import_votes, read_votes_file
+    from ..report.summary import render_summary
 
     votes, out = Path(args.votes), Path(args.out)
     if not votes.is_file():
@@ -99,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
         people = False
     elif args.people is not None:
         people = [name.strip() for name in args.people.split(",") if name.strip()]
-    batch = BatchResult.from_votes(
-        read_votes_file(votes, args.format),
+    imported = import_votes(
+        read_votes_file(votes, args.format, encoding=args.encoding),
         item=args.item,
         critic=args.critic,
         label=args.label,
@@ -109,18 +122,19 @@ def run(args: argparse.Namespace) -> int:
         voting=args.voting,
         voting_kwargs=_voting_kwargs(args.voting_kwargs),
         people=people,
+        spill=out.parent,
     )
-    if not batch.verdicts:
+    if not imported.n_items:
+        imported.close()
         raise ConfigError(f"{votes} holds no votes; nothing written")
-    _write(out, batch)
+    digest = _write(out, imported)
     console = stdout_console()
-    console.print(batch.summary())
-    n_votes = sum(len(r.verdicts) for r in batch.verdicts)
-    humans = batch.human_critics
+    console.print(render_summary(digest))
     say(
         console,
-        f"imported {counted(n_votes, 'vote')} by {counted(len(batch.critics), 'voter')} on "
-        f"{counted(len(batch), 'item')} ({len(humans)} of them people), voted {batch.voting}",
+        f"imported {counted(imported.n_votes, 'vote')} by "
+        f"{counted(len(imported.critics), 'voter')} on {counted(imported.n_items, 'item')} "
+        f"({len(imported.human_critics)} of them people), voted {imported.voting}",
     )
     say(console, f"wrote {out}")
     return EXIT_OK
@@ -138,19 +152,24 @@ def _voting_kwargs(text: str | None) -> dict[str, Any]:
     return parsed
 
 
-def _write(path: Path, batch: BatchResult) -> None:
-    """Write ``batch`` to a temporary file beside ``path``, then move it into place: a
-    failed write leaves ``path`` as it was."""
-    from ..batch import dump_result
+def _write(path: Path, imported: ImportedVotes) -> BatchDigest:
+    """Vote and write each item to a temporary file beside ``path``, then move it into
+    place: a failed write (or a voter's two labels on an item, found as the items are
+    reached) leaves ``path`` as it was. The digest of what was written, for the summary."""
+    from ..report.digest import BatchDigest
 
+    digest = BatchDigest(critics=imported.critics)
     handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below
         "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", delete=False
     )
     try:
         with handle:
-            for result in batch.verdicts:
-                handle.write(dump_result(result) + "\n")
+            write = handle.file.write  # the file itself: the wrapper adds a call per line
+            for line in imported.lines(each=digest.add):
+                write(line + "\n")
         os.replace(handle.name, path)
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
+    digest.voting = imported.voting
+    return digest

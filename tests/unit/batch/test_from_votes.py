@@ -197,6 +197,32 @@ def test_from_votes_refuses_a_reserved_label() -> None:
         BatchResult.from_votes([("q", "a", "ERROR")])
 
 
+def test_from_votes_refuses_a_boolean_label_naming_the_row() -> None:
+    with pytest.raises(ConfigError, match=r"rows\[1\]: the label is a boolean \(True\), not text"):
+        BatchResult.from_votes([("q", "a", "X"), ("q", "b", True)])
+
+
+def test_from_votes_refuses_a_mapping_as_the_item_naming_the_row() -> None:
+    with pytest.raises(ConfigError, match=r"rows\[0\]: the item is an object"):
+        BatchResult.from_votes([{"item": {"a": 1}, "critic": "ann", "label": "X"}])
+
+
+def test_from_votes_refuses_a_nan_confidence_given_as_text() -> None:
+    with pytest.raises(ConfigError, match=r"rows\[0\]: confidence 'NaN' is not a number"):
+        BatchResult.from_votes([("q", "a", "X", "NaN")])
+
+
+def test_from_votes_reads_a_float_nan_confidence_as_missing() -> None:
+    verdict = BatchResult.from_votes([("q", "a", "X", float("nan"))]).verdicts[0].verdicts[0]
+    assert (verdict.confidence, verdict.confidence_stated) == (0.0, False)
+
+
+@pytest.mark.parametrize("label", ["error", "Skipped", " parse-fail ", "abstain"])
+def test_from_votes_refuses_a_reserved_label_in_any_case_or_spacing(label: str) -> None:
+    with pytest.raises(ConfigError, match=r"rows\[0\]: the label .* reads as '[A-Z_]+', which is"):
+        BatchResult.from_votes([("q", "a", label)])
+
+
 def test_from_votes_refuses_two_labels_from_one_voter_on_one_item_naming_both_rows() -> None:
     with pytest.raises(ConfigError, match=r"rows\[2\].*rows\[0\]"):
         BatchResult.from_votes([("q", "a", "X"), ("q", "b", "X"), ("q", "a", "Y")])
