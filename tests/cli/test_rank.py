@@ -257,3 +257,96 @@ def test_a_panel_that_does_not_judge_pairs_exits_2_before_any_call(
     file = candidates(tmp_path, "best answer", "worst answer")
     code, _, err = run(capsys, "rank", file, "--panel", panel, "--out", tmp_path / "r.json")
     assert code == 2 and "does not judge pairs" in err
+
+
+def test_pairs_all_says_its_pair_items_and_calls_before_the_first_call(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    file = candidates(tmp_path, *STRENGTHS)
+    out = tmp_path / "r.json"
+    code, _, err = run(capsys, "rank", file, "--panel", panel_file(tmp_path), "--out", out)
+    assert code == 0, err
+    assert "--pairs all: 6 pair items, up to 24 calls (4 a pair item: 2 critics x 2 orders)" in err
+
+
+def test_pairs_all_above_max_calls_exits_2_naming_the_count_and_the_option(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    file = candidates(tmp_path, *STRENGTHS)
+    out = tmp_path / "r.json"
+    panel = panel_file(tmp_path)
+    code, _, err = run(capsys, "rank", file, "--panel", panel, "--out", out, "--max-calls", "23")
+    assert code == 2 and "Traceback" not in err
+    assert "is 6 pair items: up to 24 calls" in err and "more than --max-calls 23" in err
+    assert "--pairs adaptive --budget N" in err and "pass --max-calls 24" in err
+    assert not out.exists()
+
+
+def test_max_calls_with_adaptive_pairs_exits_2_pointing_to_the_budget(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    file = candidates(tmp_path, *STRENGTHS)
+    args = ("--pairs", "adaptive", "--max-calls", "5")
+    panel = panel_file(tmp_path)
+    code, _, err = run(capsys, "rank", file, "--panel", panel, "--out", tmp_path / "r.json", *args)
+    assert code == 2 and "--budget bounds the calls" in err
+
+
+def test_resume_counts_the_calls_of_every_run_on_screen_in_the_file_and_on_the_page(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    file = candidates(tmp_path, *STRENGTHS)
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    panel = panel_file(tmp_path)
+    assert run(capsys, "rank", file, "--panel", panel, "--out", out)[0] == 0
+    code, printed, err = run(
+        capsys, "rank", file, "--panel", panel, "--out", out, "--resume", "--html", page
+    )
+    assert code == 0, err
+    assert "0 calls made by this run, 24 in all its runs" in printed
+    ranking = Ranking.model_validate_json(out.read_text(encoding="utf-8"))
+    assert (ranking.calls, ranking.calls_total) == (0, 24)
+    assert "24 calls (0 by its last run" in page.read_text(encoding="utf-8")
+
+
+def test_the_page_of_a_simulated_ranking_says_so_and_shows_the_question_and_answers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    file = candidates(tmp_path, "best answer", "worst answer")
+    out, page = tmp_path / "r.json", tmp_path / "r.html"
+    panel = panel_file(tmp_path)
+    code, printed, err = run(capsys, "rank", file, "--panel", panel, "--out", out, "--html", page)
+    assert code == 0, err
+    ranking = Ranking.model_validate_json(out.read_text(encoding="utf-8"))
+    assert ranking.simulated_critics == ["one", "two"]
+    assert "note: one, two are simulated" in printed
+    for text in (page.read_text(encoding="utf-8"), run_report(capsys, tmp_path, out)):
+        assert "Simulated judges." in text and "one, two are simulated" in text
+        assert "Which is better?" in text
+        assert "best answer" in text and "worst answer" in text
+
+
+def run_report(capsys: pytest.CaptureFixture[str], folder: Path, ranking: Path) -> str:
+    """The leaderboard page ``cross-judge report RANKING.json`` writes, as text."""
+    page = folder / "report.html"
+    code, _, err = run(capsys, "report", ranking, "--out", page)
+    assert code == 0, err
+    return page.read_text(encoding="utf-8")
+
+
+def test_the_printed_leaderboard_stops_at_its_rows_and_says_how_many_more(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cross_judge.cli import rank
+
+    monkeypatch.setattr(rank, "LEADERBOARD_ROWS", 2)
+    file = candidates(tmp_path, *STRENGTHS)
+    out = tmp_path / "r.json"
+    code, printed, err = run(capsys, "rank", file, "--panel", panel_file(tmp_path), "--out", out)
+    assert code == 0, err
+    board = [line.split() for line in printed.splitlines()]
+    assert [words[1] for words in board if words and words[0] in {"1", "2", "3", "4"}] == [
+        "m1",
+        "m2",
+    ]
+    assert f"... and 2 more candidates (every one is in {out})" in printed

@@ -14,8 +14,13 @@ panel file) sits out the pairs involving that candidate. The ranking
 ``order: fixed`` ranks with ``"both"``) is written to ``--out`` as JSON (the
 :class:`~cross_judge.ranking.Ranking`, every judged pair included), so ``--resume`` asks
 again only the pairs not in it, and ``Ranking.model_validate_json`` reads it back. The
-leaderboard and each critic's Spearman correlation go to stdout, progress to stderr; with
-``--html`` also the leaderboard page (:mod:`cross_judge.report.leaderboard`).
+leaderboard (the best :data:`LEADERBOARD_ROWS`), each critic's Spearman correlation and the
+calls (of this run and of every run) go to stdout; the plan (pair items and calls, before
+the first call) and progress to stderr; with ``--html`` also the leaderboard page
+(:mod:`cross_judge.report.leaderboard`). ``--pairs all`` above ``--max-calls`` (default
+:data:`~cross_judge.ranking.DEFAULT_MAX_CALLS`) is refused before any call, naming the
+count. Critics the panel file simulates are recorded in the ranking
+(``simulated_critics``, kept across ``--resume``), so every view says so.
 
 What it does not do: keep pairs judged by a run that was interrupted before it wrote
 ``--out`` (use ``--cache``: a rerun then answers those from the cache, calling no one).
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import sys
@@ -37,9 +43,12 @@ from .arguments import positive_int
 from .common import EXIT_OK, counted, note, say, stderr_console, stdout_console
 
 if TYPE_CHECKING:
-    from ..ranking import Ranking
+    from rich.console import Console
 
-__all__ = ["Candidates", "add_parser", "read_candidates", "run"]
+    from ..ranking import Ranking
+    from ..ranking.engine import RankPlan
+
+__all__ = ["LEADERBOARD_ROWS", "Candidates", "add_parser", "read_candidates", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,6 +84,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="with --pairs adaptive: the most pair items to judge (each costs critics x orders "
         "calls)",
+    )
+    command.add_argument(
+        "--max-calls",
+        type=positive_int,
+        metavar="N",
+        help="with --pairs all: refuse to start when it means more than N calls (default "
+        "100,000: cross_judge.ranking.DEFAULT_MAX_CALLS); the count is printed either way",
     )
     command.add_argument("--seed", type=int, default=0, metavar="S", help="default 0")
     command.add_argument(
@@ -247,13 +263,20 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
-def print_leaderboard(ranking: Ranking) -> None:
-    """The leaderboard (rank, id, rating, interval, wins/losses/ties), each critic's
-    Spearman correlation with the panel and a totals line, on stdout."""
+LEADERBOARD_ROWS = 50
+"""Candidates the printed leaderboard lists at most (the best); every one is in the
+ranking file and on the page. A terminal table of 10,000 rows takes rich minutes."""
+
+
+def print_leaderboard(ranking: Ranking, out: Path | None = None) -> None:
+    """The leaderboard (rank, id, rating, interval, wins/losses/ties) of the best
+    :data:`LEADERBOARD_ROWS` candidates, each critic's Spearman correlation with the panel
+    and a totals line, on stdout. ``out``: the ranking file, named when rows are left
+    out."""
     from rich.table import Table
     from rich.text import Text
 
-    from ..report.summary import printable
+    from ..report.summary import printable, simulated_note
 
     console = stdout_console()
     table = Table(
@@ -271,7 +294,8 @@ def print_leaderboard(ranking: Ranking) -> None:
         ("tied", "right"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]  # rich's Literal
-    for row in ranking.to_records():
+    records = ranking.to_records()
+    for row in records[:LEADERBOARD_ROWS]:
         table.add_row(
             str(row["rank"]),
             Text(printable(row["id"])),
@@ -282,17 +306,26 @@ def print_leaderboard(ranking: Ranking) -> None:
             str(row["ties"]),
         )
     console.print(table)
+    if len(records) > LEADERBOARD_ROWS:
+        where = f" (every one is in {out})" if out is not None else ""
+        say(console, f"... and {len(records) - LEADERBOARD_ROWS:,} more candidates{where}")
     if ranking.per_critic_spearman:
         say(console, "")
         say(console, "each critic alone, Spearman with the panel's ratings:")
         for critic, rho in ranking.per_critic_spearman.items():
             shown = "n/a" if rho is None else f"{rho:.3f}"
             say(console, f"  {printable(critic)}: {shown} over {len(ranking.per_critic[critic])}")
+    in_all = (
+        "" if ranking.calls_total == ranking.calls else f", {ranking.calls_total} in all its runs"
+    )
     say(
         console,
         f"\n{counted(ranking.comparisons, 'decided pair')} ({ranking.ties} ties, "
-        f"{ranking.undecided} undecided), {counted(ranking.calls, 'call')} made by this run",
+        f"{ranking.undecided} undecided), {counted(ranking.calls, 'call')} made by this run"
+        f"{in_all}",
     )
+    if ranking.simulated_critics:
+        say(console, f"note: {simulated_note(ranking.simulated_critics)}")
     if ranking.prior > 0:
         say(
             console,
@@ -307,11 +340,16 @@ def run(args: argparse.Namespace) -> int:
 
     from ..critic.cache import resolve_cache
     from ..panel_file import load_panel
+    from ..ranking.engine import DEFAULT_MAX_CALLS
 
     if not (0.0 < args.level < 1.0):
         raise ConfigError(f"--level must be in (0, 1), e.g. 0.95; got {args.level:g}")
     if args.budget is not None and args.pairs != "adaptive":
         raise ConfigError("--budget needs --pairs adaptive (pairs all judges every pair)")
+    if args.max_calls is not None and args.pairs != "all":
+        raise ConfigError(
+            "--max-calls limits --pairs all; with --pairs adaptive, --budget bounds the calls"
+        )
     pool = read_candidates(args.candidates, args.query)
     out = Path(args.out)
     if not out.parent.exists():
@@ -345,6 +383,8 @@ def run(args: argparse.Namespace) -> int:
         "ci": args.ci,
         "families": pool.families or None,
         "resume": previous,
+        "max_calls": None,  # refused by _announce, in the command line's words
+        "on_plan": functools.partial(_announce, err, args.max_calls or DEFAULT_MAX_CALLS),
         "concurrency": args.concurrency or spec.concurrency or 32,
         "progress": not args.no_progress and sys.stderr.isatty(),
     }
@@ -360,13 +400,38 @@ def run(args: argparse.Namespace) -> int:
     with spec.simulator() if simulated else contextlib.nullcontext() as server:
         panel = spec.build(simulator_url=server.url if server else None, cache=cache)
         ranking = anyio.run(_rank, panel, pool.candidates, options)
+    if simulated:  # kept from the runs it resumed, and this one's
+        recorded = list(dict.fromkeys([*ranking.simulated_critics, *simulated]))
+        ranking = ranking.model_copy(update={"simulated_critics": recorded})
     _write_atomically(out, ranking.model_dump_json() + "\n")
-    print_leaderboard(ranking)
+    print_leaderboard(ranking, out)
     say(stdout_console(), f"ranking: {out}")
     if html is not None:
         ranking.to_html(html)
         say(stdout_console(), f"leaderboard page: {html} (opens offline)")
     return EXIT_OK
+
+
+def _announce(err: Console, max_calls: int, plan: RankPlan) -> None:
+    """Say what the ranking is about to ask (pair items and calls) before the first call;
+    refuse ``--pairs all`` above ``--max-calls``."""
+    per = f"{plan.calls_per_item} a pair item: {plan.per_item}"
+    if plan.pairs == "adaptive":
+        note(
+            err,
+            f"--pairs adaptive: at most {plan.items:,} pair items, up to {plan.calls:,} calls "
+            f"({per}); it stops sooner when the order settles",
+        )
+        return
+    kept = f", {plan.resumed:,} of them judged already" if plan.resumed else ""
+    if plan.calls > max_calls:
+        raise ConfigError(
+            f"--pairs all over {plan.candidates:,} candidates is {plan.items:,} pair "
+            f"items{kept}: up to {plan.calls:,} calls ({per}), more than --max-calls "
+            f"{max_calls:,}. Rank adaptively within a budget (--pairs adaptive --budget N), "
+            f"or pass --max-calls {plan.calls} to make them"
+        )
+    note(err, f"--pairs all: {plan.items:,} pair items{kept}, up to {plan.calls:,} calls ({per})")
 
 
 async def _rank(panel: Any, candidates: Mapping[str, Any], options: dict[str, Any]) -> Ranking:

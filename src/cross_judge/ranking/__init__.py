@@ -11,19 +11,24 @@ This package sits in the panels layer and uses a panel only through the
 
 from __future__ import annotations
 
-from .engine import PairDesign, check_pairwise, rank
-from .model import CIMethod, Ranking, comparisons_of, fit_ranking, spearman
+from .engine import DEFAULT_MAX_CALLS, PairDesign, RankPlan, calls_per_pair, check_pairwise, rank
+from .model import CIMethod, Ranking, comparisons_of, fit_ranking, recorded_calls, spearman
 
 # The public path in reprs, docs and pickles (the implementation module may move).
 Ranking.__module__ = __name__
+RankPlan.__module__ = __name__
 
 __all__ = [
+    "DEFAULT_MAX_CALLS",
     "CIMethod",
     "PairDesign",
+    "RankPlan",
     "Ranking",
+    "calls_per_pair",
     "check_pairwise",
     "comparisons_of",
     "fit_ranking",
     "rank",
+    "recorded_calls",
     "spearman",
 ]

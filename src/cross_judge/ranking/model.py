@@ -23,7 +23,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .._extensions import provider
 from ..errors import ConfigError
@@ -36,7 +36,15 @@ from ..stats.bradley_terry import (
 )
 from ..verdict import EnsembleVerdict
 
-__all__ = ["DEFAULT_PRIOR", "CIMethod", "Ranking", "comparisons_of", "fit_ranking", "spearman"]
+__all__ = [
+    "DEFAULT_PRIOR",
+    "CIMethod",
+    "Ranking",
+    "comparisons_of",
+    "fit_ranking",
+    "recorded_calls",
+    "spearman",
+]
 
 CIMethod = Literal["fisher", "bootstrap"]
 """How a ranking's intervals are computed: from the Fisher information of the fit (fast,
@@ -81,8 +89,12 @@ class Ranking(BaseModel):
             candidates it judged; a critic with no valid verdict is absent).
         per_critic_spearman: critic -> Spearman correlation of its ratings with the
             panel's over the candidates it rated (``None`` when fewer than 2, or constant).
-        calls: requests made to vendors (retries included; cache hits and critics sitting
-            out cost none).
+        calls: requests made to vendors by the run that made this ranking (retries
+            included; cache hits and critics sitting out cost none): 0 for a resume that
+            found every pair judged.
+        calls_total: requests made by every run of this ranking: this one and those it
+            resumed. A ranking file written before it was recorded reads it from the
+            requests its results record (:func:`recorded_calls`).
         comparisons: pairs with a decision (``A``, ``B`` or ``TIE``).
         undecided: pairs judged without a decision (dropped from the fit).
         results: every judged pair's result, so the ranking can be re-fitted with no calls
@@ -91,6 +103,13 @@ class Ranking(BaseModel):
         prior: the prior weight the panel's fit used: 0.0 for the maximum-likelihood fit,
             else :data:`DEFAULT_PRIOR` (or ``rank(prior=...)``) because the MLE does not
             exist (a candidate only won or only lost, or the design is not connected).
+        queries: the questions the candidates answered (one with ``rank(query=...)``);
+            empty in a ranking that did not record them (fitted from results alone).
+        answers: candidate id -> its answer per query (aligned with ``queries``; ``None``
+            where it gave none), as ranked, judged or not.
+        simulated_critics: the critics whose answers came from the simulated vendor
+            (:mod:`cross_judge.testing`), not a language model, as ``cross-judge rank``
+            records them from the panel file (kept across ``resume``): every view says so.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -106,33 +125,50 @@ class Ranking(BaseModel):
     per_critic: dict[str, dict[str, float]] = Field(default_factory=dict)
     per_critic_spearman: dict[str, float | None] = Field(default_factory=dict)
     calls: int = 0
+    calls_total: int = 0
     comparisons: int = 0
     undecided: int = 0
     results: list[EnsembleVerdict] = Field(default_factory=list, repr=False)
     converged: bool = True
     iterations: int = 0
     prior: float = 0.0
+    queries: list[str] = Field(default_factory=list)
+    answers: dict[str, list[str | None]] = Field(default_factory=dict)
+    simulated_critics: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _calls_total_of_older_files(cls, data: Any) -> Any:
+        """A ranking written before ``calls_total`` existed: the calls its results record."""
+        if isinstance(data, Mapping) and "calls_total" not in data:
+            data = {**data, "calls_total": recorded_calls(data.get("results") or ())}
+        return data
 
     def to_records(self) -> list[dict[str, Any]]:
         """One row per candidate, best first: ``id``, ``rank`` (1 = best), ``rating``,
-        ``low``, ``high``, ``wins``, ``losses``, ``ties`` (counts of decided pairs)."""
+        ``low``, ``high``, ``wins``, ``losses``, ``ties`` (counts of decided pairs). One
+        pass over the results, whatever the number of candidates."""
+        counts = {cid: [0, 0, 0] for cid in self.order}  # wins, losses, ties
+        for result in self.results:
+            pair = _pair_of(result)
+            outcome = None if result.fallback else _OUTCOMES.get(result.consensus)
+            if pair is None or outcome is None:
+                continue
+            a, b = counts.get(pair[0]), counts.get(pair[1])
+            if outcome == 0.5:
+                for row in (a, b):
+                    if row is not None:
+                        row[2] += 1
+                continue
+            winner, loser = (a, b) if outcome == 1.0 else (b, a)
+            if winner is not None:
+                winner[0] += 1
+            if loser is not None:
+                loser[1] += 1
         rows = []
         for place, cid in enumerate(self.order, start=1):
-            wins = losses = ties = 0
-            for result in self.results:
-                pair = _pair_of(result)
-                if pair is None or cid not in pair[:2]:
-                    continue
-                outcome = _OUTCOMES.get(result.consensus) if not result.fallback else None
-                if outcome is None:
-                    continue
-                if outcome == 0.5:
-                    ties += 1
-                elif (outcome == 1.0) == (pair[0] == cid):
-                    wins += 1
-                else:
-                    losses += 1
             low, high = self.ci[cid]
+            wins, losses, ties = counts[cid]
             rows.append(
                 {
                     "id": cid,
@@ -185,8 +221,9 @@ class Ranking(BaseModel):
         prior: float = DEFAULT_PRIOR,
     ) -> Ranking:
         """This ranking fitted again from its stored :attr:`results`, with no calls
-        (another ``level`` or interval method)."""
-        return fit_ranking(
+        (another ``level`` or interval method); its calls, queries, answers and simulated
+        critics are kept."""
+        again = fit_ranking(
             list(self.ratings),
             self.results,
             level=self.level if level is None else level,
@@ -194,6 +231,29 @@ class Ranking(BaseModel):
             seed=seed,
             prior=prior,
         )
+        return again.model_copy(
+            update={
+                "calls": self.calls,
+                "calls_total": self.calls_total,
+                "queries": self.queries,
+                "answers": self.answers,
+                "simulated_critics": self.simulated_critics,
+            }
+        )
+
+
+def recorded_calls(results: Iterable[EnsembleVerdict | Mapping[str, Any]]) -> int:
+    """The requests judged pairs record (their verdicts' ``attempts``: retries counted,
+    cache hits and sit-outs not), from results or their JSON form."""
+    total = 0
+    for result in results:
+        if isinstance(result, EnsembleVerdict):
+            total += sum(v.attempts for v in result.verdicts)
+        elif isinstance(result, Mapping):
+            for verdict in result.get("verdicts") or ():
+                attempts = verdict.get("attempts", 0) if isinstance(verdict, Mapping) else 0
+                total += attempts if isinstance(attempts, int) else 0
+    return total
 
 
 def _pair_of(result: EnsembleVerdict) -> tuple[str, str, Any] | None:
@@ -321,7 +381,8 @@ def fit_ranking(
 ) -> Ranking:
     """The :class:`Ranking` of the candidates ``ids`` from judged pairs ``results``; no
     calls. ``calls`` defaults to the requests the results record (their verdicts'
-    ``attempts``). ``prior``: see :data:`DEFAULT_PRIOR`.
+    ``attempts``), ``calls_total`` is those requests. ``prior``: see
+    :data:`DEFAULT_PRIOR`.
 
     Raises:
         ConfigError: fewer than 2 candidates, ``level`` not in (0, 1), an unknown ``ci``,
@@ -374,8 +435,9 @@ def fit_ranking(
         per_rho[critic] = spearman(
             [own_ratings[c] for c in seen], [ratings[index[c]] for c in seen]
         )
+    recorded = recorded_calls(results)
     if calls is None:
-        calls = sum(v.attempts for r in results for v in r.verdicts)
+        calls = recorded
     return Ranking(
         order=[ids[k] for k in order],
         ratings={ids[k]: ratings[k] for k in range(n)},
@@ -388,6 +450,7 @@ def fit_ranking(
         per_critic=per_critic,
         per_critic_spearman=per_rho,
         calls=calls,
+        calls_total=recorded,
         comparisons=len(wins) + len(ties),
         undecided=undecided,
         results=list(results),

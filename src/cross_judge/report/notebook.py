@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from ..results import BatchResult, CriticStats, TierStats
     from ..verdict import Answer, EnsembleVerdict, Verdict
 
-__all__ = ["MAX_ROWS", "batch_html", "ensemble_html", "verdict_html"]
+__all__ = ["MAX_ROWS", "batch_html", "ensemble_html", "expandable", "verdict_html"]
 
 MAX_ROWS = 50
 """Items a batch's view lists, the disputed ones first."""
@@ -75,7 +75,7 @@ def _judged(result: EnsembleVerdict, limit: int) -> str:
     ``limit`` characters with the stored whole behind ``<details>``; empty when the
     result stores none."""
     return "".join(
-        f'<div style="{_NOTE};margin:0"><code>{_text(name)}</code> {_expandable(text, limit)}</div>'
+        f'<div style="{_NOTE};margin:0"><code>{_text(name)}</code> {expandable(text, limit)}</div>'
         for name, text in judged_text(result)
     )
 
@@ -104,9 +104,9 @@ def _kind_badge(kind: str, *, dissent: bool = False, title: str | None = None) -
     return _badge(_text(kind), tint, title)
 
 
-def _expandable(text: str, limit: int = _CLIP) -> str:
+def expandable(text: str, limit: int = _CLIP) -> str:
     """``text`` escaped; past ``limit`` characters a ``<details>`` shows the start and opens
-    on the whole (up to 20,000 characters)."""
+    on the whole (up to 20,000 characters). Also the leaderboard's candidate texts."""
     if not text:
         return ""
     short = _clip(text, limit)
@@ -191,7 +191,7 @@ def _error(verdict: Verdict) -> str:
     if verdict.error is None and verdict.error_kind is None:
         return ""
     kind = verdict.error_kind.value if verdict.error_kind else ""
-    message = _expandable(_without_kind(kind, verdict.error or ""), 120)
+    message = expandable(_without_kind(kind, verdict.error or ""), 120)
     return f"<b>{_text(kind)}</b> {message}".strip() if kind else message
 
 
@@ -223,7 +223,7 @@ def _verdict_cells(verdict: Verdict, *, dissent: bool = False) -> list[str]:
         _critic(verdict),
         _kind_badge(verdict.kind, dissent=dissent, title=_written(verdict)),
         _confidence(verdict),
-        _expandable(verdict.reasoning),
+        expandable(verdict.reasoning),
         _error(verdict),
         format_cost(verdict.cost_usd) if verdict.cost_usd is not None else "",
         _seconds(verdict.elapsed_s),
@@ -252,7 +252,7 @@ def _answers_table(answers: Sequence[Answer], caption: str = "answers") -> str:
             _text(a.answered),
             _kind_badge(a.kind),
             "" if a.error else f"{a.confidence:.2f}",
-            _expandable(a.error or a.reasoning, 120),
+            expandable(a.error or a.reasoning, 120),
         ]
         for i, a in enumerate(answers, 1)
     ]
@@ -287,8 +287,8 @@ def _own_criteria_table(verdict: Verdict) -> str:
             _kind_badge(a.kind),
             "" if a.error is not None else f"{a.confidence:.2f}",
             "" if a.score is None else f"{a.score:.2f}",
-            _expandable(a.reasoning),
-            _expandable(_without_kind(a.error_kind.value if a.error_kind else "", a.error), 120)
+            expandable(a.reasoning),
+            expandable(_without_kind(a.error_kind.value if a.error_kind else "", a.error), 120)
             if a.error
             else "",
         ]
@@ -485,7 +485,7 @@ def _critics_table(
         message = ""
         if s.error_messages:
             kind, text = next(iter(s.error_messages.items()))
-            message = f"<b>{_text(kind)}</b> {_expandable(_without_kind(kind, text), 80)}"
+            message = f"<b>{_text(kind)}</b> {expandable(_without_kind(kind, text), 80)}"
         rows.append(
             [
                 _text(s.critic) + mark,

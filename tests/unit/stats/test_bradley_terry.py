@@ -277,7 +277,8 @@ def test_an_item_that_beats_everyone_and_never_loses_ranks_first(
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=12))
 def test_a_tie_between_two_equal_items_changes_no_order(extra: list[tuple[int, int]]) -> None:
     # items 4 and 5 have mirror-image records against 0..3 (so equal strengths); adding a tie
-    # between them keeps every strict order of the fit
+    # between them keeps every clear order of the fit (it moves the tie parameter, and so
+    # every strength a little: two items a hair apart may swap)
     base: Pairs = [(0, 1), (1, 2), (2, 3), (3, 0), (1, 0), (2, 1)]
     base += [(a, b) for a, b in extra if a != b]
     base += [(4, 0), (0, 4), (5, 0), (0, 5), (4, 1), (5, 1), (2, 4), (2, 5), (3, 4), (3, 5)]
@@ -286,7 +287,7 @@ def test_a_tie_between_two_equal_items_changes_no_order(extra: list[tuple[int, i
     assert before[4] == pytest.approx(before[5], abs=1e-8)
     for i in range(6):
         for j in range(6):
-            if before[i] > before[j] + 1e-7:
+            if before[i] > before[j] + 1e-2:
                 assert after[i] > after[j]
 
 
@@ -407,6 +408,7 @@ def coverage(nu: float, draws: int, m: int, seed: int) -> float:
     return hits / (draws * 12)
 
 
+@pytest.mark.slow  # a statistical simulation: thousands of draws
 @pytest.mark.parametrize("nu", [0.0, 0.5])
 def test_fisher_intervals_cover_the_true_strengths_at_the_stated_level(nu: float) -> None:
     # 300 draws of 2,000 comparisons, 12 items: 3,600 intervals. Were they independent, the
