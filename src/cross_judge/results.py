@@ -253,6 +253,7 @@ class BatchResult(BaseModel):
         ci: float = 0.95,
         exclude: Iterable[str] = (),
         prediction: Prediction = "votes",
+        allow_jury_shown: bool = False,
     ) -> Estimate:
         """The share of these items whose true label is ``label``, from the jury and
         people's ``gold`` labels (``{id: label}`` or the labelling page's JSONL file),
@@ -262,10 +263,12 @@ class BatchResult(BaseModel):
 
         Raises:
             ConfigError: bad gold, gold ids outside the results without a queue, a queue
-                drawn from other results (or another ``exclude``), ``ci`` outside (0, 1).
+                drawn from other results (or another ``exclude``), ``ci`` outside (0, 1),
+                labels made with the jury shown without ``allow_jury_shown=True``.
         """
+        options = {"queue": queue, "ci": ci, "exclude": exclude, "prediction": prediction}
         estimate: Estimate = provider("estimate")(
-            self, label, gold=gold, queue=queue, ci=ci, exclude=exclude, prediction=prediction
+            self, label, gold=gold, allow_jury_shown=allow_jury_shown, **options
         )
         return estimate
 
@@ -278,6 +281,7 @@ class BatchResult(BaseModel):
         ci: float = 0.95,
         exclude: Iterable[str] = (),
         prediction: Prediction = "consensus",
+        allow_jury_shown: bool = False,
     ) -> Estimate:
         """``critic``'s accuracy over the items it gave a valid vote on, from its agreement
         with the jury and people's ``gold`` labels (PPI++, as :meth:`estimate`). See
@@ -286,8 +290,9 @@ class BatchResult(BaseModel):
         Raises:
             ConfigError: ``critic`` gave no valid vote, and as :meth:`estimate`.
         """
+        options = {"queue": queue, "ci": ci, "exclude": exclude, "prediction": prediction}
         estimate: Estimate = provider("estimate_accuracy")(
-            self, critic, gold=gold, queue=queue, ci=ci, exclude=exclude, prediction=prediction
+            self, critic, gold=gold, allow_jury_shown=allow_jury_shown, **options
         )
         return estimate
 

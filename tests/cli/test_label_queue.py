@@ -74,6 +74,65 @@ def test_exported_labels_go_straight_into_stats_gold(
     assert "gold" in out.lower()
 
 
+def test_the_page_hides_the_jury_by_default_and_says_how_to_show_it(
+    capsys: pytest.CaptureFixture[str], results: Path, tmp_path: Path
+) -> None:
+    page = tmp_path / "q.html"
+    code, out, err = run(capsys, "label-queue", results, "-n", 2, "--out", page)
+    assert code == 0, err
+    text = page.read_text(encoding="utf-8")
+    assert '"showJury":false' in text.replace(" ", "")
+    assert "The jury's answers are hidden" in text and 'id="jury-button"' in text
+    assert "the jury's answers stay hidden unless the labeller presses h" in out
+
+
+def test_show_jury_starts_the_page_with_the_jury_shown_and_says_so(
+    capsys: pytest.CaptureFixture[str], results: Path, tmp_path: Path
+) -> None:
+    page = tmp_path / "q.html"
+    code, out, err = run(capsys, "label-queue", results, "-n", 2, "--show-jury", "--out", page)
+    assert code == 0, err
+    text = page.read_text(encoding="utf-8")
+    assert '"showJury":true' in text.replace(" ", "")
+    assert "shown on every item (--show-jury)" in text
+    assert '"jury_shown": true' in out and "allow_jury_shown=True" in out
+
+
+def test_the_page_offers_the_labels_of_every_result_not_only_the_queued_ones(
+    capsys: pytest.CaptureFixture[str], results: Path, tmp_path: Path
+) -> None:
+    page = tmp_path / "q.html"
+    gold = tmp_path / "gold.jsonl"  # leaves only the unanimous KEEP items to queue
+    gold.write_text('{"id": "s1", "label": "KEEP"}\n{"id": "s2", "label": "REJECT"}\n')
+    code, _, err = run(capsys, "label-queue", results, "-n", 1, "--exclude", gold, "--out", page)
+    assert code == 0, err
+    assert 'data-label="REJECT"' in page.read_text(encoding="utf-8")
+
+
+def test_stats_gold_notes_exported_labels_made_with_the_jury_shown(
+    capsys: pytest.CaptureFixture[str], results: Path, tmp_path: Path
+) -> None:
+    labels = tmp_path / "labels.jsonl"
+    rows = [
+        {"id": "u1", "label": "KEEP", "probability": 0.5, "jury_shown": True},
+        {"id": "s1", "label": "REJECT", "probability": 0.5, "jury_shown": False},
+    ]
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    code, out, err = run(capsys, "stats", results, "--gold", labels)
+    assert code == 0, err
+    assert "1 of the 2 gold labels were made with the jury's answers shown" in out
+
+
+@pytest.mark.parametrize("label", ["keep", "MAYBE", " KEEP ", "ERROR"])
+def test_stats_gold_refuses_what_every_gold_reader_refuses(
+    capsys: pytest.CaptureFixture[str], results: Path, tmp_path: Path, label: str
+) -> None:
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "u1", "label": label}) + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "stats", results, "--gold", labels)
+    assert code == 2 and repr(label) in err and "Traceback" not in err
+
+
 def test_exclude_never_queues_labelled_items(
     capsys: pytest.CaptureFixture[str], results: Path, tmp_path: Path
 ) -> None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
 from .arguments import fraction, positive_int
-from .common import EXIT_OK, read_results_digest, stdout_console
+from .common import EXIT_OK, read_results_digest, say, stdout_console
 from .fit_confidence import fit_confidence
 
 if TYPE_CHECKING:
@@ -114,6 +114,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge stats``; the exit code."""
     from ..report.summary import render_disputed, render_summary
+    from ..stats.gold_file import jury_shown_note, read_gold_labels
 
     order = [label.strip() for label in args.order.split(",")] if args.order else None
     if order is not None and args.level != "ordinal":
@@ -126,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
             '(a JSONL file of {"id", "label"})'
         )
     gold_path = None
+    jury_note: str | None = None
     item_gold: dict[str, str] | None = None
     criteria_gold: dict[str, dict[str, str]] | None = None
     if args.gold is not None:
@@ -134,7 +136,9 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(
                 f'--gold {gold_path}: no such file; pass a JSONL file of {{"id", "label"}}'
             )
-        item_gold, criteria_gold = _gold_labels(gold_path)
+        read = read_gold_labels(gold_path)
+        item_gold, criteria_gold = read.split()
+        jury_note = jury_shown_note(len(read.jury_shown), len(read.ids))
     digest = read_results_digest(
         args.results,
         level=args.level,
@@ -162,6 +166,8 @@ def run(args: argparse.Namespace) -> int:
     )
     console = stdout_console()
     console.print(summary)
+    if jury_note is not None:
+        say(console, f"note: {jury_note}")
     if _holds_criteria(args.results):
         _print_criteria(console, args.results, digest.critics, criteria_gold, args.ci)
     if args.disputed is not None:
@@ -174,20 +180,6 @@ def run(args: argparse.Namespace) -> int:
             'only; add "label" to its lines'
         )
     return fit_confidence(digest.gold_batch(), gold_path, args.fit_confidence, args.results)
-
-
-def _gold_labels(path: Path) -> tuple[dict[str, str] | None, dict[str, dict[str, str]] | None]:
-    """The item labels and the criterion labels of a gold file. A file no line of which
-    has ``"criteria"`` is read as it always was (:func:`~cross_judge.stats.gold.load_gold`;
-    criterion labels ``None``); otherwise by :func:`~cross_judge.stats.criteria.read_gold_file`,
-    its item labels ``None`` when no line has one."""
-    from ..stats.criteria import read_gold_file
-    from ..stats.gold import load_gold
-
-    if b'"criteria"' not in path.read_bytes():
-        return load_gold(path), None
-    items, criteria = read_gold_file(path)
-    return items or None, criteria
 
 
 def _holds_criteria(results: str) -> bool:

@@ -6,19 +6,25 @@ Content-Security-Policy forbids every fetch and lets only the page's own script 
 opens from disk with no server and no network. It shows the queued items one at a time, in
 queue order: the text judged (``EnsembleVerdict.item``'s query and context when the results
 store it, else only the id), each critic's answer (label, confidence, reasoning; failed and
-skipped calls marked, simulated critics said to be so) and the consensus. A person labels
-an item with a button or a key (``1`` to ``9`` for the first nine labels, ``o`` for a label
-of their own), moves with the arrow keys or ``j`` / ``k``, undoes with ``u``, hides the
-jury's answers with ``h`` (so as not to be anchored by them) and sees every key with ``?``.
-Labels are kept in the browser's ``localStorage`` under the queue's id
+skipped calls marked, simulated critics said to be so) and the consensus. The jury (the
+consensus and every critic's answer) is hidden by default, since people who see it lean
+towards it and the estimates assume their labels are independent of it: ``h`` or the
+**Show the jury** button shows it for the current item only (``show_jury=True``,
+``label-queue --show-jury``, shows it on every item). A person labels an item with a
+button or a key (``1`` to ``9`` for the first nine labels, ``o`` for a label of their
+own), moves with the arrow keys or ``j`` / ``k``, undoes with ``u`` and sees every key
+with ``?``. Labels are kept in the browser's ``localStorage`` under the queue's id
 (:func:`queue_id`), so a reload or a closed tab keeps them; **Export** downloads them as
-``labels.jsonl``: one ``{"id", "label", "probability"}`` line per labelled item, in queue
-order, which :func:`cross_judge.stats.gold.load_gold` (``--gold``, ``gold=``) reads as it is
-(it reads ``id`` and ``label`` and ignores the inclusion ``probability``).
+``labels.jsonl``: one ``{"id", "label", "probability", "jury_shown"}`` line per labelled
+item, in queue order, ``jury_shown`` true when the jury had been shown on that item before
+it was labelled. :func:`cross_judge.stats.gold.load_gold` (``--gold``, ``gold=``) reads it
+as it is; :func:`cross_judge.stats.estimates.estimate_share` refuses the labels made with
+the jury shown unless told to count them.
 
 The labels offered are those of the valid verdicts and the consensus labels of all the
 results given (not only the queued items), in alphabetical order, so that the same batch
-gives the same keys.
+gives the same keys; the labels reserved for unmade judgements (``ABSTAIN``, ...) are
+not offered, since no gold file may hold them.
 
 Every text from the results (ids, item text, labels, reasoning, error messages, critic
 names) is escaped: items and answers are untrusted. The page calls no model and computes
@@ -32,7 +38,7 @@ import html
 import json
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -41,7 +47,7 @@ from .._extensions import provide
 from .._version import __version__
 from ..errors import ConfigError
 from ..results import BatchResult, call_failed
-from ..verdict import EnsembleVerdict, Verdict
+from ..verdict import RESERVED_KINDS, EnsembleVerdict, Verdict
 from .page import json_for_script
 from .summary import judged_text, printable
 
@@ -73,15 +79,16 @@ def queue_id(queue: LabelQueue) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
 
 
-def offered_labels(results: Sequence[EnsembleVerdict]) -> list[str]:
+def offered_labels(results: Iterable[EnsembleVerdict]) -> list[str]:
     """The labels the page offers: every valid verdict's label and every consensus label in
-    ``results``, sorted (a cascade's verdicts of every tier count). Empty when there is
-    none; the page then offers only a label of one's own."""
+    ``results``, sorted (a cascade's verdicts of every tier count), less those reserved
+    for unmade judgements (a cascade's ``ABSTAIN``). Empty when there is none; the page
+    then offers only a label of one's own."""
     seen: set[str] = set()
     for result in results:
         seen.add(result.consensus)
         seen.update(v.kind for v in result.verdicts if v.error is None)
-    return sorted(seen)
+    return sorted(seen - RESERVED_KINDS)
 
 
 @provide("label_page")
@@ -89,11 +96,20 @@ def render_label_page(
     queue: LabelQueue,
     results: BatchResult | Sequence[EnsembleVerdict],
     path: str | os.PathLike[str] | None = None,
+    *,
+    show_jury: bool = False,
+    labels: Sequence[str] | None = None,
+    simulated: Sequence[str] | None = None,
 ) -> str:
     """The labelling page of ``queue`` over ``results`` (see the module docstring), written
     to ``path`` (replacing it) when given; the page's text either way.
 
-    An empty queue gives a page that says there is nothing to label.
+    ``show_jury``: show the jury's answers on every item from the start (each label then
+    records ``"jury_shown": true``); by default they are hidden until asked for, item by
+    item. ``labels`` and ``simulated`` stand in for what the page would read of all of
+    ``results`` (:func:`offered_labels`, the batch's simulated critics), so that
+    ``results`` may hold only the queued items (``cross-judge label-queue`` reads a large
+    results file so). An empty queue gives a page that says there is nothing to label.
 
     Raises:
         ConfigError: a queued id that ``results`` does not hold (the queue was drawn from
@@ -114,8 +130,11 @@ def render_label_page(
     target = None if path is None else Path(path)
     if target is not None and not target.parent.exists():
         raise ConfigError(f"{target.parent} does not exist; create it or choose another path")
-    simulated = list(results.simulated_critics) if isinstance(results, BatchResult) else []
-    page = _render(queue, [by_id[i] for i in queue.items], offered_labels(stored), simulated)
+    if simulated is None:
+        simulated = list(results.simulated_critics) if isinstance(results, BatchResult) else []
+    offered = offered_labels(stored) if labels is None else sorted(set(labels) - RESERVED_KINDS)
+    queued = [by_id[i] for i in queue.items]
+    page = _render(queue, queued, offered, list(simulated), show_jury=show_jury)
     if target is not None:
         target.write_text(page, encoding="utf-8")
     return page
@@ -139,6 +158,8 @@ def _render(
     shown: list[EnsembleVerdict],
     labels: list[str],
     simulated: list[str],
+    *,
+    show_jury: bool,
 ) -> str:
     ident = queue_id(queue)
     nonce = secrets.token_urlsafe(18)
@@ -148,13 +169,23 @@ def _render(
         "queue": ident,
         "export": EXPORT_NAME,
         "shortcuts": _SHORTCUTS,
-        "labels": labels,
+        "showJury": show_jury,
+        "reserved": sorted(RESERVED_KINDS),
+        # as the buttons' data-label shows them (printable), so a key sets the same label
+        "labels": [printable(label) for label in labels],
         "items": [{"id": item, "probability": queue.probabilities[item]} for item in queue.items],
     }
     about = (
         f"{len(queue)} of {queue.population} items, chosen by {_e(queue.strategy)}"
         + ("" if queue.seed is None else f" (seed {_e(queue.seed)})")
         + f"; queue {ident}"
+    )
+    jury = (
+        "The jury's answers are shown on every item (--show-jury): each label records "
+        "that it was made seeing them."
+        if show_jury
+        else "The jury's answers are hidden, so that your label is your own: <kbd>h</kbd> "
+        "shows them for one item, and the export records that you saw them."
     )
     sections = "".join(_item(i, r, len(shown), simulated) for i, r in enumerate(shown))
     body = sections or '<p class="empty">The queue is empty: nothing to label.</p>'
@@ -168,10 +199,11 @@ def _render(
         f'<body data-queue="{ident}">'
         "<header><h1>Label queue</h1>"
         f'<p class="muted" id="about">{about}</p>'
+        f'<p class="muted" id="jury-note">{jury}</p>'
         '<div class="bar"><span id="progress">0 of '
         f"{len(queue)} labelled</span>"
         '<button type="button" id="export" disabled>Export labels</button>'
-        '<label class="toggle"><input type="checkbox" id="hide-jury"> hide the jury (h)</label>'
+        '<button type="button" id="jury-button" aria-pressed="false">Show the jury (h)</button>'
         '<button type="button" id="help-button">Keys (?)</button></div>'
         f'<p id="storage-note" class="note" hidden>This browser keeps no labels across a '
         f"reload here: export before closing the page.</p>"
@@ -195,6 +227,7 @@ def _buttons(labels: list[str]) -> str:
         '<form id="other-form" class="other"><label><kbd>o</kbd> other: '
         '<input type="text" id="other" autocomplete="off" placeholder="a label of your own">'
         '</label><button type="submit">Set</button></form>'
+        '<span id="other-note" class="muted" hidden></span>'
         '<button type="button" id="clear"><kbd>u</kbd> undo</button></div>'
     )
 
@@ -207,7 +240,7 @@ def _help() -> str:
         ("← or k", "previous item"),
         ("n", "next unlabelled item"),
         ("u", "undo the last label (or clear this item's)"),
-        ("h", "hide or show the jury's answers"),
+        ("h", "show or hide the jury's answers on this item (the export records it)"),
         ("?", "show or hide this help; Esc closes it"),
     ]
     rows = "".join(f"<tr><th><kbd>{_e(k)}</kbd></th><td>{_e(w)}</td></tr>" for k, w in keys)
@@ -250,6 +283,8 @@ def _item(index: int, result: EnsembleVerdict, total: int, simulated: list[str])
         f'<span class="id">{_e(result.query_id)}</span></h2>'
         '<p class="yours">your label: <span class="given"></span></p>'
         f'<div class="judged">{judged}</div>'
+        '<p class="jury-hidden muted">The jury\'s answers are hidden: <kbd>h</kbd> shows them '
+        "for this item.</p>"
         f'<div class="jury"><h3>Consensus</h3><p class="consensus">{consensus}</p>'
         f'<h3>Critics</h3><ul class="answers">{answers}</ul></div>'
         "</section>"

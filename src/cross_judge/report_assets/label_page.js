@@ -1,15 +1,23 @@
 /* cross-judge labelling page (inlined into every page of a label queue). Reads the queue
    from the JSON element #cj-queue, shows one item at a time, keeps the labels in
-   localStorage under the queue's id and exports them as JSONL for --gold. Builds no
-   markup from data: text goes in through textContent only. */
+   localStorage under the queue's id and exports them as JSONL for --gold. The jury's
+   answers stay hidden unless asked for, item by item (or on every item with
+   data.showJury); each label records whether they had been shown on its item before it
+   was given. Builds no markup from data: text goes in through textContent only. */
 (function () {
   "use strict";
   var data = JSON.parse(document.getElementById("cj-queue").textContent);
   var items = data.items;
   var sections = Array.prototype.slice.call(document.querySelectorAll("section.item"));
   var choices = Array.prototype.slice.call(document.querySelectorAll("button.choice"));
+  var juryButton = document.getElementById("jury-button");
   var storeKey = "cross-judge:label-queue:" + data.queue;
+  var reserved = Object.create(null);
+  (data.reserved || []).forEach(function (label) { reserved[label.toUpperCase()] = true; });
   var labels = Object.create(null);
+  var seen = Object.create(null);   // ids whose jury has been shown
+  var shownAt = Object.create(null); // ids whose label was given after the jury was shown
+  var open = Object.create(null);   // ids whose jury is shown now (default: data.showJury)
   var history = [];
   var current = 0;
   var storage = null;
@@ -22,28 +30,30 @@
   }
 
   function restore() {
-    if (!storage) return false;
+    if (!storage) return;
     var known = Object.create(null);
     items.forEach(function (item) { known[item.id] = true; });
     try {
       var saved = JSON.parse(storage.getItem(storeKey) || "{}");
       var given = saved.labels || {};
+      var at = saved.shownAt;
+      var was = saved.seen || {};
       Object.keys(given).forEach(function (id) {
-        if (known[id] && typeof given[id] === "string") labels[id] = given[id];
+        if (!known[id] || typeof given[id] !== "string") return;
+        labels[id] = given[id];
+        // Labels kept by an older page, which showed the jury unless it was hidden.
+        shownAt[id] = at ? at[id] === true : saved.hideJury !== true;
       });
-      return saved.hideJury === true;
+      Object.keys(was).forEach(function (id) { if (known[id] && was[id] === true) seen[id] = true; });
     } catch (err) {
-      return false;
+      /* unreadable: start afresh */
     }
   }
 
   function save() {
     if (!storage) return;
     try {
-      storage.setItem(storeKey, JSON.stringify({
-        labels: labels,
-        hideJury: document.body.classList.contains("blind")
-      }));
+      storage.setItem(storeKey, JSON.stringify({ labels: labels, shownAt: shownAt, seen: seen }));
     } catch (err) {
       document.getElementById("storage-note").hidden = false;
     }
@@ -53,6 +63,10 @@
     return items.filter(function (item) { return item.id in labels; }).length;
   }
 
+  function juryOpen(id) {
+    return id in open ? open[id] : data.showJury === true;
+  }
+
   function render() {
     sections.forEach(function (section, index) {
       section.hidden = index !== current;
@@ -60,8 +74,20 @@
       var id = items[index].id;
       given.textContent = id in labels ? labels[id] : "none yet";
       section.classList.toggle("labelled", id in labels);
+      section.classList.toggle("jury-open", juryOpen(id));
     });
-    var mine = items.length ? labels[items[current].id] : undefined;
+    var mine = undefined;
+    if (items.length) {
+      var id = items[current].id;
+      mine = labels[id];
+      if (juryOpen(id) && !seen[id]) {
+        seen[id] = true;
+        save();
+      }
+      juryButton.textContent = juryOpen(id) ? "Hide the jury (h)" : "Show the jury (h)";
+      juryButton.setAttribute("aria-pressed", juryOpen(id) ? "true" : "false");
+    }
+    juryButton.disabled = !items.length;
     choices.forEach(function (button) {
       button.classList.toggle("chosen", button.getAttribute("data-label") === mine);
     });
@@ -81,11 +107,11 @@
   function setLabel(label) {
     if (!items.length || !label) return;
     var id = items[current].id;
-    history.push([current, id in labels ? labels[id] : null]);
+    history.push([current, id in labels ? labels[id] : null, shownAt[id] === true]);
     labels[id] = label;
+    shownAt[id] = seen[id] === true;
     save();
     go(current + 1);
-    render();
   }
 
   function undo() {
@@ -93,8 +119,13 @@
     var last = history.pop();
     var index = last ? last[0] : current;
     var id = items[index].id;
-    if (last && last[1] !== null) labels[id] = last[1];
-    else delete labels[id];
+    if (last && last[1] !== null) {
+      labels[id] = last[1];
+      shownAt[id] = last[2];
+    } else {
+      delete labels[id];
+      delete shownAt[id];
+    }
     save();
     go(index);
   }
@@ -107,10 +138,10 @@
   }
 
   function toggleJury() {
-    var box = document.getElementById("hide-jury");
-    box.checked = !document.body.classList.contains("blind");
-    document.body.classList.toggle("blind", box.checked);
-    save();
+    if (!items.length) return;
+    var id = items[current].id;
+    open[id] = !juryOpen(id);
+    render();
   }
 
   function toggleHelp(show) {
@@ -122,7 +153,12 @@
     var lines = items
       .filter(function (item) { return item.id in labels; })
       .map(function (item) {
-        return JSON.stringify({ id: item.id, label: labels[item.id], probability: item.probability });
+        return JSON.stringify({
+          id: item.id,
+          label: labels[item.id],
+          probability: item.probability,
+          jury_shown: shownAt[item.id] === true
+        });
       });
     if (!lines.length) return;
     var blob = new Blob([lines.join("\n") + "\n"], { type: "application/jsonl" });
@@ -142,7 +178,14 @@
   document.getElementById("other-form").addEventListener("submit", function (event) {
     event.preventDefault();
     var field = document.getElementById("other");
+    var note = document.getElementById("other-note");
     var value = field.value.trim();
+    if (value && reserved[value.toUpperCase()]) {
+      note.textContent = value + " marks a call that failed or was not made: type the item's label";
+      note.hidden = false;
+      return;
+    }
+    note.hidden = true;
     if (value) {
       field.value = "";
       field.blur();
@@ -152,10 +195,7 @@
   document.getElementById("clear").addEventListener("click", undo);
   document.getElementById("export").addEventListener("click", exportLabels);
   document.getElementById("help-button").addEventListener("click", function () { toggleHelp(); });
-  document.getElementById("hide-jury").addEventListener("change", function (event) {
-    document.body.classList.toggle("blind", event.target.checked);
-    save();
-  });
+  juryButton.addEventListener("click", toggleJury);
 
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -190,9 +230,7 @@
     event.preventDefault();
   });
 
-  var blind = restore();
-  document.getElementById("hide-jury").checked = blind;
-  document.body.classList.toggle("blind", blind);
+  restore();
   if (!storage) document.getElementById("storage-note").hidden = false;
   var firstOpen = items.findIndex(function (item) { return !(item.id in labels); });
   go(firstOpen < 0 ? 0 : firstOpen);

@@ -25,11 +25,9 @@ scales and difficulty differ: read them side by side) and does not read item-lev
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._extensions import provide
@@ -39,6 +37,7 @@ from ..rubric.models import DEFAULT_SCALE, CriterionConsensus, Rubric
 from ..rubric.tally import outcome
 from ..verdict import EnsembleVerdict
 from .agreement import fleiss_kappa, pairwise_agreement, reliability_alpha
+from .gold_file import read_gold
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -363,69 +362,21 @@ def criteria_agreement(
 # -- gold --------------------------------------------------------------------------------------
 
 
-def _criteria_labels(value: object) -> bool:
-    return isinstance(value, dict) and all(
-        isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in value.items()
-    )
-
-
 def read_gold_file(
     path: str | os.PathLike[str],
 ) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """A gold file's item labels and criterion labels: JSONL lines of ``{"id", "label"}``,
     ``{"id", "criteria": {criterion id: label}}`` or both keys; blank lines skipped; a
-    ``null`` criterion label is unlabelled.
+    ``null`` criterion label is unlabelled. Read and checked as every gold file is
+    (:func:`cross_judge.stats.gold_file.read_gold`).
 
     Raises:
         ConfigError: an unreadable file, a line with neither key or a value of the wrong
-            type (its number given), an id given two different labels.
+            type (its number given), an id given two different labels, a label that is
+            empty, padded with spaces or reserved (``ERROR``, ``SKIPPED``, ...).
     """
-    source = Path(path)
-    try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(
-            f"{source}: cannot read the gold labels ({exc.strerror or exc})"
-        ) from None
-    items: dict[str, str] = {}
-    criteria: dict[str, dict[str, str]] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            record = None
-        ok = isinstance(record, dict) and isinstance(record.get("id"), str)
-        if ok:
-            assert isinstance(record, dict)
-            has_label, has_criteria = "label" in record, "criteria" in record
-            ok = (has_label or has_criteria) and (
-                (not has_label or isinstance(record["label"], str))
-                and (not has_criteria or _criteria_labels(record["criteria"]))
-            )
-        if not ok:
-            raise ConfigError(
-                f'{source} line {number}: a gold line is {{"id": "...", "label": "..."}} '
-                'and/or {"id": "...", "criteria": {"<criterion id>": "<label>"}}'
-            )
-        assert isinstance(record, dict)
-        item = record["id"]
-        if "label" in record and items.setdefault(item, record["label"]) != record["label"]:
-            raise ConfigError(
-                f"{source} line {number}: id {item!r} is labelled both {items[item]!r} and "
-                f"{record['label']!r}; keep one"
-            )
-        for cid, label in (record.get("criteria") or {}).items():
-            if label is None:
-                continue
-            known = criteria.setdefault(item, {}).setdefault(cid, label)
-            if known != label:
-                raise ConfigError(
-                    f"{source} line {number}: id {item!r} criterion {cid!r} is labelled "
-                    f"both {known!r} and {label!r}; keep one"
-                )
-    return items, criteria
+    read = read_gold(path)
+    return read.items, read.criteria
 
 
 def load_criteria_gold(
@@ -439,15 +390,13 @@ def load_criteria_gold(
         ConfigError: as :func:`read_gold_file`; a mapping whose labels are not strings.
     """
     if isinstance(gold, Mapping):
-        out: dict[str, dict[str, str]] = {}
         for item, labels in gold.items():
-            if not isinstance(labels, Mapping) or not _criteria_labels(dict(labels)):
+            if not isinstance(labels, Mapping):
                 raise ConfigError(
                     f"gold for item {item!r} must map criterion ids to labels (str), "
                     f"got {labels!r:.80}"
                 )
-            out[str(item)] = {cid: label for cid, label in labels.items() if label is not None}
-        return out
+        return read_gold(gold).criteria
     return read_gold_file(gold)[1]
 
 

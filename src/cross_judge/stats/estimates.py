@@ -29,10 +29,20 @@ order ``1 / n`` (as in PPI++). The variance of the Horvitz-Thompson term is esti
   drawn with probability 1 are known exactly and add no variance.
 
 The interval is ``theta +- t * se``, clipped to [0, 1], with ``t`` Student's quantile for
-the labels' count less one (:func:`t_quantile`); with very few labels, or
-a share near 0 or 1, it can be too narrow (the labels-only interval too). It needs at
+the labels' count less one (:func:`t_quantile`). A handful of labels that all agree with
+the jury estimate the variance of its error at 0, which would give a zero-width interval
+though disagreements among the unlabelled items are likely; so the variance is floored at
+what the labels would show with one more disagreement each way (two more draws at the
+ends of the range of ``Y - lam f``, at a typical draw's weight). The floor shrinks as
+``1 / n**2`` and binds only when the labels hardly vary. The labels-only interval (also
+the interval when ``lam == 0``) is Wilson's score interval over the labels' effective
+sample size (Korn and Graubard's ``p (1 - p) / var``), which keeps its width at 0 or ``n``
+successes. Only a census (every item that could vary labelled) gets no width. With fewer
+than :data:`SMALL_SAMPLE` labels a note says the interval is approximate; it needs at
 least two labels; with none the estimate is the jury's alone (``method="jury only"``, no
-interval: its bias is unknown).
+interval: its bias is unknown). :attr:`Estimate.notes` always states what was assumed: the
+population, the labels (the truth, made without seeing the jury), the design and the
+interval.
 
 Calls no model and reads only stored results and labels. It deliberately does not choose
 what to label (:mod:`~cross_judge.stats.label_queue`) nor learn weights from labels
@@ -52,7 +62,8 @@ from pydantic import BaseModel, ConfigDict
 from .._extensions import provide
 from ..errors import ConfigError
 from ..verdict import EnsembleVerdict
-from .gold import load_gold
+from .gold import check_gold
+from .gold_file import GoldFile, read_gold, vocabulary_of
 from .label_queue import LabelQueue
 
 if TYPE_CHECKING:
@@ -88,13 +99,15 @@ class Estimate(BaseModel):
             the jury's share, biased by however much the jury errs).
         n_labels: the labels that counted.
         n_items: the population: the items the estimate is about.
-        se: the estimated standard error (``None`` with fewer than two labels).
+        se: the estimated standard error, floored as the interval is (``None`` with fewer
+            than two labels).
         ci: the interval's level.
         jury_only: the jury's answer alone: the share of items whose consensus is the
             label (for an accuracy, the share of the critic's votes equal to the
             consensus). Its distance from ``value`` shows the jury's bias.
         labels_only, labels_only_low, labels_only_high: the estimate and interval from the
-            labels alone (``lam = 0``), same design and variance estimator.
+            labels alone (``lam = 0``), same design and variance estimator; the interval is
+            Wilson's over the labels' effective sample size.
         lam: the power-tuning factor in [0, 1] (``None`` without labels).
         design: ``"simple random"`` or ``"unequal probabilities"`` (how the variance was
             estimated; see :mod:`cross_judge.stats.estimates`).
@@ -177,6 +190,42 @@ def _design_covariance(
     return math.fsum((a - mx) * (b - my) for a, b in zip(zx, zy, strict=True)) / (m * (m - 1))
 
 
+def _floor_covariance(
+    values: Sequence[float],
+    probabilities: Sequence[float],
+    bounds: tuple[float, float],
+    *,
+    simple_random: bool,
+    population: int,
+) -> float:
+    """The smallest variance :func:`prediction_powered_mean` lets the Horvitz-Thompson
+    total of ``values`` (each within ``bounds``) have: its variance estimate had the
+    labelled draws included two more, one at each bound, with a typical draw's weight.
+
+    A handful of labels that all agree with the jury give a variance estimate of 0 and so
+    a zero-width interval, though a few disagreements among the unlabelled items are
+    likely; the floor is what one disagreement each way would give. It shrinks as
+    ``1 / n**2`` while an estimated variance shrinks as ``1 / n``, so it binds only when the
+    labels show (almost) no variation: few labels, or a share near 0 or 1. A census
+    (every item labelled, or every draw certain) keeps no floor: its value is exact."""
+    low, high = bounds
+    if simple_random:
+        n = len(values)
+        mean = math.fsum(values) / n
+        spread = ((low - mean) ** 2 + (high - mean) ** 2) / (n + 1)
+        fpc = max(0.0, 1.0 - n / population)
+        return population * population * fpc * spread / n
+    uncertain = [k for k, p in enumerate(probabilities) if p < _CERTAIN]
+    m = len(uncertain)
+    if m == 0:
+        return 0.0
+    z = [m * values[k] / probabilities[k] for k in uncertain]
+    mean = math.fsum(z) / m
+    weight = math.fsum(1.0 / probabilities[k] for k in uncertain) / m
+    spread = (m * low * weight - mean) ** 2 + (m * high * weight - mean) ** 2
+    return spread / ((m + 1) * m)
+
+
 def _clip(value: float) -> float:
     return min(1.0, max(0.0, value))
 
@@ -187,6 +236,42 @@ def _interval(value: float, se: float | None, z: float) -> tuple[float | None, f
     if se is None:
         return None, None
     return _clip(value - z * se), _clip(value + z * se)
+
+
+def _wilson(share: float, n_eff: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval for a share ``share`` of ``n_eff`` (effective) draws: never
+    of zero width at 0 or ``n`` successes, unlike ``share +- z se``."""
+    if math.isinf(n_eff):
+        return share, share
+    scale = z * z / n_eff
+    centre = (share + scale / 2.0) / (1.0 + scale)
+    half = z * math.sqrt(share * (1.0 - share) / n_eff + scale / (4.0 * n_eff)) / (1.0 + scale)
+    return _clip(centre - half), _clip(centre + half)
+
+
+def _effective_draws(
+    share: float,
+    variance: float,
+    probabilities: Sequence[float],
+    *,
+    simple_random: bool,
+    population: int,
+) -> float:
+    """The sample size a simple random sample with replacement would need for ``share``
+    to have ``variance``: ``share (1 - share) / variance`` (Korn and Graubard's effective
+    size), or at a share of 0 or 1, where that says nothing, ``n / (1 - n / N)`` for a
+    simple random sample and Kish's ``(sum w)^2 / sum w^2`` of the uncertain draws'
+    weights for unequal probabilities. Infinite when ``variance`` is 0 (a census)."""
+    if variance <= 0.0:
+        return math.inf
+    if 0.0 < share < 1.0:
+        return share * (1.0 - share) / variance
+    if simple_random:
+        n = len(probabilities)
+        fpc = 1.0 - n / population
+        return n / fpc if fpc > 0 else math.inf
+    weights = [1.0 / p for p in probabilities if p < _CERTAIN]
+    return math.fsum(weights) ** 2 / math.fsum(w * w for w in weights) if weights else math.inf
 
 
 def prediction_powered_mean(
@@ -272,14 +357,33 @@ def prediction_powered_mean(
     value = (lam * total_f + ht_y - lam * ht_f) / size
     labels_only = ht_y / size
     z = t_quantile(0.5 + ci / 2.0, len(ordered) - 1)
+
+    def floor(values: Sequence[float], bounds: tuple[float, float]) -> float:
+        return _floor_covariance(values, ps, bounds, simple_random=simple_random, population=frame)
+
     se: float | None = None
     se_labels: float | None = None
+    low = high = labels_low = labels_high = None
+    floored = False
     if v_yy is not None and v_yf is not None and v_ff is not None:
-        variance = v_yy - 2.0 * lam * v_yf + lam * lam * v_ff
-        se = math.sqrt(max(0.0, variance)) / size
-        se_labels = math.sqrt(max(0.0, v_yy)) / size
-    low, high = _interval(value, se, z)
-    labels_low, labels_high = _interval(labels_only, se_labels, z)
+        variance = max(0.0, v_yy - 2.0 * lam * v_yf + lam * lam * v_ff)
+        least = floor([y - lam * f for y, f in zip(ys, fs, strict=True)], (-lam, 1.0))
+        floored = least > variance
+        se = math.sqrt(max(variance, least)) / size
+        labels_variance = max(v_yy, floor(ys, (0.0, 1.0))) / size / size
+        se_labels = math.sqrt(labels_variance)
+        n_eff = _effective_draws(
+            _clip(labels_only),
+            labels_variance,
+            ps,
+            simple_random=simple_random,
+            population=frame,
+        )
+        labels_low, labels_high = _wilson(_clip(labels_only), n_eff, z)
+        if lam > 0.0:
+            low, high = _interval(value, se, z)
+        else:
+            low, high, se = labels_low, labels_high, se_labels
     return Estimate(
         value=_clip(value),
         low=low,
@@ -295,8 +399,42 @@ def prediction_powered_mean(
         labels_only_high=labels_high,
         lam=lam,
         design="simple random" if simple_random else "unequal probabilities",
-        notes=tuple(notes),
+        notes=(*notes, *_interval_notes(len(inside), lam, se, floored=floored)),
     )
+
+
+SMALL_SAMPLE = 30
+"""Below this many labels :class:`Estimate` notes that its interval is approximate."""
+
+
+def _interval_notes(n: int, lam: float, se: float | None, *, floored: bool) -> list[str]:
+    """What the interval is and how far to trust it, in words."""
+    if se is None:
+        return [
+            "too few labels for a variance: no interval (it needs two or more labels, "
+            "not counting items certain to be queued)"
+        ]
+    if se == 0.0:
+        return [
+            "every item that could vary is labelled (a census): the value is exact, as far "
+            "as the labels are right"
+        ]
+    if lam > 0.0:
+        notes = [
+            "interval: the PPI++ estimate +- Student's t times its standard error, the "
+            "variance of the jury's error on the labelled items floored at what one more "
+            "disagreement each way would give"
+            + (" (the floor set the width here: the labels hardly disagreed)" if floored else "")
+        ]
+    else:
+        notes = ["interval: Wilson's score interval over the labels' effective sample size"]
+    if n < SMALL_SAMPLE:
+        notes.append(
+            f"only {n} labels: the interval is approximate and errs wide (on the simulated "
+            "jury of bench/bench_estimates.py --small, 95% intervals from 5, 10 and 20 labels "
+            "covered the truth in 94% to 100% of draws)"
+        )
+    return notes
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -319,11 +457,8 @@ def t_quantile(p: float, df: int) -> float:
 # --- on a batch's results --------------------------------------------------------------------
 
 
-def _population(
-    results: BatchResult | Iterable[EnsembleVerdict], exclude: Iterable[str]
-) -> list[EnsembleVerdict]:
+def _population(stored: Sequence[EnsembleVerdict], exclude: Iterable[str]) -> list[EnsembleVerdict]:
     skip = set(exclude)
-    stored = list(getattr(results, "verdicts", results))
     pool = [r for r in stored if r.query_id not in skip]
     ids = [r.query_id for r in pool]
     if len(set(ids)) != len(ids):
@@ -332,14 +467,36 @@ def _population(
     return pool
 
 
+def _stored(results: BatchResult | Iterable[EnsembleVerdict]) -> list[EnsembleVerdict]:
+    return list(getattr(results, "verdicts", results))
+
+
+def _check_labels(stored: Sequence[EnsembleVerdict], labels: Iterable[str]) -> None:
+    """Refuse a label that is none of the batch's labels (:func:`vocabulary_of`, what
+    ``stats --gold`` accepts); the consensus labels are looked at first, since every
+    verdict is looked at only when a label is not among them."""
+    given = list(labels)
+    if set(given) <= {r.consensus for r in stored}:
+        return
+    check_gold(given, vocabulary_of(stored))
+
+
 def _labelled(
+    stored: Sequence[EnsembleVerdict],
     pool: Sequence[EnsembleVerdict],
     gold: Mapping[str, str] | str | os.PathLike[str],
     queue: LabelQueue | None,
+    *,
+    allow_jury_shown: bool,
 ) -> tuple[dict[int, str], dict[int, float], bool, list[str]]:
     """The labelled frame indices and their labels, their inclusion probabilities, whether
-    the design is a simple random sample, and the notes on what was assumed."""
-    labels = load_gold(gold)
+    the design is a simple random sample, and the notes on what was assumed.
+
+    Every gold label must be one of the batch's labels (``stats --gold``'s check); labels
+    made with the jury shown are refused unless ``allow_jury_shown``."""
+    read = read_gold(gold, require_label=True)
+    labels = read.items
+    _check_labels(stored, labels.values())
     index = {r.query_id: i for i, r in enumerate(pool)}
     notes: list[str] = []
     if queue is None:
@@ -350,12 +507,14 @@ def _labelled(
                 f"(e.g. {unknown[:5]}); without a queue every gold label must belong to an "
                 "item of these results (pass exclude= for items to leave out)"
             )
+        answered = list(labels)
         chosen = {index[item]: label for item, label in labels.items()}
         share = len(chosen) / len(pool)
         notes.append(
             "no queue: the labelled items are assumed to be a simple random sample of the "
             "items (if they were chosen otherwise, pass the LabelQueue they came from)"
         )
+        notes.extend(_jury_notes(read, answered, allow_jury_shown))
         return chosen, dict.fromkeys(chosen, share), True, notes
     if queue.population != len(pool):
         raise ConfigError(
@@ -369,6 +528,11 @@ def _labelled(
             f"{len(missing)} queued id(s) are not among these results (e.g. {missing[:5]}): "
             "estimate over the results the queue was drawn from"
         )
+    notes.append(
+        f"design: a {queue.strategy!r} label queue of {len(queue.items)} of the "
+        f"{queue.population} items; each label is weighted by the inverse of its item's "
+        "inclusion probability"
+    )
     outside = [item for item in labels if item not in queue.probabilities]
     if outside:
         notes.append(
@@ -385,8 +549,57 @@ def _labelled(
             "order, which is random), so each probability is scaled by "
             f"{len(answered)}/{len(queue.items)}"
         )
+    notes.extend(_jury_notes(read, answered, allow_jury_shown))
     probabilities = {index[item]: queue.probabilities[item] * scale for item in answered}
     return chosen, probabilities, queue.strategy == "uniform", notes
+
+
+def _population_note(pool: int, stored: int) -> str:
+    left = stored - pool
+    out = f" ({left} left out by exclude=)" if left else ""
+    return (
+        f"population: the {pool} items of these results{out}; the estimate is about them, "
+        "not about items the batch does not hold"
+    )
+
+
+def _jury_notes(read: GoldFile, counted: Sequence[str], allow: bool) -> list[str]:
+    """The notes on whether the counted labels were made with the jury's answers shown;
+    refuses labels made with them shown unless ``allow``.
+
+    Raises:
+        ConfigError: a counted label made with the jury shown, without ``allow``.
+    """
+    if not counted:
+        return []
+    shown = [item for item in counted if item in read.jury_shown]
+    unrecorded = read.jury_unrecorded(counted)
+    where = "the labels" if read.source is None else read.source
+    if shown and not allow:
+        raise ConfigError(
+            f"{len(shown)} of the {len(counted)} labels in {where} were made with the jury's "
+            f'answers shown ("jury_shown": true, e.g. {shown[:3]}): people who see the jury '
+            "lean towards it, and the estimate assumes their labels are independent of it. "
+            "Label those items again with the jury hidden (the labelling page's default), "
+            "leave them out, or pass allow_jury_shown=True to count them anyway"
+        )
+    notes = [
+        "people's labels are taken as the truth (their mistakes are not modelled) and as "
+        "made without seeing the jury's answers"
+    ]
+    if shown:
+        notes.append(
+            f"{len(shown)} of the {len(counted)} labels were made with the jury's answers "
+            "shown (allow_jury_shown=True): if they lean towards the jury, the estimate "
+            "leans towards the jury's answer and its interval is too narrow"
+        )
+    if unrecorded:
+        notes.append(
+            f"{len(unrecorded)} of the {len(counted)} labels do not record whether the jury "
+            'was shown (no "jury_shown" in the labelling page\'s export, a mapping, or a '
+            "hand-written file): they are assumed to have been made with it hidden"
+        )
+    return notes
 
 
 def _vote_share(result: EnsembleVerdict, label: str) -> float:
@@ -412,16 +625,25 @@ def estimate_share(
     ci: float = 0.95,
     exclude: Iterable[str] = (),
     prediction: Prediction = "votes",
+    allow_jury_shown: bool = False,
 ) -> Estimate:
     """The share of the batch's items whose true label is ``label``, from the jury's
     predictions and people's labels (PPI++; see the module docstring).
 
-    Assumptions (each recorded in :attr:`Estimate.notes` where it applies):
+    Assumptions (each recorded in :attr:`Estimate.notes`, always):
 
     * The population is the items of ``results`` minus ``exclude`` (pass the same
       ``exclude=`` as to :func:`~cross_judge.stats.label_queue.label_queue`); the estimate
       is about those items, not about items the batch never held.
-    * Gold labels are the truth (people's mistakes are not modelled).
+    * Gold labels are the truth (people's mistakes are not modelled), made without seeing
+      the jury's answers. A labels file from the labelling page records, per label,
+      whether the jury was shown (``"jury_shown"``); labels made with it shown are refused
+      unless ``allow_jury_shown=True`` (then a note says how many), since a person who
+      sees the jury leans towards it and the estimate would lean with them. Labels that
+      do not record it (a mapping, a hand-written file) are assumed made with it hidden,
+      and a note says so.
+    * Every gold label is one of the batch's labels (its critics' answers and consensus
+      labels, compared as written), as ``stats --gold`` requires; so is ``label``.
     * With ``queue``, only the queued items' labels count (the others' probability of being
       labelled is unknown, so they are left out); when only some queued items are labelled,
       they are taken as a random subset of the queue. Without ``queue``, the labelled
@@ -442,21 +664,28 @@ def estimate_share(
         ci: the interval's level.
         exclude: ids outside the population.
         prediction: ``"votes"`` or ``"consensus"`` (above).
+        allow_jury_shown: count labels made with the jury's answers shown (above).
 
     Returns:
         An :class:`Estimate`; ``jury_only`` is the share of items whose consensus is
         ``label``; ``method="jury only"`` with no usable label.
 
     Raises:
-        ConfigError: no item, repeated ids, a bad gold file, gold ids outside the results
-            without a queue, a queue drawn from other results, an unknown ``prediction``,
-            ``ci`` outside (0, 1).
+        ConfigError: no item, repeated ids, a bad gold file, a gold label (or ``label``)
+            that is none of the batch's labels, gold ids outside the results without a
+            queue, a queue drawn from other results, labels made with the jury shown
+            without ``allow_jury_shown``, an unknown ``prediction``, ``ci`` outside (0, 1).
     """
     _check_prediction(prediction)
-    pool = _population(results, exclude)
+    stored = _stored(results)
+    pool = _population(stored, exclude)
     if not pool:
         raise ConfigError("there is no item to estimate over")
-    chosen, probabilities, simple, notes = _labelled(pool, gold, queue)
+    _check_labels(stored, [label])
+    chosen, probabilities, simple, notes = _labelled(
+        stored, pool, gold, queue, allow_jury_shown=allow_jury_shown
+    )
+    notes.insert(0, _population_note(len(pool), len(stored)))
     if prediction == "votes":
         predictions: list[float | None] = [_vote_share(r, label) for r in pool]
     else:
@@ -489,6 +718,7 @@ def estimate_accuracy(
     ci: float = 0.95,
     exclude: Iterable[str] = (),
     prediction: Prediction = "consensus",
+    allow_jury_shown: bool = False,
 ) -> Estimate:
     """``critic``'s accuracy over the batch: the share of its valid votes that equal the
     true label, from its agreement with the jury and people's labels (PPI++, as
@@ -507,12 +737,22 @@ def estimate_accuracy(
         ConfigError: ``critic`` gave no valid vote, and as :func:`estimate_share`.
     """
     _check_prediction(prediction)
-    pool = _population(results, exclude)
+    stored = _stored(results)
+    pool = _population(stored, exclude)
     votes = [_critic_vote(r, critic) for r in pool]
     if all(vote is None for vote in votes):
         critics = sorted({v.critic_id for r in pool for v in r.verdicts})
         raise ConfigError(f"critic {critic!r} gave no valid vote here; critics: {critics}")
-    chosen, probabilities, simple, notes = _labelled(pool, gold, queue)
+    chosen, probabilities, simple, notes = _labelled(
+        stored, pool, gold, queue, allow_jury_shown=allow_jury_shown
+    )
+    voted = sum(vote is not None for vote in votes)
+    notes.insert(
+        0,
+        _population_note(len(pool), len(stored))
+        + f"; of them, the {voted} {critic!r} gave a valid vote on (a failed or skipped call "
+        "is neither right nor wrong)",
+    )
     predictions: list[float | None] = []
     agreeing: list[float] = []
     for result, vote in zip(pool, votes, strict=True):

@@ -31,12 +31,12 @@ import random
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
 from ..results import plain_text
 from .agreement import cohen_kappa
+from .gold_file import jury_shown_note, read_gold
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -109,7 +109,11 @@ class GoldRow:
 @dataclass(frozen=True)
 class GoldReport:
     """:func:`gold_metrics`'s result: one :class:`GoldRow` per critic, plus one for the
-    consensus when it was given. ``report["name"]`` looks a row up by name."""
+    consensus when it was given. ``report["name"]`` looks a row up by name.
+    ``n_jury_shown``: how many of the gold labels were made with the jury's answers shown
+    (a labels file's ``"jury_shown": true``, read by ``batch.against(path)``); the summary
+    says so, since such labels lean towards the jury and flatter the critics that agree
+    with it."""
 
     critics: tuple[GoldRow, ...]
     consensus: GoldRow | None
@@ -119,6 +123,7 @@ class GoldReport:
     bins: int
     ci: float | None
     n_boot: int
+    n_jury_shown: int = 0
 
     @property
     def rows(self) -> tuple[GoldRow, ...]:
@@ -160,6 +165,9 @@ class GoldReport:
                 "Brier and ECE count only the votes that stated a confidence: "
                 + ", ".join(unstated)
             )
+        shown = jury_shown_note(self.n_jury_shown, self.n_gold)
+        if shown is not None:
+            notes.append(shown)
         caption = "\n".join(notes) or None
         table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", caption=caption)
         columns = ["", "gold", "coverage", "accuracy", "Cohen's kappa"]
@@ -264,9 +272,18 @@ def check_gold(gold_labels: Iterable[object], vocabulary: Collection[str] | None
     outside = list(dict.fromkeys(g for g in given if g is not None and g not in allowed))
     if outside:
         raise ConfigError(
-            f"Gold label(s) {_examples([repr(g) for g in outside])} not in the vocabulary "
-            f"{sorted(allowed)!r}; fix the gold file or add the label(s) to the critics' labels."
+            f"Gold label(s) {_examples([_spelled(str(g), allowed) for g in outside])} not in the "
+            f"vocabulary {sorted(allowed)!r}; fix the gold file or add the label(s) to the "
+            "critics' labels (labels are compared as written: 'fail' is not 'FAIL')."
         )
+
+
+def _spelled(label: str, allowed: Collection[str]) -> str:
+    """``'fail' (did you mean 'FAIL'?)`` when ``label`` differs from an allowed label only
+    in case or surrounding spaces; else ``'fail'``."""
+    key = label.strip().casefold()
+    near = sorted(a for a in allowed if a.strip().casefold() == key)
+    return f"{label!r} (did you mean {near[0]!r}?)" if near else repr(label)
 
 
 def unknown_ids(gold_ids: Iterable[Hashable], item_ids: Iterable[Hashable]) -> None:
@@ -781,35 +798,16 @@ def _with_ci(value: float | None, interval: tuple[float, float] | None) -> str:
 
 def load_gold(gold: Mapping[str, str] | str | os.PathLike[str]) -> dict[str, str]:
     """Gold labels as ``{id: label}``: a mapping, or a JSONL file of ``{"id", "label"}``
-    lines (blank lines skipped).
+    lines (blank lines skipped; other keys, such as the labelling page's ``probability``
+    and ``jury_shown``, ignored), read and checked by
+    :func:`cross_judge.stats.gold_file.read_gold`.
 
     Raises:
         ConfigError: a missing or unreadable file, a line that is not such an object (with
-            its number), an id given two different labels.
+            its number), an id given two different labels, a label that is empty, padded
+            with spaces or reserved for unmade judgements (``ERROR``, ``SKIPPED``, ...).
     """
-    if isinstance(gold, Mapping):
-        return {str(k): str(v) for k, v in gold.items()}
-    path = Path(gold)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the gold labels ({exc.strerror or exc})") from None
-
-    def bad_line(number: int) -> ConfigError:
-        return ConfigError(
-            f'{path} line {number}: a gold line is {{"id": "...", "label": "..."}} '
-            "with string values"
-        )
-
-    def conflict(number: int, item: str, known: object, label: object) -> ConfigError:
-        return ConfigError(
-            f"{path} line {number}: id {item!r} is labelled both {known!r} and {label!r}; keep one"
-        )
-
-    labels: dict[str, str] = id_values(
-        text, "label", lambda value: isinstance(value, str), bad_line, conflict
-    )
-    return labels
+    return read_gold(gold, require_label=True).items
 
 
 def id_values(

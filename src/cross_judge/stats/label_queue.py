@@ -18,7 +18,7 @@ Strategies, each drawing exactly ``n`` items without replacement:
 ``floor`` (default 0.3) keeps every item's probability above zero: an estimate can only be
 unbiased if every item could have been labelled, and its normal interval holds only when no
 item's weight ``1 / probability`` is huge (on the simulator, 100 labels from an
-``"uncertain"`` queue covered the truth in 87% of draws at floor 0.1, 94% at 0.3:
+``"uncertain"`` queue covered the truth in 88% of draws at floor 0.1, 94% at 0.3:
 ``bench/bench_estimates.py``). The two weighted strategies draw by
 systematic sampling over a random order with probabilities proportional to size (capped
 at 1: such an item is always drawn), which gives each item exactly its probability.
@@ -34,7 +34,7 @@ import os
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,6 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "QUEUE_STRATEGIES",
+    "Candidate",
+    "Judged",
     "LabelQueue",
     "QueueStrategy",
     "inclusion_probabilities",
@@ -60,6 +62,52 @@ QueueStrategy = Literal["uncertain", "disputed", "uniform", "stratified"]
 QUEUE_STRATEGIES: tuple[str, ...] = get_args(QueueStrategy)
 
 _NO_CONSENSUS = "\x00no consensus"  # the stratum of undecided items (never a label)
+
+
+class Judged(Protocol):
+    """What a draw reads of an item: an :class:`~cross_judge.verdict.EnsembleVerdict` or
+    its :class:`Candidate`."""
+
+    @property
+    def query_id(self) -> str: ...
+    @property
+    def consensus(self) -> str: ...
+    @property
+    def fallback(self) -> bool: ...
+    @property
+    def n_valid(self) -> int: ...
+    @property
+    def agreement_pct(self) -> float: ...
+    @property
+    def disagreement(self) -> bool: ...
+
+
+class Candidate(NamedTuple):
+    """The few fields of a result that :func:`label_queue` reads, so that a queue over a
+    large results file holds about 200 bytes an item instead of every verdict and its
+    reasoning (``cross-judge label-queue`` reads the file into these, one line at a time).
+    """
+
+    query_id: str
+    consensus: str
+    fallback: bool
+    n_valid: int
+    agreement_pct: float
+    disagreement: bool
+
+    @classmethod
+    def of(cls, result: Judged) -> Candidate:
+        """The candidate of ``result`` (a candidate is returned as it is)."""
+        if isinstance(result, Candidate):
+            return result
+        return cls(
+            result.query_id,
+            result.consensus,
+            result.fallback,
+            result.n_valid,
+            result.agreement_pct,
+            result.disagreement,
+        )
 
 
 class LabelQueue(BaseModel):
@@ -158,14 +206,18 @@ class LabelQueue(BaseModel):
         self,
         results: BatchResult | Sequence[EnsembleVerdict],
         path: str | os.PathLike[str] | None = None,
+        *,
+        show_jury: bool = False,
     ) -> str:
         """A self-contained offline page for labelling the queued items of ``results``
-        (see :mod:`cross_judge.report.label_page`); written to ``path`` when given."""
-        html: str = provider("label_page")(self, results, path)
+        (see :mod:`cross_judge.report.label_page`); written to ``path`` when given. The
+        jury's answers are hidden until asked for, item by item; ``show_jury=True`` shows
+        them on every item (each exported label records whether they were shown)."""
+        html: str = provider("label_page")(self, results, path, show_jury=show_jury)
         return html
 
 
-def uncertainty(result: EnsembleVerdict) -> float:
+def uncertainty(result: Judged) -> float:
     """How unsure the panel was of an item, in [0, 1]: ``1 - agreement_pct``, or 1 when no
     vote decided it (``fallback``, or no valid vote)."""
     if result.fallback or result.n_valid == 0:
@@ -173,7 +225,7 @@ def uncertainty(result: EnsembleVerdict) -> float:
     return min(1.0, max(0.0, 1.0 - result.agreement_pct))
 
 
-def _disputed(result: EnsembleVerdict) -> bool:
+def _disputed(result: Judged) -> bool:
     return result.fallback or result.n_valid == 0 or result.disagreement
 
 
@@ -234,7 +286,7 @@ def _systematic(probabilities: Sequence[float], n: int, rng: random.Random) -> l
 
 
 def _stratified(
-    results: Sequence[EnsembleVerdict], n: int, rng: random.Random
+    results: Sequence[Judged], n: int, rng: random.Random
 ) -> tuple[list[int], list[float]]:
     """Indices drawn and every item's probability, proportional allocation by consensus."""
     strata: dict[str, list[int]] = {}
@@ -270,7 +322,7 @@ def _stratified(
 
 
 def label_queue(
-    results: BatchResult | Iterable[EnsembleVerdict],
+    results: BatchResult | Iterable[EnsembleVerdict] | Iterable[Candidate],
     n: int,
     *,
     strategy: QueueStrategy = "uncertain",
@@ -281,7 +333,8 @@ def label_queue(
     """Draw ``n`` items of ``results`` for people to label (see the module docstring).
 
     Args:
-        results: stored results (a :class:`~cross_judge.batch.BatchResult` or results).
+        results: stored results (a :class:`~cross_judge.batch.BatchResult`, results, or
+            their :class:`Candidate` s: the same draw, in a fraction of the memory).
         n: how many items to queue: from 0 to the number of items (not excluded).
         strategy: ``"uncertain"`` (default), ``"disputed"``, ``"uniform"`` or
             ``"stratified"``.
@@ -299,9 +352,9 @@ def label_queue(
         raise ConfigError(f"strategy must be one of {list(QUEUE_STRATEGIES)}, got {strategy!r}")
     if isinstance(floor, bool) or not (isinstance(floor, (int, float)) and floor > 0):
         raise ConfigError(f"floor must be a number > 0, got {floor!r}")
-    stored = list(getattr(results, "verdicts", results))
     skip = set(exclude)
-    pool = [r for r in stored if r.query_id not in skip]
+    stored = cast("Iterable[Judged]", getattr(results, "verdicts", results))
+    pool = [Candidate.of(r) for r in stored if r.query_id not in skip]
     ids = [r.query_id for r in pool]
     if len(set(ids)) != len(ids):
         repeated = sorted({i for i in ids if ids.count(i) > 1})[:5]

@@ -111,17 +111,21 @@ def gold_report(
         ConfigError: gold ids that are no item of the batch, or a gold label no critic
             could answer (outside the critics' vocabulary).
     """
+    from dataclasses import replace
+
     from .gold import gold_metrics
+    from .gold_file import read_gold
 
     batch = as_batch(results)
     matrix = _items_matrix(batch)
-    aligned = _gold_by_item(batch, gold)
+    given = read_gold(gold, require_label=True)
+    aligned = _gold_by_item(batch, given.items)
     # A vote that stated no confidence is None: Brier and ECE leave it out.
     confidences = _transposed(
         batch._matrix(lambda v: v.confidence if v.confidence_stated else None)
     )
     consensus = [r.consensus for r in batch.verdicts]
-    return gold_metrics(
+    report = gold_metrics(
         matrix,
         batch.critics,
         aligned,
@@ -133,6 +137,7 @@ def gold_report(
         seed=seed,
         vocabulary=_allowed_labels(batch, matrix),
     )
+    return replace(report, n_jury_shown=len(given.jury_shown & given.items.keys()))
 
 
 def _allowed_labels(batch: BatchResult, matrix: Sequence[Sequence[str | None]]) -> list[str]:

@@ -240,14 +240,19 @@ def test_a_reload_keeps_labels_under_the_queue_id() -> None:
 
 
 def test_the_export_lines_are_what_load_gold_reads(tmp_path: Path) -> None:
-    """The page writes each line as JSON.stringify({id, label, probability}): the extra key
-    does not stop load_gold."""
+    """The page writes each line as JSON.stringify({id, label, probability, jury_shown}):
+    the extra keys do not stop load_gold."""
     path = tmp_path / EXPORT_NAME
-    rows = [{"id": "split", "label": "KEEP", "probability": 0.25}, {"id": "calm", "label": "X"}]
+    rows = [
+        {"id": "split", "label": "KEEP", "probability": 0.25, "jury_shown": False},
+        {"id": "calm", "label": "X", "probability": 0.5, "jury_shown": True},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert load_gold(path) == {"split": "KEEP", "calm": "X"}
     script = Page(every_queued(batch()).to_html(batch())).scripts[-1][1]
-    assert "JSON.stringify({ id: item.id, label: labels[item.id], probability:" in script
+    assert "probability: item.probability,\n          jury_shown: shownAt[item.id] === true" in (
+        script
+    )
 
 
 def test_path_writes_the_page_and_returns_it(tmp_path: Path) -> None:

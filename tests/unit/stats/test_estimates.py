@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import random
 import statistics
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from cross_judge.stats.estimates import (
     estimate_share,
     prediction_powered_mean,
 )
-from cross_judge.stats.label_queue import LabelQueue, label_queue
+from cross_judge.stats.label_queue import Candidate, LabelQueue, label_queue
 
 from .estimates_batch import TARGET, Judged, judged, offline
 
@@ -69,7 +71,10 @@ def test_lam_zero_is_the_labels_only_horvitz_thompson_estimate() -> None:
     assert est.labels_only == pytest.approx(est.value)
 
 
-def test_perfect_predictions_get_full_weight_and_a_zero_width_interval() -> None:
+def test_predictions_no_label_contradicts_get_full_weight_and_still_an_interval() -> None:
+    # Four labels that all agree with the jury: the rectifier's variance estimate is 0, but
+    # four labels cannot rule out disagreements among the other four items. The floor is
+    # what one disagreement each way would give: ((-1)^2 + 1^2) / (n + 1) per label.
     predictions = [1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0]
     labels = {0: 1.0, 1: 0.0, 2: 0.0, 3: 1.0}
     est = prediction_powered_mean(
@@ -78,7 +83,8 @@ def test_perfect_predictions_get_full_weight_and_a_zero_width_interval() -> None
     assert est.lam == 1.0
     assert est.method == "ppi++"
     assert est.value == pytest.approx(3 / 8)
-    assert est.se == pytest.approx(0.0)
+    assert est.se == pytest.approx(math.sqrt((1 - 4 / 8) * (2 / 5) / 4))
+    assert est.low is not None and est.high is not None and est.high - est.low > 0.5
 
 
 def test_simple_random_variance_has_the_finite_population_correction() -> None:
@@ -335,6 +341,7 @@ def coverage_and_widths(jury: Judged, strategy: str) -> tuple[float, float, floa
     return covered / DRAWS, statistics.fmean(widths), statistics.fmean(labels_widths), bias
 
 
+@pytest.mark.slow  # a statistical simulation: thousands of draws
 @pytest.mark.parametrize("strategy", ["uniform", "uncertain"])
 def test_ppi_interval_covers_the_true_share_and_is_narrower_than_labels_alone(
     jury: Judged, strategy: str
@@ -368,3 +375,161 @@ def test_the_t_quantile_is_students_at_95_percent(df: int, exact: float) -> None
     from cross_judge.stats.estimates import t_quantile
 
     assert t_quantile(0.975, df) == pytest.approx(exact, abs=2e-3)
+
+
+# --- few labels: no zero-width interval, and notes that say what was assumed ------------------
+
+
+def lenient_batch() -> BatchResult:
+    """50 items the jury calls FAIL; critic c2 ("lenient") agrees on 40 and says PASS on 10."""
+    results = [item(f"q{i}", "FAIL", "FAIL", "FAIL") for i in range(40)]
+    results += [item(f"r{i}", "FAIL", "FAIL", "PASS") for i in range(10)]
+    return batch_of(*results)
+
+
+def test_ten_labels_that_all_agree_with_the_jury_give_an_interval_of_real_width() -> None:
+    # The issue's case: each label agrees with the jury (c2 right where it agrees with the
+    # consensus, wrong where it does not), which used to print 0.800 [0.800, 0.800].
+    gold = {f"q{i}": "FAIL" for i in range(8)} | {"r0": "FAIL", "r1": "FAIL"}
+    est = estimate_accuracy(lenient_batch(), "c2", gold=gold)
+    assert est.value == pytest.approx(0.8)
+    assert est.low is not None and est.high is not None
+    assert est.high - est.low > 0.3
+    assert est.low < 0.8 < est.high
+
+
+def test_labels_only_at_no_success_is_wilsons_interval_not_a_point() -> None:
+    # Constant predictions carry nothing (lam = 0): ten labels, none FAIL, of 1,000 items.
+    est = prediction_powered_mean(
+        [0.5] * 1000,
+        dict.fromkeys(range(10), 0.0),
+        dict.fromkeys(range(10), 0.01),
+        simple_random=True,
+    )
+    assert est.method == "labels only"
+    assert est.value == 0.0
+    n_eff = 10 / (1 - 10 / 1000)
+    z = 2.262157  # Student's t, 9 degrees of freedom, 97.5%
+    assert est.low == 0.0
+    assert est.high == pytest.approx((z * z / n_eff) / (1 + z * z / n_eff), abs=2e-3)
+
+
+def test_the_notes_always_state_the_population_the_labels_the_design_and_the_interval() -> None:
+    batch = batch_of(*(item(f"q{i}", "FAIL", "PASS", "PASS") for i in range(100)))
+    gold = {f"q{i}": "PASS" if i % 3 else "FAIL" for i in range(60)}
+    notes = " | ".join(estimate_share(batch, "FAIL", gold=gold).notes)
+    assert "population: the 100 items of these results" in notes
+    assert "without seeing the jury's answers" in notes
+    assert "simple random sample" in notes
+    assert "interval:" in notes
+    assert "only 60 labels" not in notes  # not a small sample
+
+
+def test_the_notes_say_a_queue_design_and_a_small_sample() -> None:
+    batch = batch_of(*(item(f"q{i}", "FAIL", "PASS", "PASS") for i in range(40)))
+    queue = label_queue(batch, 8, strategy="uncertain", seed=3)
+    est = estimate_share(batch, "FAIL", gold=dict.fromkeys(queue.items, "PASS"), queue=queue)
+    notes = " | ".join(est.notes)
+    assert "design: a 'uncertain' label queue of 8 of the 40 items" in notes
+    assert "only 8 labels: the interval is approximate and errs wide" in notes
+
+
+def test_an_accuracys_notes_name_the_items_the_critic_voted_on() -> None:
+    results = [item(f"q{i}", "FAIL", "FAIL", "PASS") for i in range(6)]
+    results += [item(f"r{i}", None, "PASS", "PASS") for i in range(4)]
+    est = estimate_accuracy(batch_of(*results), "c0", gold={"q0": "FAIL", "q1": "FAIL"})
+    assert "the 6 'c0' gave a valid vote on" in est.notes[0]
+
+
+SCALE = float(os.environ.get("CROSS_JUDGE_FUZZ_SCALE", "1"))
+DRAWS_SMALL = max(60, round(150 * SCALE))
+
+
+def covered_share(n_labels: int, share: float, agreement: float, strategy: str) -> float:
+    """How often the 95% interval from ``n_labels`` labels covers the true share of a fixed
+    400-item population (seeded), the jury's vote share of three votes each right with
+    probability ``agreement`` standing for its prediction: design-based coverage, over
+    fresh queues."""
+    rng = random.Random(f"small {n_labels} {share} {agreement}")
+    truth = [float(rng.random() < share) for _ in range(400)]
+    votes = [sum((y if rng.random() < agreement else 1 - y) for _ in range(3)) / 3 for y in truth]
+    candidates = [
+        Candidate(f"i{k}", "FAIL" if v > 0.5 else "PASS", False, 3, max(v, 1 - v), 0 < v < 1)
+        for k, v in enumerate(votes)
+    ]
+    true = sum(truth) / len(truth)
+    covered = 0
+    for seed in range(DRAWS_SMALL):
+        queue = label_queue(candidates, n_labels, strategy=strategy, seed=seed)  # type: ignore[arg-type]
+        picked = [int(i[1:]) for i in queue.items]
+        est = prediction_powered_mean(
+            votes,
+            {k: truth[k] for k in picked},
+            {k: queue.probabilities[f"i{k}"] for k in picked},
+            simple_random=strategy == "uniform",
+        )
+        assert est.low is not None and est.high is not None and est.high > est.low
+        covered += est.low <= true <= est.high
+    return covered / DRAWS_SMALL
+
+
+@pytest.mark.parametrize(
+    ("n_labels", "share", "agreement", "strategy"),
+    [(10, 0.2, 0.95, "uniform"), (5, 0.05, 0.75, "uniform"), (10, 0.5, 0.95, "uncertain")],
+)
+def test_a_few_labels_give_a_95_percent_interval_that_covers_the_truth(
+    n_labels: int, share: float, agreement: float, strategy: str
+) -> None:
+    # Before the floor, ten labels that mostly agree with a good jury got a near-zero
+    # interval and covered the truth in about half the draws. 150 draws at a true 95%
+    # have a standard error of 1.8 points: 88% is 4 below.
+    assert covered_share(n_labels, share, agreement, strategy) >= 0.88
+
+
+# --- labels made with the jury shown -----------------------------------------------------------
+
+
+def export(tmp_path: Path, shown: dict[str, bool | None]) -> Path:
+    """A labels file as the page exports it (``None``: a line without ``jury_shown``)."""
+    lines = []
+    for i, (query_id, flag) in enumerate(shown.items()):
+        row: dict[str, object] = {"id": query_id, "label": "PASS" if i % 2 else "FAIL"}
+        if flag is not None:
+            row["jury_shown"] = flag
+        lines.append(json.dumps(row) + "\n")
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def test_labels_made_with_the_jury_shown_are_refused_by_default(tmp_path: Path) -> None:
+    batch = batch_of(*(item(f"q{i}", "FAIL", "PASS", "PASS") for i in range(10)))
+    gold = export(tmp_path, {f"q{i}": i == 2 for i in range(6)})
+    with pytest.raises(ConfigError, match=r"1 of the 6 labels .* jury's answers shown.*allow_"):
+        batch.estimate("FAIL", gold=gold)
+    with pytest.raises(ConfigError, match="allow_jury_shown=True"):
+        estimate_accuracy(batch, "c0", gold=gold)
+
+
+def test_allow_jury_shown_counts_them_and_a_note_says_how_many(tmp_path: Path) -> None:
+    batch = batch_of(*(item(f"q{i}", "FAIL", "PASS", "PASS") for i in range(10)))
+    gold = export(tmp_path, {f"q{i}": i < 2 for i in range(6)})
+    est = batch.estimate("FAIL", gold=gold, allow_jury_shown=True)
+    assert est.n_labels == 6
+    assert any("2 of the 6 labels were made with the jury's answers shown" in n for n in est.notes)
+
+
+def test_labels_that_do_not_record_the_jury_are_assumed_blind_and_noted(tmp_path: Path) -> None:
+    batch = batch_of(*(item(f"q{i}", "FAIL", "PASS", "PASS") for i in range(10)))
+    gold = export(tmp_path, {"q0": False, "q1": None, "q2": None})
+    est = batch.estimate("FAIL", gold=gold)
+    assert any("2 of the 3 labels do not record whether the jury was shown" in n for n in est.notes)
+
+
+def test_only_the_labels_that_count_are_refused_for_the_jury(tmp_path: Path) -> None:
+    # A label outside the queue is left out, so its jury_shown does not matter.
+    batch = batch_of(*(item(f"q{i}", "FAIL", "PASS", "PASS") for i in range(10)))
+    queue = label_queue(batch, 3, strategy="uniform", seed=1)
+    other = next(r.query_id for r in batch.verdicts if r.query_id not in queue.items)
+    gold = export(tmp_path, dict.fromkeys(queue.items, False) | {other: True})
+    assert batch.estimate("FAIL", gold=gold, queue=queue).n_labels == 3
