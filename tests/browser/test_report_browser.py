@@ -7,6 +7,10 @@ from the network and no console error is logged, that the heatmap draws one cell
 of critics with the kappa of :meth:`BatchResult.pairwise_agreement`, that the tables hold
 the counts, that typing filters the disputed items and a header click sorts them; it saves
 a screenshot (``CROSS_JUDGE_REPORT_SCREENSHOT`` names where, else the test's tmp folder).
+The report of the same results against gold labels shows each disputed item's gold label
+and a searchable, sortable table of the items wrong against gold, unanimous ones included.
+A report and a labelling page of results whose ids, text, labels and reasoning hold
+bidirectional controls (U+202E and friends) show none of them raw in any text node.
 
 Skipped, saying why, without the ``playwright`` package or a Chromium binary
 (``CROSS_JUDGE_CHROMIUM``, else ``chromium`` or ``chromium-browser`` on PATH): Debian's
@@ -15,8 +19,10 @@ Skipped, saying why, without the ``playwright`` package or a Chromium binary
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,10 @@ import pytest
 from cross_judge.batch import BatchResult
 from cross_judge.cli import main
 from cross_judge.report import write_report
+from cross_judge.report.label_page import render_label_page
+from cross_judge.report.summary import BIDI_CONTROLS
+from cross_judge.stats.label_queue import label_queue
+from cross_judge.verdict import EnsembleVerdict, ItemText, Verdict
 
 from .chromium import FLAGS, PROBLEMS, chromium, watch
 
@@ -102,28 +112,42 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def page(results: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """The report open in Chromium, its charts drawn; ``page.events`` holds every console
-    message, page error and non-file request."""
+def playwright(results: Path) -> Iterator[Any]:
+    """One Playwright for the module (its sync API cannot be entered twice at once),
+    started once the review is done: it runs an event loop, and so does the review."""
+    with sync_api.sync_playwright() as running:
+        yield running
+
+
+@contextmanager
+def opened(playwright: Any, path: Path, profile: Path, ready: str) -> Iterator[Any]:
+    """``path`` open in Chromium once ``ready`` (a selector) matches; ``page.events`` holds
+    every console message, page error and non-file request."""
+    context = playwright.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=chromium(),
+        headless=True,
+        args=FLAGS,
+        viewport={"width": 1400, "height": 900},
+    )
+    try:
+        tab = context.new_page()
+        events = watch(tab)
+        tab.goto(path.as_uri())
+        tab.wait_for_selector(ready, timeout=WAIT_MS)
+        tab.events = events
+        yield tab
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def page(playwright: Any, results: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The report open in Chromium, its charts drawn."""
     report = write_report(results, results.with_suffix(".html"))
     profile = tmp_path_factory.mktemp("profile")
-    with sync_api.sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile),
-            executable_path=chromium(),
-            headless=True,
-            args=FLAGS,
-            viewport={"width": 1400, "height": 900},
-        )
-        try:
-            tab = context.new_page()
-            events = watch(tab)
-            tab.goto(report.as_uri())
-            tab.wait_for_selector("body[data-charts=ready]", timeout=WAIT_MS)
-            tab.events = events
-            yield tab
-        finally:
-            context.close()
+    with opened(playwright, report, profile, "body[data-charts=ready]") as tab:
+        yield tab
 
 
 def test_report_opens_offline_without_console_errors(page: Any) -> None:
@@ -255,3 +279,179 @@ def test_screenshot_is_saved(page: Any, tmp_path: Path) -> None:
     page.screenshot(path=str(target), full_page=True)
     assert target.stat().st_size > 10_000
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# -- against gold ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gold(results: Path) -> dict[str, str]:
+    """Gold for the first 20 items: the consensus, except on every third item, which gets
+    another label (the first of them one the panel was unanimous on)."""
+    batch = BatchResult.from_jsonl(results)
+    labels = sorted({v.kind for r in batch.verdicts for v in r.verdicts if v.error is None})
+    firsts = batch.verdicts[:20]
+    unanimous = next(r for r in firsts if r.n_valid == 3 and r.agreement_pct == 1.0)
+    gold = {r.query_id: r.consensus for r in firsts}
+    for r in [unanimous, *firsts[::3]]:
+        gold[r.query_id] = next(label for label in labels if label != r.consensus)
+    return gold
+
+
+@pytest.fixture(scope="module")
+def gold_page(
+    playwright: Any,
+    results: Path,
+    gold: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Any]:
+    folder = tmp_path_factory.mktemp("gold")
+    path = folder / "gold.jsonl"
+    path.write_text("".join(json.dumps({"id": k, "label": v}) + "\n" for k, v in gold.items()))
+    report = write_report(results, folder / "report.html", gold=path)
+    with opened(playwright, report, folder / "profile", "body[data-charts=ready]") as tab:
+        yield tab
+
+
+def wrong_ids(page: Any) -> list[str]:
+    ids: list[str] = page.eval_on_selector_all(
+        "#wrong-table tbody tr",
+        "rows => rows.filter(r => !r.hidden).map(r => r.querySelector('.id').textContent)",
+    )
+    return ids
+
+
+def test_the_gold_report_opens_offline_without_console_errors(gold_page: Any) -> None:
+    assert [e for e in gold_page.events if e[0] in PROBLEMS] == []
+
+
+def test_the_wrong_table_lists_every_item_wrong_against_gold(
+    gold_page: Any, results: Path, gold: dict[str, str]
+) -> None:
+    batch = BatchResult.from_jsonl(results)
+    expected = [
+        r.query_id for r in batch.verdicts if r.query_id in gold and r.consensus != gold[r.query_id]
+    ]
+    assert wrong_ids(gold_page) == expected
+    reasons = gold_page.eval_on_selector_all(
+        "#wrong-table tbody tr", "rows => rows.map(r => r.cells[4].textContent)"
+    )
+    assert "unanimous" in reasons
+    card = gold_page.locator('.card[data-stat="wrong"] .value').inner_text()
+    assert card == f"{len(expected)} of {len(gold)}"
+
+
+def test_the_disputed_table_shows_gold_beside_the_consensus(
+    gold_page: Any, gold: dict[str, str]
+) -> None:
+    headers = gold_page.eval_on_selector_all(
+        "#disputed-table thead th", "cells => cells.map(c => c.textContent)"
+    )
+    assert headers[:3] == ["item", "consensus", "gold"]
+    rows = gold_page.eval_on_selector_all(
+        "#disputed-table tbody tr",
+        "rows => rows.map(r => [r.querySelector('.id').textContent, r.cells[2].textContent])",
+    )
+    for ident, cell in rows:
+        assert cell.split(" ")[0] == gold.get(ident, "—")
+
+
+def test_typing_filters_the_wrong_table_and_a_header_click_sorts_it(gold_page: Any) -> None:
+    every = wrong_ids(gold_page)
+    target = every[-1]
+    gold_page.fill("#wrong-search", target)
+    assert target in wrong_ids(gold_page)
+    assert gold_page.locator("#wrong-shown-count").inner_text() == str(len(wrong_ids(gold_page)))
+    gold_page.fill("#wrong-search", "")
+    assert wrong_ids(gold_page) == every
+    header = gold_page.locator("#wrong-table th", has_text="item")
+    header.click()
+    assert header.get_attribute("aria-sort") == "ascending"
+    ascending = wrong_ids(gold_page)
+    assert ascending == gold_page.evaluate(
+        "ids => ids.slice().sort((a, b) => a.localeCompare(b))", ascending
+    )
+    assert disputed_ids(gold_page) == disputed_ids(gold_page)  # the other table is left alone
+
+
+# -- bidirectional controls ------------------------------------------------------------------
+
+RLO = "\u202e"
+# Every text node and attribute value of the page: [those with a bidi control, all, those
+# showing one's escape].
+COUNT_TEXT = """controls => {
+  const raw = new RegExp("[" + controls + "]");
+  const escaped = /\\u(061c|200[ef]|202[a-e]|206[6-9])/;
+  const walker = document.createTreeWalker(document.documentElement, NodeFilter.SHOW_TEXT);
+  let bad = 0, total = 0, shown = 0;
+  while (walker.nextNode()) {
+    const text = walker.currentNode.nodeValue;
+    total += 1;
+    if (raw.test(text)) { bad += 1; }
+    if (escaped.test(text)) { shown += 1; }
+  }
+  for (const element of document.querySelectorAll("*")) {
+    for (const attribute of element.attributes) {
+      if (raw.test(attribute.value)) { bad += 1; }
+    }
+  }
+  return [bad, total, shown];
+}"""
+
+
+def bidi_batch() -> BatchResult:
+    """Items whose id, text, meta, critic names, a label and reasoning hold bidi controls."""
+
+    def vote(critic: str, kind: str, reasoning: str) -> Verdict:
+        return Verdict(kind=kind, confidence=0.8, critic_id=critic, reasoning=reasoning)
+
+    results = [
+        EnsembleVerdict(
+            query_id=f"invoice-{n}-{RLO}fdp.exe",
+            verdicts=[
+                vote("a", "KEEP", f"fine {RLO}enif"),
+                vote(f"b{RLO}x", "REJECT", "\u2067isolated\u2069 \u200fmark"),
+                vote("c", f"KEEP{RLO}" if n % 2 else "KEEP", f"{RLO}{n}"),
+            ],
+            consensus="KEEP",
+            agreement_pct=2 / 3 if n % 2 == 0 else 1 / 3,
+            disagreement=True,
+            voting="majority",
+            n_valid=3,
+            item=ItemText(query=f"pay {RLO}000{n} now", context={"note": f"\u202b{RLO}"}),
+            meta={"source": f"mail{RLO}"},
+        )
+        for n in range(4)
+    ]
+    return BatchResult.from_results(results)
+
+
+def test_no_text_node_of_the_report_holds_a_bidi_control(
+    playwright: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("bidi-report")
+    report = write_report(bidi_batch(), folder / "report.html")
+    with opened(playwright, report, folder / "profile", "body[data-charts=ready]") as tab:
+        bad, total, shown = tab.evaluate(COUNT_TEXT, BIDI_CONTROLS)
+        charts = tab.eval_on_selector_all(
+            "#chart-agreement text", "els => els.map(e => e.textContent)"
+        )
+        assert [e for e in tab.events if e[0] in PROBLEMS] == []
+    assert total > 100 and bad == 0
+    assert shown >= 20  # ids, text, reasoning, labels and names show their escapes
+    assert "b\\u202ex" in charts  # the charts too
+
+
+def test_no_text_node_of_the_labelling_page_holds_a_bidi_control(
+    playwright: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("bidi-labels")
+    batch = bidi_batch()
+    path = folder / "queue.html"
+    render_label_page(label_queue(batch, len(batch), strategy="uniform", seed=1), batch, path)
+    with opened(playwright, path, folder / "profile", "body[data-ready=true]") as tab:
+        for key in "1232":  # label items with the keys: the labels shown are escaped too
+            tab.keyboard.press(key)
+        bad, total, shown = tab.evaluate(COUNT_TEXT, BIDI_CONTROLS)
+        assert [e for e in tab.events if e[0] in PROBLEMS] == []
+    assert total > 50 and bad == 0 and shown >= 10

@@ -31,8 +31,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "--gold (else against the consensus), the consensus distribution, a cascade's "
             "tiers, the position bias of pairs, and a searchable, sortable table of the "
             "disputed items with the text each judged (when OUT stores it) and each critic's "
-            "label, confidence and reasoning. Simulated critics are said to be so. Calls no "
-            "model."
+            "label, confidence and reasoning. With --gold, each disputed item's gold label "
+            "and a table of the items whose consensus is wrong against it (unanimous ones "
+            "included); with a rubric's gold, accuracy per criterion. Simulated critics are "
+            "said to be so. Calls no model."
         ),
     )
     report.add_argument(
@@ -50,7 +52,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     report.add_argument(
         "--gold",
         metavar="GOLD.jsonl",
-        help='labels to measure the critics and the consensus against: {"id", "label"} lines',
+        help='labels to measure the critics and the consensus against: {"id", "label"} '
+        'lines and/or a rubric\'s {"id", "criteria": {"<criterion>": "<label>"}} lines, '
+        "as stats --gold reads them",
     )
     report.add_argument(
         "--manifest",
@@ -78,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.gold is not None and not Path(args.gold).is_file():
         raise ConfigError(
-            f'--gold {args.gold}: no such file; pass a JSONL file of {{"id", "label"}}'
+            f'--gold {args.gold}: no such file; pass a JSONL file of {{"id", "label"}} '
+            'or {"id", "criteria": {...}} lines'
         )
     if args.manifest is not None and not Path(args.manifest).is_file():
         raise ConfigError(f"--manifest {args.manifest}: no such file")

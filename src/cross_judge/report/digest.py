@@ -663,6 +663,22 @@ class BatchDigest:
             raise ConfigError("no item of the batch has a gold label; gold ids are the items' ids")
         return self._gold
 
+    def gold_label(self, item_id: str) -> str | None:
+        """The gold label of ``item_id``; ``None`` when it has none or no gold was given."""
+        return None if self._gold is None else self._gold.get(item_id)
+
+    def wrong_against_gold(self) -> list[EnsembleVerdict]:
+        """The labelled items whose consensus is not their gold label, in results order:
+        items every critic got wrong the same way (unanimous) included, and items with no
+        consensus (the strategy's fallback label) or abstained by a cascade. As many as the
+        consensus row of :meth:`gold_report` counts wrong.
+
+        Raises:
+            ConfigError: as :meth:`gold_batch`.
+        """
+        gold = self._checked_gold()
+        return [r for r in self.gold_results if r.consensus != gold[r.query_id]]
+
     def vocabulary(self) -> list[str]:
         """What a gold label may be: every label a critic answered (items in order, each
         item's critics in panel order), then every consensus (a fallback included)."""

@@ -16,6 +16,10 @@ and scripts run only with the page's own nonce). It shows:
 * confusion matrices of each critic against gold labels (with ``gold``, see
   :func:`cross_judge.reliability.gold_report`) or else against the consensus (a cascade's
   critic against its own tier's; items with no consensus left out);
+* with gold, the items the panel got wrong (:mod:`.against_gold`): every labelled item
+  whose consensus is not its gold label, unanimous ones included, in a table like the
+  disputed items'; with a rubric's gold (``{"id", "criteria": {...}}`` lines), each
+  critic's and the consensus's accuracy per criterion;
 * the consensus distribution, a cascade's tiers, the position bias of pairs;
 * a searchable, sortable table of the disputed items: those whose deciding vote was not
   unanimous, with a failed call (``ERROR``, ``PARSE_FAIL``, a budget skip), with no
@@ -23,7 +27,8 @@ and scripts run only with the page's own nonce). It shows:
   tier (a cheaper tier did not settle it), or with a pair whose two orders disagreed
   (``Verdict.flipped``); each with the text it judged (its query and context, when the
   results store them: ``EnsembleVerdict.item``), each critic's label, confidence and
-  reasoning, and a cascade's deciding tier.
+  reasoning, a cascade's deciding tier and, with gold, the item's gold label beside the
+  consensus (:mod:`.items_table`).
 
 Critics the run manifest (or ``BatchResult.simulated_critics``) records as simulated are
 said to be so under the overview and marked wherever a critic is named. Critics that are people
@@ -36,7 +41,9 @@ licenses are reproduced at the foot of every page). Every number a chart shows i
 HTML table too, so the page reads without scripts. Every text that comes from the results
 (ids, item text, labels, reasoning, meta, critic names, the manifest) is escaped: items are
 untrusted. A lone surrogate (valid JSON, not Unicode) is written as its escape
-(``\\ud800``), so any results make a page that UTF-8 can hold.
+(``\\ud800``), so any results make a page that UTF-8 can hold, and so is a bidirectional
+control (``\\u202e``, :data:`~cross_judge.report.summary.BIDI_CONTROLS`), which would
+reorder what a reader sees: in the page's text and in the charts' data alike.
 
 It calls no model and does not compute statistics of its own: every number comes from a
 :class:`~cross_judge.report.digest.BatchDigest` of the results, which reads a results file
@@ -59,11 +66,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
 from ..errors import ConfigError
-from ..results import BatchResult, call_failed, is_fallback, manifest_path
-from ..verdict import EnsembleVerdict, Verdict
-from .criteria import criteria_section, disputed_criteria
+from ..results import BatchResult, manifest_path
+from .against_gold import Gold, criteria_gold_section, read_gold, wrong_section
+from .criteria import criteria_section
 from .digest import BatchDigest
-from .summary import format_rate, judged_text, printable, simulated_note
+from .items_table import ItemColumns, items_table, wrong_reasons
+from .summary import format_rate, printable, simulated_note
 
 if TYPE_CHECKING:
     from ..stats.gold import GoldReport
@@ -98,7 +106,7 @@ def write_report(
     results: Results,
     out_path: str | os.PathLike[str],
     *,
-    gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
+    gold: Gold | None = None,
     manifest: Manifest | None = None,
     title: str | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
@@ -119,7 +127,7 @@ def write_report(
 def render_report(
     results: Results,
     *,
-    gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
+    gold: Gold | None = None,
     manifest: Manifest | None = None,
     title: str | None = None,
     max_items: int = DEFAULT_MAX_ITEMS,
@@ -129,23 +137,27 @@ def render_report(
     ``results`` is a :class:`~cross_judge.batch.BatchResult` or a results file, read once,
     line by line, into a :class:`~cross_judge.report.digest.BatchDigest` (the listed
     disputed items keep each verdict's reasoning, never its raw text). ``gold`` is
-    ``{id: label}`` or a JSONL file of ``{"id", "label"}`` (partial gold is fine): the
-    confusion matrices are then against it, with accuracy and kappa. ``manifest`` is a run
-    manifest (its parsed JSON or its path); by default the one beside a results file is
-    read when it exists (an unreadable one is skipped with a note on the page), and a
-    ``BatchResult`` has none.
+    ``{id: label}``, ``{id: {criterion id: label}}`` or a JSONL file of ``{"id", "label"}``
+    and/or ``{"id", "criteria": {...}}`` lines, read as ``cross-judge stats --gold`` reads
+    it (:func:`~cross_judge.report.against_gold.read_gold`; partial gold is fine): the
+    confusion matrices are then against the item labels, with accuracy and kappa, the
+    disputed items show each one's gold label, and a section lists the items whose
+    consensus is wrong; criterion labels give each critic's accuracy per criterion.
+    ``manifest`` is a run manifest (its parsed JSON or its path); by default the one
+    beside a results file is read when it exists (an unreadable one is skipped with a note
+    on the page), and a ``BatchResult`` has none.
     ``max_items`` caps the rows of the disputed-items table.
 
     Raises:
         ConfigError: a missing or unreadable results file, gold or manifest file; no
-            result at all; gold ids that are no item of the batch; ``max_items`` < 0.
+            result at all; gold ids that are no item of the batch; criterion gold the
+            results hold no such criterion for; ``max_items`` < 0.
     """
     if isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 0:
         raise ConfigError(f"max_items must be a whole number >= 0, got {max_items!r}")
-    from ..stats.gold import load_gold
-
     source: Path | None = None
-    labels = None if gold is None else load_gold(gold)
+    given = None if gold is None else read_gold(gold)
+    labels, criteria_labels = (None, None) if given is None else given.split()
     if isinstance(results, BatchResult):
         digest = BatchDigest.of(results, gold=labels, disputed=max_items)
     else:
@@ -158,7 +170,17 @@ def render_report(
         raise ConfigError(f"{where} holds no results: nothing to report")
     runs, manifest_note = _manifest_runs(manifest, source)
     report = None if labels is None else digest.gold_report()
-    return _Page(digest, runs, manifest_note, report, title, source, max_items).render()
+    page = _Page(digest, runs, manifest_note, report, title, source, max_items)
+    if criteria_labels is not None:
+        from ..stats.criteria import criteria_gold_metrics
+
+        page.criteria_gold = criteria_gold_metrics(digest.criteria.votes, criteria_labels)
+    if given is not None:
+        from ..stats.gold_file import jury_shown_note
+
+        page.criteria_only_gold = labels is None
+        page.jury_note = jury_shown_note(len(given.jury_shown), len(given.ids))
+    return page.render()
 
 
 def _manifest_runs(
@@ -210,11 +232,6 @@ def _usd(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
-
-
-def _sort_key(value: float | None) -> str:
-    """A ``data-sort`` value: the number, or empty (sorted last) when undefined."""
-    return "" if value is None or not math.isfinite(value) else repr(round(value, 6))
 
 
 def json_for_script(value: object) -> str:
@@ -299,6 +316,16 @@ class _Page:
         recorded = [*batch.simulated_critics, *_simulated_in(runs)]
         self.simulated = [name for name in dict.fromkeys(recorded) if name in batch.critics]
         self.people = batch.human_critics
+        self.criteria_gold: dict[str, GoldReport] = {}  # per criterion, with a rubric's gold
+        self.criteria_only_gold = False  # the gold labels criteria only, no item
+        self.jury_note: str | None = None  # some gold labels were made with the jury shown
+        self.columns = ItemColumns(
+            critics=batch.critics,
+            name=self._name,
+            cascade=self.cascade,
+            rubric=self.rubric,
+            gold=batch.gold_label if gold is not None else None,
+        )
 
     def render(self) -> str:
         nonce = secrets.token_urlsafe(18)
@@ -308,11 +335,13 @@ class _Page:
             self._agreement(),
             self._critics(),
             criteria_section(self.batch.criteria, self._name) if self.rubric else "",
+            criteria_gold_section(self.criteria_gold, self._name),
             self._confusion(),
             self._consensus(),
             self._tiers() if self.cascade else "",
             self._pairs() if self.pairs else "",
             self._disputed(),
+            wrong_section(self.batch, self.columns, self.max_items) if self.gold else "",
             self._footer(),
         ]
         runtimes = "".join(
@@ -346,6 +375,7 @@ class _Page:
             ("agreement", "Agreement"),
             ("critics", "Critics"),
             *([("criteria", "Criteria")] if self.rubric else []),
+            *([("criteria-gold", "Criteria against gold")] if self.criteria_gold else []),
             ("confusion", "Confusion"),
             ("consensus", "Consensus"),
         ]
@@ -354,13 +384,15 @@ class _Page:
         if self.pairs:
             links.append(("pairs", "Pairs"))
         links.append(("disputed", "Disputed items"))
+        if self.gold is not None:
+            links.append(("wrong", "Wrong against gold"))
         return "<nav>" + " ".join(f'<a href="#{a}">{t}</a>' for a, t in links) + "</nav>"
 
     def _chart(self, chart_id: str, spec: dict[str, Any], caption: str) -> str:
         self.specs[chart_id] = {
             "$schema": "https://vega.github.io/schema/vega-lite/v6.json",
             "config": {"font": "system-ui, sans-serif", "view": {"stroke": None}},
-            **spec,
+            **_printable_data(spec),
         }
         return (
             f'<figure><div class="chart" id="{_e(chart_id)}" data-rendered="false"></div>'
@@ -382,6 +414,7 @@ class _Page:
             ("disputed", str(disputed), "disputed items"),
             ("failed", str(batch.n_failed), "items with a failed call"),
             ("no-consensus", str(batch.n_no_consensus), "items with no consensus"),
+            *self._gold_cards(),
             ("cost", _usd(batch.cost_usd), "cost"),
             (
                 "tokens",
@@ -409,6 +442,18 @@ class _Page:
             + self._simulated_note()
             + "</section>"
         )
+
+    def _gold_cards(self) -> list[tuple[str, str, str]]:
+        """With gold: the labelled items whose consensus is wrong, and how many of them
+        the panel was unanimous on."""
+        if self.gold is None:
+            return []
+        wrong = self.batch.wrong_against_gold()
+        unanimous = sum(1 for result in wrong if wrong_reasons(result) == ["unanimous"])
+        return [
+            ("wrong", f"{len(wrong)} of {len(self.batch.gold_results)}", "wrong against gold"),
+            ("wrong-unanimous", str(unanimous), "wrong and unanimous"),
+        ]
 
     def _simulated_note(self) -> str:
         if not self.simulated:
@@ -798,6 +843,13 @@ class _Page:
                 "against its own tier's), items with no consensus left out. Pass "
                 "<code>--gold GOLD.jsonl</code> to measure against labels."
             )
+            if self.criteria_only_gold:
+                intro = (
+                    "The gold labels criteria only (see Criteria against gold): each critic "
+                    "against the consensus (a cascade's critic against its own tier's), "
+                    'items with no consensus left out. Add <code>"label"</code> to the gold '
+                    "lines to measure the items' labels too."
+                )
         values = [
             {"critic": name, "reference": ref, "answered": answered, "count": count}
             for name in names
@@ -846,6 +898,8 @@ class _Page:
             if values
             else '<p class="note">Nothing to compare.</p>'
         )
+        if self.jury_note:
+            intro += f' <span class="note" id="jury-shown">{_e(self.jury_note)}.</span>'
         return (
             f'<section id="confusion"><h2>Confusion against {reference}</h2><p>{intro}</p>'
             + chart
@@ -949,21 +1003,8 @@ class _Page:
         )
 
     def _disputed(self) -> str:
-        critics = self.batch.critics
         n_disputed = self.batch.n_disputed
         shown = self.batch.disputed[: self.max_items]
-        headers = [
-            '<th scope="col" data-sort="text">item</th>',
-            '<th scope="col" data-sort="text">consensus</th>',
-            '<th scope="col" data-sort="num" class=num>agreement</th>',
-        ]
-        if self.cascade:
-            headers.append('<th scope="col" data-sort="num" class=num>tier</th>')
-        headers.append('<th scope="col" data-sort="text">why</th>')
-        if self.rubric:
-            headers.append('<th scope="col" data-sort="text">disputed criteria</th>')
-        headers += [f'<th scope="col" data-sort="text">{self._name(name)}</th>' for name in critics]
-        body = "".join(self._disputed_row(result, why, critics) for result, why in shown)
         left_out = n_disputed - len(shown)
         note = (
             f'<p class="note" id="disputed-left-out">Showing the first {len(shown)} of '
@@ -979,79 +1020,19 @@ class _Page:
             f"<p>{n_disputed} of {len(self.batch)} items need a look"
             + (f" ({reasons})" if reasons else "")
             + ": not unanimous, a failed call, no consensus, abstained or escalated by a "
-            "cascade, or a pair whose orders disagreed. Click a header to sort; type to "
-            "filter.</p>"
+            "cascade, or a pair whose orders disagreed."
+            + (" The gold column marks a consensus that is wrong." if self.gold else "")
+            + " Click a header to sort; type to filter.</p>"
             + note
-            + '<div class="tools"><input id="search" type="search" placeholder="filter items, '
-            'text, labels, reasoning…" aria-label="filter the disputed items">'
-            f' <span id="shown-count">{len(shown)}</span> of {len(shown)} rows shown</div>'
-            '<div class="scroll"><table id="disputed-table"><thead><tr>'
-            + "".join(headers)
-            + f"</tr></thead><tbody>{body}</tbody></table></div></section>"
-        )
-
-    def _disputed_row(self, result: EnsembleVerdict, why: list[str], critics: list[str]) -> str:
-        by_critic = {v.critic_id: v for v in result.verdicts}
-        meta = ""
-        if result.meta:
-            text = json.dumps(result.meta, ensure_ascii=False, default=str)
-            meta = f'<div class="meta">{_e(text[:300] + ("…" if len(text) > 300 else ""))}</div>'
-        consensus_class = "label" + (" fallback" if is_fallback(result) else "")
-        agreement = result.agreement_pct if result.n_valid else None
-        judged = "".join(
-            f'<div class="judged"><span class="field">{_e(name)}</span> {_e(text)}</div>'
-            for name, text in judged_text(result)
-        )
-        cells = [
-            f'<td data-sort="{_e(result.query_id)}">'
-            f'<span class="id">{_e(result.query_id)}</span>{judged}{meta}</td>',
-            f'<td data-sort="{_e(result.consensus)}"><span class="{consensus_class}">'
-            f"{_e(result.consensus)}</span></td>",
-            f'<td class=num data-sort="{_sort_key(agreement)}">{format_rate(agreement)}</td>',
-        ]
-        if self.cascade:
-            tier = result.tier
-            shown = "" if tier is None else str(tier)
-            cells.append(f'<td class=num data-sort="{_sort_key(tier)}">{shown}</td>')
-        cells.append(f'<td data-sort="{_e(", ".join(why))}">{_e(", ".join(why))}</td>')
-        if self.rubric:
-            lines = disputed_criteria(result)
-            shown = "".join(f"<div>{_e(line)}</div>" for line in lines)
-            cells.append(f'<td data-sort="{_e("; ".join(lines))}">{shown}</td>')
-        cells += [self._verdict_cell(by_critic.get(name)) for name in critics]
-        return "<tr>" + "".join(cells) + "</tr>"
-
-    def _verdict_cell(self, verdict: Verdict | None) -> str:
-        if verdict is None:
-            return '<td data-sort="" class="absent">—</td>'
-        if verdict.kind == "SKIPPED":
-            reason = verdict.error_kind.value if verdict.error_kind else "skipped"
-            return (
-                '<td data-sort="~SKIPPED"><span class="label skipped">SKIPPED</span> '
-                f'<span class="muted">{_e(reason)}</span></td>'
+            + items_table(
+                shown,
+                self.columns,
+                table_id="disputed-table",
+                search_id="search",
+                count_id="shown-count",
+                what="the disputed items",
             )
-        if verdict.error is not None:
-            kind = verdict.error_kind.value if verdict.error_kind else ""
-            failed = "failed" if call_failed(verdict) else "parse"
-            return (
-                f'<td data-sort="~{_e(verdict.kind)}">'
-                f'<span class="label {failed}">{_e(verdict.kind)}</span> '
-                f'<span class="muted">{_e(kind)}</span>'
-                f'<div class="reason">{_e(verdict.error)}</div></td>'
-            )
-        flip = ""
-        if verdict.flipped:
-            orders = "; ".join(
-                f"{a.order or '?'}: {a.kind} ({a.confidence:.2f})" for a in verdict.answers or ()
-            )
-            flip = f' <span class="flip" title="{_e(orders)}">flip</span>'
-        elif verdict.order is not None:
-            flip = f' <span class="muted">{_e(verdict.order)}</span>'
-        sort = f"{verdict.kind} {verdict.confidence:.4f}"
-        return (
-            f'<td data-sort="{_e(sort)}"><span class="label">{_e(verdict.kind)}</span> '
-            f'<span class="conf">{verdict.confidence:.2f}</span>{flip}'
-            f'<div class="reason">{_e(verdict.reasoning)}</div></td>'
+            + "</section>"
         )
 
     def _footer(self) -> str:
@@ -1065,6 +1046,19 @@ class _Page:
             "page needs no network.</p><details><summary>Third-party licenses</summary>"
             f"{licenses}</details></footer>"
         )
+
+
+def _printable_data(value: Any) -> Any:
+    """``value`` (a chart's spec) with every string :func:`printable`: the charts draw
+    names and labels from it into the page, where an escape must stay an escape (the page's
+    own ``printable`` would leave a JSON escape the script decodes back)."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {key: _printable_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_printable_data(item) for item in value]
+    return value
 
 
 def _shown(value: object) -> str:

@@ -6,7 +6,8 @@ memory), which a batch in memory is digested into too, so both give the same num
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
@@ -16,12 +17,15 @@ from .criteria import format_rate
 from .digest import BatchDigest, dispute_reasons
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.measure import Measurement
+    from rich.segment import Segment
     from rich.text import Text
 
     from ..verdict import EnsembleVerdict, Verdict
 
 __all__ = [
+    "BIDI_CONTROLS",
     "dispute_reasons",
     "failure_message",
     "format_cost",
@@ -44,23 +48,72 @@ _MODEL_MIN_ITEMS = 200
 the correlated-errors model to tell hard items from weak critics."""
 
 
+_SKIPPED_CAPTION = (
+    "skipped: items a critic was not asked (early stop: the vote was decided without it; a "
+    "cascade tier the item did not reach; a call over budget). valid, error rate and agrees "
+    "count only the items it was asked; agrees is the share of its valid answers equal to "
+    "their consensus (its tier's, in a cascade), so a critic asked only to settle a split, "
+    "or alone in its tier, agrees by construction"
+)
+"""Under the critics table when a critic skipped items: why valid votes fall short of the
+items, and what the rates are over."""
+
 _ECHO_AGREEMENT = 0.98
 """Without gold, two critics agreeing on this share of items or more get a warning: nothing
 in their votes tells copies of one model from two critics that are always right."""
 
 
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+"""Unicode's bidirectional formatting characters (the ``Bidi_Control`` property: ALM, LRM,
+RLM, the embeddings and overrides LRE to RLO, the isolates LRI to PDI). Shown raw, they
+reorder the text around them (the id ``"abc\\u202etxt.exe"`` reads ``abcexe.txt``), so
+:func:`printable` writes each as its escape."""
+
+_BIDI = re.compile(f"[{BIDI_CONTROLS}]")
+
+
 def printable(text: str) -> str:
-    """``text`` with each lone surrogate written as its escape (``"\\ud800"``), so that a
-    terminal, a web page or a notebook can show it: a lone surrogate is valid JSON (an id,
-    a label or a message from an untrusted file or vendor may hold one) but not Unicode,
-    and UTF-8 output cannot hold it. Any other text is returned as it is."""
+    """``text`` as any view can show it without being misread: each lone surrogate and each
+    bidirectional control (:data:`BIDI_CONTROLS`) written as its escape (``"\\ud800"``,
+    ``"\\u202e"``). A lone surrogate is valid JSON (an id, a label or a message from an
+    untrusted file or vendor may hold one) but not Unicode, and UTF-8 output cannot hold
+    it; a bidirectional control reorders what a reader sees around it. Any other text
+    (accents, emoji, right-to-left scripts themselves) is returned as it is. Every view
+    of results (the report, the labelling page, the leaderboard, the notebook views, the
+    terminal summary) shows text through this one function."""
     if text.isascii():
         return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if _BIDI.search(text) is None:
+        return text
+    return _BIDI.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+class _Printable:
+    """``renderable`` (a ``rich`` table, text, group...) with every text it renders passed
+    through :func:`printable`: what the terminal summary and the disputed listing return,
+    so a bidirectional control in an id, a label or a message shows as its escape. The
+    escape is applied once the layout is made (as the output stream escapes a lone
+    surrogate), so a row holding one is a few columns wider than the others."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        from rich.segment import Segment
+
+        for segment in console.render(self.renderable, options):
+            text = segment.text
+            shown = printable(text)
+            yield segment if shown is text else Segment(shown, segment.style, segment.control)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.renderable)
 
 
 def judged_text(result: EnsembleVerdict) -> list[tuple[str, str]]:
@@ -185,7 +238,11 @@ def render_summary(
 
     ``alpha`` is Krippendorff's alpha at ``level`` when the caller has computed it (the
     nominal one is computed here otherwise). ``detailed`` (``cross-judge stats``) adds the
-    items with disagreement, a pairwise agreement table and each critic's skipped calls.
+    items with disagreement, a pairwise agreement table and each critic's ``skipped``
+    column, which any summary shows when a critic was not asked about some items: calls not
+    made (early stop, budget) and, in a cascade, items that did not reach its tier. A
+    caption then says so, and that ``valid``, the error rate and ``agrees`` (the share of
+    its valid answers equal to the consensus) count only the items it was asked.
 
     ``batch`` is a :class:`~cross_judge.batch.BatchResult` or the
     :class:`~cross_judge.report.digest.BatchDigest` of a results file (what the CLI
@@ -317,6 +374,13 @@ def render_summary(
                 )
         tables.append(pairs)
 
+    critic_stats = batch.critic_stats()
+    # Not asked: calls not made (early stop, budget) and items without a verdict of the
+    # critic (a cascade tier the item did not reach).
+    not_asked = {
+        name: stats.skipped + max(0, n - stats.items) for name, stats in critic_stats.items()
+    }
+    skipping = any(not_asked.values())
     critics = Table(
         box=box.SIMPLE_HEAD,
         title="critics",
@@ -325,25 +389,25 @@ def render_summary(
             [
                 *(["*: a simulated critic, not a language model"] if simulated else []),
                 *(["†: a person (votes imported with from_votes or add_votes)"] if people else []),
+                *([_SKIPPED_CAPTION] if skipping else []),
             ]
         )
         or None,
         caption_justify="left",
     )
     columns = ["critic", "valid", "errors", "parse fails"]
-    if detailed:
+    if detailed or skipping:
         columns.append("skipped")
     for name in (*columns, "error rate", "agrees", "mean s"):
         critics.add_column(
             name, justify="left" if name == "critic" else "right", no_wrap=name == "critic"
         )
-    critic_stats = batch.critic_stats()
-    for stats in critic_stats.values():
+    for key, stats in critic_stats.items():
         name = stats.critic + ("*" if stats.critic in simulated else "")
         name += "†" if stats.critic in people else ""
         cells = [name, str(stats.valid), str(stats.errors), str(stats.parse_failures)]
-        if detailed:
-            cells.append(str(stats.skipped))
+        if detailed or skipping:
+            cells.append(str(not_asked[key]))
         critics.add_row(
             *cells,
             format_rate(stats.error_rate),
@@ -374,7 +438,7 @@ def render_summary(
         tables += _gold_parts(batch, ci)
     if not tier_stats:
         tables += _effective_votes_parts(batch, gold=gold is not None)
-    return Group(*tables)
+    return _Printable(Group(*tables))
 
 
 def _agreeing(shares: Mapping[str, float | None]) -> str:
@@ -447,7 +511,7 @@ def render_disputed(batch: BatchResult | BatchDigest, limit: int) -> RenderableT
                 "item_text=False, or before results stored it): ids only"
             )
         )
-    return Group(*parts)
+    return _Printable(Group(*parts))
 
 
 def _verdict_text(verdict: Verdict | None) -> Text:
