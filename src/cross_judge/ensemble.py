@@ -28,6 +28,7 @@ does, and raises :class:`~cross_judge.errors.ConfigError` when asked to judge.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import math
 import os
@@ -65,19 +66,30 @@ from .ranking import Ranking, rank
 from .rubric.models import Rubric
 from .rubric.tally import RubricTally, criterion_verdicts, has_criteria, infer_rubric, tally
 from .transport import ChatRequest, aclose_sessions
-from .verdict import EnsembleVerdict, Usage, Verdict, as_verdict, default_query_id
+from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict, as_verdict, default_query_id
 from .voting import (
     Vote,
     VotingStrategy,
     accepts_kwarg,
     agreement_pct,
+    any_vote,
+    average_score,
     calls_to_decide,
+    first_disagreement,
+    highest_score,
     krippendorff_alpha,
+    lowest_score,
+    majority_vote,
+    median_score,
     outcome_is_decided,
     reconcile_labels,
     strategy_name,
     supports_early_stop,
+    trimmed_mean_score,
+    unanimous,
     validate_voting,
+    weighted_average_score,
+    weighted_vote,
 )
 
 if TYPE_CHECKING:
@@ -220,6 +232,10 @@ class Ensemble(PanelMethods):
             )
         check_order(self.order, self.on_flip)
         self._rubric = _panel_rubric(self.critics, self.pass_threshold)
+        for keyword, problem in voting_label_problems(
+            self.critics, self._strategy, self._kwargs, order=self.order, on_flip=self.on_flip
+        ):
+            raise ConfigError(f"voting_kwargs[{keyword!r}]: {problem}")
         if self._rubric is not None and self.order != "fixed":
             raise ConfigError(
                 f"order={self.order!r} judges pairs, and a rubric judges one item on its "
@@ -829,6 +845,93 @@ def _own_names(critic: Critic, verdict: Verdict, shown: Shown) -> Verdict:
     else:
         score = verdict.score if shown == "ab" else None
     return in_own_names(verdict, shown, score)
+
+
+_LABEL_STRATEGIES = (majority_vote, unanimous, weighted_vote, any_vote, first_disagreement)
+_SCORE_STRATEGIES = (
+    average_score,
+    weighted_average_score,
+    median_score,
+    trimmed_mean_score,
+    highest_score,
+    lowest_score,
+)
+_UNHEEDED = {
+    "priority": "ties are broken only between the labels voted",
+    "target": "only a vote for the target decides",
+    "pass_label": "this strategy decides between the labels voted",
+    "fail_label": "this strategy decides between the labels voted",
+    "scores": "a score is looked up by the label voted",
+}
+
+
+def voting_label_problems(
+    critics: Sequence[Critic],
+    strategy: VotingStrategy,
+    kwargs: Mapping[str, Any],
+    *,
+    order: str = "fixed",
+    on_flip: str = "tie",
+) -> list[tuple[str, str]]:
+    """``(keyword, problem)`` for each voting keyword of a built-in ``strategy`` that names
+    a label the ``critics`` never give, so it would silently do nothing: ``priority``,
+    ``target`` and the keys of ``scores`` for every built-in, and ``pass_label`` /
+    ``fail_label`` for the label strategies (``majority``, ``unanimous``, ``weighted``,
+    ``any``, ``first_disagreement``; the score strategies *produce* those two, so any
+    label goes there). The labels a vote may hold are the critics' ``labels`` as written,
+    ``TIE``/``ABSTAIN`` of a flip with ``order="both"``, and ``fail_label`` with
+    ``errors="fail"``. Each problem names the label, the critics' labels and a close match.
+
+    Nothing is checked (``[]``) for a custom strategy (its keywords may mean anything),
+    without critics, when a critic has no ``labels`` (any label may come: cross-judge
+    0.1's critics), or for a rubric panel (its votes are per criterion, on the rubric's
+    scale). ``fallback``, ``abstain_label`` and ``disagree_label`` name what a vote gives
+    when it decides nothing, and may be any label.
+    """
+    label_strategy = strategy in _LABEL_STRATEGIES
+    if not critics or not (label_strategy or strategy in _SCORE_STRATEGIES):
+        return []
+    if any(c.labels is None or c.rubric is not None for c in critics):
+        return []
+    allowed = list(dict.fromkeys(label for c in critics for label in c.labels or ()))
+    if order == "both":
+        allowed.append("TIE" if on_flip == "tie" else ABSTAIN)
+    if kwargs.get("errors") == "fail":
+        allowed.append(str(kwargs.get("fail_label", "FAIL")))
+    named: dict[str, list[str]] = {
+        "priority": list(kwargs.get("priority") or ()) if label_strategy else [],
+        "target": [kwargs["target"]] if isinstance(kwargs.get("target"), str) else [],
+        "pass_label": [kwargs["pass_label"]] if label_strategy and "pass_label" in kwargs else [],
+        "fail_label": [kwargs["fail_label"]] if label_strategy and "fail_label" in kwargs else [],
+        "scores": list(kwargs.get("scores") or ()),
+    }
+    problems: list[tuple[str, str]] = []
+    for keyword, labels in named.items():
+        unknown = [label for label in labels if label not in allowed]
+        if not unknown:
+            continue
+        shown = ", ".join(repr(label) for label in unknown)
+        close = _close_label(unknown[0], allowed)
+        hint = f" (did you mean {close!r}?)" if close else ""
+        verb, it = ("is not a label", "it") if len(unknown) == 1 else ("are not labels", "they")
+        problems.append(
+            (
+                keyword,
+                f"{shown} {verb} the critics give{hint}, so {it} would do nothing "
+                f"({_UNHEEDED[keyword]}); the critics' labels are {', '.join(allowed)}",
+            )
+        )
+    return problems
+
+
+def _close_label(label: str, allowed: Sequence[str]) -> str | None:
+    """The allowed label ``label`` most likely meant: the same in another case, else the
+    closest spelling (``difflib``), else ``None``."""
+    folded = [a for a in allowed if a.casefold() == label.casefold()]
+    if folded:
+        return folded[0]
+    close = difflib.get_close_matches(label, allowed, n=1)
+    return close[0] if close else None
 
 
 def _checked_weights(weights: Mapping[str, Any]) -> dict[str, float]:

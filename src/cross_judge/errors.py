@@ -36,10 +36,11 @@ Warned, not raised: ``StatisticsWarning`` (UserWarning), a statistic that may mi
 Not in the tree, because no caller ever receives them: ``CallFailure`` (the transports'
 classified failure, which the critic turns into an ``ERROR`` verdict), ``RedactedError``
 (a stand-in carrying a failure's traceback in a log record, its message redacted; never
-raised) and ``YAMLSyntaxError`` (the YAML loader's, which every reader turns into a
-``PromptError``, ``PanelError`` or ``ConfigError`` naming the file). Nor are ``FieldProblem``
-and ``FieldProblems`` (:mod:`cross_judge.panel_file.problems`): a panel file's checks raise
-them inside pydantic's validation, and the loader reports each in a ``PanelError``.
+raised), ``YAMLSyntaxError`` and ``FileTooLargeError`` (the YAML loader's, which every
+reader turns into a ``PromptError``, ``PanelError`` or ``ConfigError`` naming the file). Nor
+are ``FieldProblem`` and ``FieldProblems`` (:mod:`cross_judge.panel_file.problems`): a panel
+file's checks raise them inside pydantic's validation, and the loader reports each in a
+``PanelError``.
 """
 
 from __future__ import annotations

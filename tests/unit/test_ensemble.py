@@ -48,6 +48,71 @@ def test_bad_voting_kwarg_is_rejected_at_construction() -> None:
         panel("a", voting_kwargs={"fallback_label": "X"})
 
 
+def labelled(*names: str, labels: tuple[str, ...] = ("PASS", "FAIL"), **kwargs: Any) -> Ensemble:
+    return Ensemble([critic(n, labels=list(labels)) for n in names], **kwargs)
+
+
+def test_a_priority_label_no_critic_gives_is_refused_naming_it_the_labels_and_a_match() -> None:
+    with pytest.raises(ConfigError) as info:
+        labelled("a", "b", voting_kwargs={"priority": ["FAIL", "PASSS"]})
+    message = str(info.value)
+    assert message.startswith("voting_kwargs['priority']: 'PASSS' is not a label the critics")
+    assert "(did you mean 'PASS'?)" in message and "the critics' labels are PASS, FAIL" in message
+
+
+def test_a_label_in_another_case_is_refused_pointing_at_the_written_one() -> None:
+    with pytest.raises(ConfigError, match=r"'fail' is not a label .*did you mean 'FAIL'"):
+        labelled("a", "b", voting_kwargs={"priority": ["fail"]})
+
+
+@pytest.mark.parametrize(
+    ("voting", "kwargs"),
+    [
+        ("any", {"target": "UNSAFE"}),
+        ("majority", {"ties": "fail", "fail_label": "REJECT"}),
+        ("average", {"scores": {"PASS": 1.0, "MAYBE": 0.5}}),
+    ],
+    ids=["target", "fail_label", "scores"],
+)
+def test_other_keywords_naming_a_label_no_critic_gives_are_refused(
+    voting: str, kwargs: dict[str, Any]
+) -> None:
+    keyword = next(iter(k for k in kwargs if k != "ties"))
+    with pytest.raises(ConfigError, match=rf"voting_kwargs\['{keyword}'\]: .* not a label"):
+        labelled("a", "b", voting=voting, voting_kwargs=kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "extra"),
+    [
+        ({"priority": ["TIE", "A"]}, {"order": "both"}),  # a flip's label is voted too
+        ({"priority": ["FAIL"], "errors": "fail"}, {}),  # so is an error's
+        ({"fallback": "UNCLEAR", "abstain_label": "NO_DECISION"}, {}),  # results, not votes
+    ],
+    ids=["flip", "errors-fail", "fallback"],
+)
+def test_labels_a_vote_can_hold_or_give_are_accepted(
+    kwargs: dict[str, Any], extra: dict[str, Any]
+) -> None:
+    labels = ("A", "B") if extra.get("order") == "both" else ("KEEP", "REJECT")
+    labelled("a", "b", labels=labels, voting_kwargs=kwargs, **extra)
+
+
+def test_the_score_strategies_may_name_any_pass_and_fail_label() -> None:
+    labelled("a", "b", voting="average", voting_kwargs={"pass_label": "GOOD", "fail_label": "BAD"})
+
+
+def test_critics_without_labels_take_any_priority_label_as_in_0_1() -> None:
+    panel("a", "b", voting_kwargs={"priority": ["REJECT", "KEEP"]})
+
+
+def test_a_custom_strategy_keywords_are_not_read_as_labels() -> None:
+    def mine(verdicts: list[Verdict], *, priority: list[str] | None = None) -> tuple[str, bool]:
+        return "PASS", False
+
+    labelled("a", voting=mine, voting_kwargs={"priority": ["ANYTHING"]})
+
+
 def test_weights_for_unknown_critics_are_rejected() -> None:
     with pytest.raises(ConfigError, match="unknown critics"):
         panel("a", weights={"b": 2.0})

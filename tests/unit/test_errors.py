@@ -23,6 +23,7 @@ NOT_RAISED = {
     "cross_judge.transport.retry._QueuedPastDeadline": "a CallFailure (a timeout verdict)",
     "cross_judge.transport.redaction.RedactedError": "only carries a traceback into a log",
     "cross_judge._yaml.YAMLSyntaxError": "each reader turns it into a ConfigError subclass",
+    "cross_judge._yaml.FileTooLargeError": "each reader turns it into a ConfigError subclass",
     "cross_judge.critic.prompts._FieldProblem": "a template check's internal signal",
     "cross_judge.panel_file.problems.FieldProblem": "a panel validator's internal signal",
     "cross_judge.panel_file.problems.FieldProblems": "a panel validator's internal signal",

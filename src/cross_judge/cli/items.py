@@ -69,7 +69,9 @@ class ItemReader:
                 try:
                     value = json.loads(raw.decode("utf-8"))
                 except UnicodeDecodeError as exc:
-                    self._skip(number, f"not UTF-8 text (byte {exc.start})")
+                    self._skip(
+                        number, f"not UTF-8 text ({_bad_byte(exc)}); re-encode the file as UTF-8"
+                    )
                     continue
                 except RecursionError:
                     self._skip(number, "not JSON (nested too deeply)")
@@ -125,10 +127,11 @@ _SNIFF_LINES = 5
 
 def check_items_format(path: Path) -> None:
     """Raise one :class:`ConfigError` saying what ``path`` looks like when it is plainly not
-    JSON Lines of objects: empty, UTF-16, a JSON array, one JSON document over several
-    lines, CSV, or other text. Decided from its first few lines (up to 64 KiB): as soon
-    as one of them is a JSON object the file is read line by line, each bad line reported
-    on its own, so one damaged line never stops a run.
+    JSON Lines of objects: empty, UTF-16, not UTF-8 (naming the line and the byte, and how
+    to re-encode it), a JSON array, one JSON document over several lines, CSV, or other
+    text. Decided from its first few lines (up to 64 KiB): when they are UTF-8 and one of
+    them is a JSON object, the file is read line by line, each bad line reported on its
+    own, so one damaged line never stops a run.
     """
     with open(path, "rb") as handle:
         head = handle.read(_SNIFF_BYTES)
@@ -138,14 +141,16 @@ def check_items_format(path: Path) -> None:
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise ConfigError(f"{path} is UTF-16 text; save it as UTF-8 ({_EXPECTED_ITEMS})")
     head = head.removeprefix(codecs.BOM_UTF8)
-    lines = [line.strip() for line in head.split(b"\n")]
+    raw_lines = head.split(b"\n")
     if more:
-        lines.pop()  # maybe cut short by the sniff limit
-    sample = [line for line in lines if line][:_SNIFF_LINES]
+        raw_lines.pop()  # maybe cut short by the sniff limit
+    numbered = [(n, raw) for n, raw in enumerate(raw_lines, start=1) if raw.strip()]
+    sample = [raw.strip() for _, raw in numbered[:_SNIFF_LINES]]
     if not sample:
         if more:  # 64 KiB of blank lines, then something: let the reader see it
             return
         raise ConfigError(f"{path} is empty: there are no items to judge ({_EXPECTED_ITEMS})")
+    _check_utf8(path, numbered[:_SNIFF_LINES])
     values = [_json_or_none(line) for line in sample]
     first = sample[0]
     shown = first[:80].decode("utf-8", "replace")
@@ -187,6 +192,28 @@ def check_items_format(path: Path) -> None:
         f"{path} is not JSON Lines: none of its first {counted(len(sample), 'line')} is a "
         f"JSON object (line 1: {shown!r}); {_EXPECTED_ITEMS}"
     )
+
+
+def _bad_byte(exc: UnicodeDecodeError) -> str:
+    """The first byte of a line that UTF-8 cannot decode, and where it is in the line."""
+    bad = exc.object[exc.start : exc.start + 1]
+    return f"byte 0x{bad.hex().upper()} at position {exc.start + 1} of the line"
+
+
+def _check_utf8(path: Path, numbered: list[tuple[int, bytes]]) -> None:
+    """Refuse a file whose first lines are not UTF-8: its encoding is wrong (Latin-1,
+    Windows-1252, ...), and a guess at its format from mis-decoded text would mislead."""
+    for number, line in numbered:
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            quoted = shlex.quote(str(path))
+            raise ConfigError(
+                f"{path} is not UTF-8 text: line {number} has {_bad_byte(exc)}, which "
+                "UTF-8 cannot decode (the file is probably Latin-1 or Windows-1252, as Excel "
+                "and older editors save); re-encode it as UTF-8, e.g. iconv -f WINDOWS-1252 "
+                f"-t UTF-8 {quoted} > items.utf8.jsonl ({_EXPECTED_ITEMS})"
+            ) from None
 
 
 def _json_or_none(line: bytes) -> Any:

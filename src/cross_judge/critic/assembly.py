@@ -24,10 +24,10 @@ from ..errors import ErrorKind, MissingAPIKeyError
 from ..pricing import Price
 from ..rubric.models import CriterionVerdict, Rubric
 from ..stats.confidence_calibration import ConfidenceCalibration
-from ..transport import CallFailure, Completion
+from ..transport import AnswerSchema, CallFailure, Completion
 from ..transport.redaction import Redactor, redactor_for, secrets_of
 from ..vendors import VendorConfig, resolve_api_key
-from ..verdict import Answer, ConfidenceSource, Verdict, call_totals
+from ..verdict import Answer, ConfidenceSource, Usage, Verdict, call_totals
 from .logprobs import LabelProbabilities, label_probabilities
 from .parsing import ExampleAnswer, parse_answer
 from .rubric import criteria_verdict
@@ -70,6 +70,7 @@ class VerdictAssembly:
         @property
         def rubric(self) -> Rubric | None: ...
         def read_criteria(self, text: str) -> dict[str, CriterionVerdict] | str: ...
+        def answer_schema(self) -> AnswerSchema: ...
 
     def verdict_from_batch(
         self, outcome: Completion | CallFailure, *, structured: str | None = None
@@ -122,10 +123,12 @@ class VerdictAssembly:
 
         An answer cut off by the token limit before it held a verdict (empty, or text
         that does not parse) is ``ERROR`` with ``error_kind="truncated"``; one that parses
-        although it was cut off stands. With ``confidence="logprob"``/``"auto"`` and token
-        probabilities in the completion, ``confidence`` is the chosen label's probability
-        renormalised over the labels (:mod:`.logprobs`) and a prompt with a ``score`` map
-        gets the expected score.
+        although it was cut off stands. A tool call other than the forced one (Anthropic's
+        ``tool_use`` naming another tool, or any tool when none was forced) is ``ERROR``
+        with ``error_kind="invalid_response"`` naming both: its input is not a verdict.
+        With ``confidence="logprob"``/``"auto"`` and token probabilities in the
+        completion, ``confidence`` is the chosen label's probability renormalised over the
+        labels (:mod:`.logprobs`) and a prompt with a ``score`` map gets the expected score.
         """
         common = self._common(started, attempts)
         if structured is not None and self.structured is not None:
@@ -141,6 +144,22 @@ class VerdictAssembly:
                 reasoning=completion.refusal[:1000],
                 error=f"refusal: {completion.refusal[:300]}",
                 error_kind=ErrorKind.REFUSAL,
+                confidence_source="none",
+                usage=completion.usage,
+                **common,
+            )
+        stray = (
+            _stray_tool(completion.tools, self._forced_tool(structured))
+            if completion.tools
+            else None
+        )
+        if stray is not None:
+            return Verdict(
+                kind="ERROR",
+                reasoning=stray,
+                raw_response=completion.text,
+                error=stray,
+                error_kind=ErrorKind.INVALID_RESPONSE,
                 confidence_source="none",
                 usage=completion.usage,
                 **common,
@@ -226,6 +245,11 @@ class VerdictAssembly:
         verdict.keep_logprobs(completion.logprobs if measured is not None else None)
         return verdict
 
+    def _forced_tool(self, structured: str | None) -> str | None:
+        """The name of the tool a request of answer shape ``structured`` forces (its
+        answer schema's name, for ``"tool"``), else ``None``."""
+        return self.answer_schema().name if structured == "tool" else None
+
     def _one_call_verdict(
         self, completion: Completion, text: str, common: dict[str, Any], rubric: Rubric
     ) -> Verdict:
@@ -276,16 +300,22 @@ class VerdictAssembly:
         )
 
     def _warn_no_logprobs(self, completion: Completion) -> None:
-        """Log once per critic and model that ``confidence="logprob"`` got none to read."""
+        """Log once per critic and model that ``confidence="logprob"`` got none to read:
+        the reply had no token probabilities, had some that could not be used (the field
+        and why: :attr:`Completion.logprobs_problem`), or had some that did not locate
+        the label."""
         seen = (self.name, self.model)
         if seen in _WARNED_NO_LOGPROBS:
             return
         _WARNED_NO_LOGPROBS.add(seen)
-        why = (
-            "the reply had no token probabilities"
-            if not completion.logprobs
-            else "the token probabilities did not locate the label"
-        )
+        if completion.logprobs:
+            why = "the token probabilities did not locate the label"
+        elif completion.logprobs_problem:
+            why = (
+                f"the reply's token probabilities could not be used ({completion.logprobs_problem})"
+            )
+        else:
+            why = "the reply had no token probabilities"
         logger.warning(
             "critic %s (model %r): confidence='logprob', but %s; such verdicts have "
             "confidence_source='none' (confidence='auto' would use the stated one)",
@@ -294,19 +324,32 @@ class VerdictAssembly:
             why,
         )
 
+    def truncation_message(
+        self, max_tokens: int, usage: Usage | None, *, retried_from: int | None = None
+    ) -> str:
+        """Why an answer cut off at ``max_tokens`` (``usage`` its call's) is no verdict;
+        ``retried_from`` is the cap of the first call when this was the retry at twice it
+        (``retry_truncated``), which the message then says."""
+        room = f"max_tokens={max_tokens}"
+        if self.thinking_budget is not None:
+            room += f" after thinking_budget={self.thinking_budget}"
+        thought = usage.reasoning_tokens if usage is not None else 0
+        spent = f", {thought} of them spent reasoning" if thought else ""
+        retry = (
+            f", on the retry at twice the first call's max_tokens={retried_from}"
+            if retried_from is not None
+            else ""
+        )
+        return (
+            f"truncated: the answer was cut off at the token limit ({room}{spent}) before "
+            f"it held a verdict{retry}; raise max_tokens"
+        )
+
     def _truncated(
         self, completion: Completion, common: dict[str, Any], text: str | None
     ) -> Verdict:
         """The verdict of an answer cut off by the token limit before it held a verdict."""
-        room = f"max_tokens={self.max_tokens}"
-        if self.thinking_budget is not None:
-            room += f" after thinking_budget={self.thinking_budget}"
-        thought = completion.usage.reasoning_tokens if completion.usage is not None else 0
-        spent = f", {thought} of them spent reasoning" if thought else ""
-        message = (
-            f"truncated: the answer was cut off at the token limit ({room}{spent}) before "
-            "it held a verdict; raise max_tokens"
-        )
+        message = self.truncation_message(self.max_tokens, completion.usage)
         return Verdict(
             kind="ERROR",
             reasoning=message,
@@ -406,6 +449,21 @@ class VerdictAssembly:
             "prompt_sha256": self.prompt_sha256,
             "attempts": attempts,
         }
+
+
+def _stray_tool(called: Sequence[str], forced: str | None) -> str | None:
+    """The error of an answer that called a tool other than ``forced`` (``None``: none
+    was forced), naming both; ``None`` when every tool called is the forced one."""
+    stray = next((name for name in called if name != forced), None)
+    if stray is None:
+        return None
+    got = f"the tool {stray[:80]!r}" if stray else "a tool with no name"
+    if forced is None:
+        return f"invalid_response: the model called {got}, and no tool was offered"
+    return (
+        f"invalid_response: the model called {got}, not the forced tool {forced!r}; "
+        "its input is not taken as the verdict"
+    )
 
 
 def combine_samples(samples: Sequence[Verdict]) -> Verdict:

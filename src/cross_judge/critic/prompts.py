@@ -60,7 +60,7 @@ from pydantic import (
 )
 
 from .._resources import prompt_files
-from .._yaml import YAMLSyntaxError, load as load_yaml
+from .._yaml import FileTooLargeError, YAMLSyntaxError, load as load_yaml, read_file
 from ..errors import PromptError
 from ..rubric.models import DEFAULT_SCALE, CriteriaMode, Criterion, Rubric
 from ..verdict import RESERVED_KINDS, label_skeleton
@@ -625,8 +625,9 @@ def parse_prompt(
 
     Raises:
         PromptError: the text is not valid YAML (with line and column; this includes a
-            tagged value that cannot be read, nesting deeper than 64 levels and aliases
-            expanding past 100,000 values), not a mapping, or a field is missing, unknown,
+            tagged value that cannot be read, nesting deeper than 64 levels and more than
+            100,000 values, aliases counted at full size), not a mapping, or a field is
+            missing, unknown,
             of the wrong type or invalid; the message starts with ``source`` and names the
             field and its line.
     """
@@ -720,7 +721,8 @@ def load_prompt(ref_or_path: str | os.PathLike[str]) -> PromptSpec:
     Raises:
         PromptError: the file is missing, unreadable or invalid (see :func:`parse_prompt`),
             the pinned version differs, the id is unknown (the message lists the packaged
-            ids) or the version is unknown (the message lists that id's versions).
+            ids) or the version is unknown (the message lists that id's versions). A file
+            over 2 MiB (:data:`cross_judge._yaml.MAX_FILE_BYTES`) is refused unread.
     """
     try:
         ref = os.fspath(ref_or_path)
@@ -769,11 +771,13 @@ def is_file(path: Path) -> bool:
 
 def _load_file(path: str) -> PromptSpec:
     try:
-        raw = Path(path).read_bytes()
+        raw = read_file(path)
     except FileNotFoundError:
         raise PromptError(f"{path}: no such prompt file") from None
     except OSError as exc:
         raise PromptError(f"{path}: cannot read the prompt file ({exc.strerror or exc})") from None
+    except FileTooLargeError as exc:
+        raise PromptError(f"{path}: {exc.describe('prompt', exc.size)}") from None
     return parse_prompt(_decode(raw, path), source=path, default_id=_file_id(path))
 
 

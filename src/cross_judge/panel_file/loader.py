@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .._yaml import YAMLSyntaxError, load as load_yaml
+from .._yaml import FileTooLargeError, YAMLSyntaxError, load as load_yaml, read_file
 from ..errors import PanelError
 from ..vendors import all_vendors
 from .problems import (
@@ -71,19 +71,23 @@ def load_panel(path: str | os.PathLike[str]) -> PanelSpec:
     """Read and check a panel file. Relative prompt paths resolve against its folder.
 
     Raises:
-        PanelError: the file is missing, unreadable, not valid YAML (which includes a
-            tagged value that cannot be read, nesting deeper than 64 levels and aliases
-            expanding past 100,000 values), or any field is wrong; every problem is listed
-            with its line.
+        PanelError: the file is missing, unreadable, over 2 MiB
+            (:data:`cross_judge._yaml.MAX_FILE_BYTES`), not valid YAML (which includes a
+            tagged value that cannot be read, nesting deeper than 64 levels and more than
+            100,000 values, aliases counted at full size), or any field is wrong; every
+            problem is listed with its line.
     """
     source = os.fspath(path)
     try:
-        raw = Path(source).read_bytes()
+        raw = read_file(source)
     except FileNotFoundError:
         raise PanelError(source, [PanelProblem("", None, "no such panel file")]) from None
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise PanelError(source, [PanelProblem("", None, f"cannot read it ({reason})")]) from None
+    except FileTooLargeError as exc:
+        problem = PanelProblem("", None, exc.describe("panel", exc.size))
+        raise PanelError(source, [problem]) from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -74,6 +74,7 @@ from .simulation import (
     simulator_record,
     strengths_mapping,
 )
+from .vote_labels import vote_label_problem
 
 if TYPE_CHECKING:
     from ..testing import Persona, VendorServer
@@ -505,7 +506,11 @@ class EnsembleFields(BaseModel):
                 "set early_stop: false",
             )
         try:
-            Ensemble(placeholder_critics(critics), **ensemble_kwargs(self))
+            built = placeholder_critics(critics)
+            labels = vote_label_problem(self, built)  # at voting_kwargs.<keyword>, with its line
+            if labels is not None:
+                return labels
+            Ensemble(built, **ensemble_kwargs(self))
         except ConfigError as exc:
             return FieldProblem(("voting",), str(exc))
         return None

@@ -319,6 +319,13 @@ class Completion:
 
     ``finish_reason`` is the vendor's own word (``stop``/``length`` for OpenAI-style
     vendors, ``end_turn``/``max_tokens`` for Anthropic's ``stop_reason``).
+
+    ``tools`` names the tools the model called, in order (Anthropic's ``tool_use``
+    blocks; ``""`` for one without a name): ``text`` is then the last one's input, which
+    the critic takes as its answer only when every tool called is the one it forced.
+    ``logprobs_problem`` says why the token probabilities the reply carried were not
+    kept (``logprobs`` is then ``None``): a field that is missing, not a number, NaN or
+    above 0; ``None`` when the reply had none, or they were kept.
     """
 
     text: str | None
@@ -328,6 +335,8 @@ class Completion:
     refusal: str | None = None
     reasoning: str | None = None
     logprobs: tuple[TokenLogprob, ...] | None = None
+    tools: tuple[str, ...] = ()
+    logprobs_problem: str | None = None
 
     @property
     def truncated(self) -> bool:

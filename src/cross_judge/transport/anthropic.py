@@ -66,7 +66,8 @@ The response
 
     * 2xx with a Messages body -> :class:`Completion`: the text blocks joined as ``text``
       (or, when the model called a tool, the last ``tool_use`` block's ``input`` as JSON:
-      the answer of ``structured="tool"``);
+      the answer of ``structured="tool"``), the names of the tools it called as ``tools``
+      (the critic refuses a tool it did not force: ``INVALID_RESPONSE``);
       ``thinking`` blocks as ``reasoning``, never as the verdict; ``stop_reason`` as
       ``finish_reason`` (``"max_tokens"`` counts as truncated); ``stop_reason ==
       "refusal"`` as ``refusal``; :func:`usage_of` for the usage.
@@ -256,6 +257,7 @@ def parse_message_response(status: int, headers: Mapping[str, str], body: bytes)
         raise CallFailure(ErrorKind.INVALID_RESPONSE, "response has no content blocks")
     texts: list[str] = []
     thoughts: list[str] = []
+    tools: list[str] = []
     tool_input: str | None = None
     for block in content:
         if not isinstance(block, dict):
@@ -265,9 +267,13 @@ def parse_message_response(status: int, headers: Mapping[str, str], body: bytes)
             texts.append(block["text"])
         elif kind == "thinking" and isinstance(block.get("thinking"), str):
             thoughts.append(block["thinking"])
-        elif kind == "tool_use" and isinstance(block.get("input"), dict):
-            # The answer of a forced tool (structured="tool") is the tool's input.
-            tool_input = json.dumps(block["input"], ensure_ascii=False)
+        elif kind == "tool_use":
+            # Every tool called is named, so the critic can refuse one it did not force.
+            name = block.get("name")
+            tools.append(name if isinstance(name, str) else "")
+            if isinstance(block.get("input"), dict):
+                # The answer of a forced tool (structured="tool") is the tool's input.
+                tool_input = json.dumps(block["input"], ensure_ascii=False)
     text = tool_input if tool_input is not None else "".join(texts)
     stop_reason = _str_or_none(data.get("stop_reason"))
     return Completion(
@@ -277,6 +283,7 @@ def parse_message_response(status: int, headers: Mapping[str, str], body: bytes)
         model=_str_or_none(data.get("model")),
         refusal=_refusal_of(data.get("stop_details"), text) if stop_reason == "refusal" else None,
         reasoning="\n\n".join(t for t in thoughts if t) or None,
+        tools=tuple(tools),
     )
 
 

@@ -10,7 +10,8 @@ Classification of a response:
   ``reasoning_content`` is kept apart from ``content`` (it is never parsed as the verdict);
   ``choices[0].logprobs.content`` (OpenAI, llama.cpp, vLLM) becomes
   :attr:`Completion.logprobs` when every entry is well-formed (otherwise ``None``: a
-  confidence is never read from a partial list); ``completion_tokens_details.
+  confidence is never read from a partial list; :attr:`Completion.logprobs_problem` then
+  names the bad field); ``completion_tokens_details.
   reasoning_tokens`` becomes :attr:`Usage.reasoning_tokens`.
 * 2xx that is not JSON, not an object, or has no ``choices`` -> ``INVALID_RESPONSE``.
 * 401/403 -> ``AUTH``; 429 -> ``RATE_LIMIT``; 5xx -> ``SERVER``; 408/409 are retryable;
@@ -41,6 +42,7 @@ __all__ = [
     "complete",
     "logprobs_of",
     "parse_chat_response",
+    "read_logprobs",
     "retry_after_seconds",
 ]
 
@@ -118,6 +120,7 @@ def parse_chat_response(raw: RawResponse) -> Completion:
     message = choice.get("message")
     if not isinstance(message, dict):
         raise CallFailure(ErrorKind.INVALID_RESPONSE, "response choice has no message")
+    tokens, problem = read_logprobs(choice.get("logprobs"))
     return Completion(
         text=_text_of(message.get("content")),
         usage=_usage_of(data.get("usage")),
@@ -125,7 +128,8 @@ def parse_chat_response(raw: RawResponse) -> Completion:
         model=_str_or_none(data.get("model")),
         refusal=_str_or_none(message.get("refusal")),
         reasoning=_str_or_none(message.get("reasoning_content") or message.get("reasoning")),
-        logprobs=logprobs_of(choice.get("logprobs")),
+        logprobs=tokens,
+        logprobs_problem=problem,
     )
 
 
@@ -135,19 +139,40 @@ def logprobs_of(data: Any) -> tuple[TokenLogprob, ...] | None:
     any entry is malformed (a token that is not text, a log-probability that is not a
     finite number <= 0), or the list is longer than any answer (200,000 tokens): a
     confidence must not be read from what a vendor garbled. Alternatives past the first 64
-    are ignored, as are malformed ones."""
+    are ignored, as are malformed ones. :func:`read_logprobs` also says why."""
+    return read_logprobs(data)[0]
+
+
+def read_logprobs(data: Any) -> tuple[tuple[TokenLogprob, ...] | None, str | None]:
+    """:func:`logprobs_of` and why it gave ``None``: ``(tokens, None)`` when they can be
+    used; ``(None, None)`` when the reply had none (no ``logprobs``, or its ``content``
+    null or empty); ``(None, problem)`` when it had some that cannot be used, the problem
+    naming the first bad field, e.g. ``"logprobs.content[3].logprob is NaN"``."""
+    if data is None:
+        return None, None
     if not isinstance(data, dict):
-        return None
+        return None, f"logprobs is {_kind(data)}, not an object"
     content = data.get("content")
-    if not isinstance(content, list) or not content or len(content) > _MAX_LOGPROB_TOKENS:
-        return None
+    if content is None or (isinstance(content, list) and not content):
+        return None, None
+    if not isinstance(content, list):
+        return None, f"logprobs.content is {_kind(content)}, not a list"
+    if len(content) > _MAX_LOGPROB_TOKENS:
+        return None, (
+            f"logprobs.content has {len(content):,} entries, more than any answer "
+            f"({_MAX_LOGPROB_TOKENS:,})"
+        )
     tokens: list[TokenLogprob] = []
-    for entry in content:
+    for index, entry in enumerate(content):
+        where = f"logprobs.content[{index}]"
         if not isinstance(entry, dict):
-            return None
-        token, logprob = entry.get("token"), _logprob(entry.get("logprob"))
-        if not isinstance(token, str) or logprob is None:
-            return None
+            return None, f"{where} is {_kind(entry)}, not an object"
+        token = entry.get("token")
+        if not isinstance(token, str):
+            return None, f"{where}.token is {_kind(token)}, not text"
+        logprob = _logprob(entry.get("logprob"))
+        if logprob is None:
+            return None, f"{where}.logprob {_logprob_problem(entry.get('logprob'))}"
         top: list[tuple[str, float]] = []
         alternatives = entry.get("top_logprobs")
         if isinstance(alternatives, list):
@@ -158,7 +183,34 @@ def logprobs_of(data: Any) -> tuple[TokenLogprob, ...] | None:
                 if isinstance(text, str) and value is not None:
                     top.append((text, value))
         tokens.append(TokenLogprob(token, logprob, tuple(top)))
-    return tuple(tokens)
+    return tuple(tokens), None
+
+
+def _logprob_problem(value: Any) -> str:
+    """Why ``value`` is not a log-probability (:func:`_logprob` gave ``None``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"is {_kind(value)}, not a number"
+    number = float(value)
+    if math.isnan(number):
+        return "is NaN"
+    if math.isinf(number):
+        return f"is {number}, not a finite number"
+    return f"is {number:g}, above 0 (a log-probability is at most 0)"
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, for a message."""
+    if value is None:
+        return "missing (or null)"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, dict) else type(value).__name__
 
 
 def _logprob(value: Any) -> float | None:

@@ -338,6 +338,18 @@ async def test_a_truncated_answer_is_retried_only_once(client: httpx.AsyncClient
 
 
 @respx.mock
+async def test_an_answer_cut_off_again_on_the_retry_names_the_doubled_cap(
+    client: httpx.AsyncClient,
+) -> None:
+    respx.post(URL).respond(json=completion('{"kind": "KE', finish_reason="length"))
+    verdict = await critic(client, max_tokens=100).judge("q")
+    error = verdict.error or ""
+    assert "(max_tokens=200)" in error and "max_tokens=100)" not in error
+    assert "on the retry at twice the first call's max_tokens=100" in error
+    assert verdict.reasoning == error
+
+
+@respx.mock
 async def test_an_answer_that_parses_although_cut_off_stands(client: httpx.AsyncClient) -> None:
     respx.post(URL).respond(json=completion('{"kind": "KEEP"} and then', finish_reason="length"))
     verdict = await critic(client).judge("q")
@@ -390,6 +402,38 @@ async def test_logprob_without_token_probabilities_is_a_vote_with_no_confidence_
     assert first.kind == "KEEP" and first.confidence_source == "none"
     assert first.confidence == 0.0 and first.confidence_stated is False
     assert sum("no token probabilities" in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest.mark.parametrize(
+    ("tokens", "why"),
+    [
+        ([{"token": "KEEP", "logprob": float("nan")}], "logprobs.content[0].logprob is NaN"),
+        ([{"token": "KEEP", "logprob": 0.5}], "logprobs.content[0].logprob is 0.5, above 0"),
+        ([{"logprob": -0.1}], "logprobs.content[0].token is missing"),
+        ([{"token": "KEEP"}], "logprobs.content[0].logprob is missing"),
+    ],
+    ids=["nan", "above-zero", "no-token", "no-logprob"],
+)
+@respx.mock
+async def test_logprob_with_unusable_token_probabilities_says_which_field_and_why(
+    client: httpx.AsyncClient,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    tokens: list[dict[str, Any]],
+    why: str,
+) -> None:
+    monkeypatch.setattr(assembly, "_WARNED_NO_LOGPROBS", set())
+    answer = completion('{"kind": "KEEP", "confidence": 0.9}')
+    answer["choices"][0]["logprobs"] = {"content": tokens}
+    respx.post(URL).respond(content=json.dumps(answer).encode())  # NaN as JSON's NaN
+    with caplog.at_level(logging.WARNING, logger="cross_judge"):
+        verdict = await critic(client, confidence="logprob").judge("q")
+    assert verdict.confidence_source == "none"
+    (message,) = [
+        r.getMessage() for r in caplog.records if "confidence='logprob'" in r.getMessage()
+    ]
+    assert "token probabilities could not be used" in message and why in message
+    assert "no token probabilities" not in message
 
 
 @respx.mock

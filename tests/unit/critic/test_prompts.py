@@ -11,7 +11,7 @@ from hypothesis import given, strategies as st
 
 import cross_judge.critic.critic
 import cross_judge.critic.prompts as prompts_module
-from cross_judge import ConfigError, Critic, PromptError
+from cross_judge import ConfigError, Critic, PromptError, _yaml
 from cross_judge.critic.parsing import ExampleAnswer, parse_answer
 from cross_judge.critic.prompts import (
     DEFAULT_SYSTEM_PROMPT,
@@ -381,6 +381,49 @@ def test_a_file_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     path.write_bytes(MINIMAL.encode() + b"description: caf\xe9\n")
     with pytest.raises(PromptError, match=r"latin1\.yaml: not UTF-8"):
         load_prompt(path)
+
+
+# -- limits: values and file size -------------------------------------------------------------
+
+
+def test_a_prompt_with_too_many_values_and_no_alias_says_how_many_and_names_no_alias(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_yaml, "MAX_VALUES", 50)  # 100,000 in use: the same check, scaled down
+    labels = ", ".join(f"L{i}" for i in range(60))
+    with pytest.raises(PromptError) as info:
+        parse_prompt(MINIMAL + f"labels: [{labels}]\n")
+    message = str(info.value)
+    assert "the document holds 69 values" in message and "more than the 50" in message
+    assert "alias" not in message
+
+
+def test_a_prompt_whose_aliases_expand_past_the_limit_says_so_with_the_count() -> None:
+    laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 6)
+    )
+    with pytest.raises(PromptError, match=r"expands to 111,111 values through its aliases"):
+        parse_prompt(MINIMAL + laughs)
+
+
+def test_a_prompt_file_over_the_size_cap_is_refused_naming_its_size_and_the_cap(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "huge.yaml"
+    filler = "#" * (_yaml.MAX_FILE_BYTES - len(MINIMAL)) + "\n"
+    path.write_text(MINIMAL + filler, encoding="utf-8")
+    size = path.stat().st_size
+    with pytest.raises(PromptError) as info:
+        load_prompt(path)
+    message = str(info.value)
+    assert f"huge.yaml: the prompt file is {size:,} bytes" in message
+    assert "over the 2,097,152 bytes (2 MiB)" in message
+
+
+def test_a_file_of_exactly_the_size_cap_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_bytes(b"#" * _yaml.MAX_FILE_BYTES)
+    assert len(_yaml.read_file(path)) == _yaml.MAX_FILE_BYTES
 
 
 # -- files written for cross-judge 0.1 ---------------------------------------------------------

@@ -16,6 +16,8 @@ from cross_judge import ConfigError, Ensemble
 from cross_judge.panel_file import PanelError, load_panel, parse_panel
 from cross_judge.testing import Persona
 
+from ...waits import SAFETY_NET_S
+
 SECRET = "sk-live-0123456789abcdefSECRET"
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -200,6 +202,13 @@ def test_missing_panel_file_is_a_config_error(tmp_path: Path) -> None:
         load_panel(tmp_path / "nope.yaml")
 
 
+def test_a_panel_file_over_the_size_cap_is_refused_naming_its_size(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "#" * (2 * 1024 * 1024) + "\n")  # the cap: 2 MiB
+    size = path.stat().st_size
+    with pytest.raises(PanelError, match=rf"the panel file is {size:,} bytes, over the 2,097,152"):
+        load_panel(path)
+
+
 def test_unknown_voting_strategy_is_reported_at_voting(tmp_path: Path) -> None:
     error = problem(tmp_path, "voting: majorty\n" + MINIMAL)
     assert error.problems[0].field == "voting" and error.problems[0].line == 1
@@ -209,6 +218,35 @@ def test_bad_voting_kwargs_are_reported_at_voting_kwargs(tmp_path: Path) -> None
     error = problem(tmp_path, "voting_kwargs: {nonsense: 1}\n" + MINIMAL)
     assert error.problems[0].field == "voting_kwargs"
     assert "does not accept 'nonsense'" in str(error)
+
+
+LABELLED = MINIMAL + "    labels: [PASS, FAIL]\n"
+
+
+def test_a_priority_label_no_critic_gives_is_refused_at_its_keyword_and_line(
+    tmp_path: Path,
+) -> None:
+    error = problem(
+        tmp_path, "voting: majority\nvoting_kwargs:\n  priority: [FAIL, PASSS]\n" + LABELLED
+    )
+    (found,) = error.problems
+    assert (found.field, found.line) == ("voting_kwargs.priority", 3)
+    assert "'PASSS' is not a label the critics give (did you mean 'PASS'?)" in found.message
+    assert "the critics' labels are PASS, FAIL" in found.message
+
+
+def test_a_tier_target_no_critic_gives_is_refused_at_the_tier(tmp_path: Path) -> None:
+    tier = "  - voting: any\n    voting_kwargs: {target: UNSAF}\n    critics:\n"
+    critics = "      - {name: a, model: deepseek-chat, labels: [SAFE, UNSAFE]}\n"
+    final = "  - critics:\n      - {name: b, model: deepseek-chat, labels: [SAFE, UNSAFE]}\n"
+    error = problem(tmp_path, "tiers:\n" + tier + critics + final)
+    assert error.problems[0].field == "tiers[0].voting_kwargs.target"
+    assert "did you mean 'UNSAFE'?" in error.problems[0].message
+
+
+def test_priority_labels_the_critics_give_load(tmp_path: Path) -> None:
+    spec = load_panel(write(tmp_path, "voting_kwargs: {priority: [FAIL, PASS]}\n" + LABELLED))
+    assert spec.voting_kwargs == {"priority": ["FAIL", "PASS"]}
 
 
 def test_early_stop_with_a_score_strategy_is_reported_at_early_stop(tmp_path: Path) -> None:
@@ -435,7 +473,7 @@ async def test_the_shipped_panel_builds_and_judges_without_a_simulator_url() -> 
     assert spec.simulated_critics  # the shipped panel is the simulated one
     ensemble = spec.build()
     try:
-        with anyio.fail_after(30):
+        with anyio.fail_after(SAFETY_NET_S):
             result = await ensemble.judge("Felines (see also: Cats)")
     finally:
         await ensemble.aclose()

@@ -99,3 +99,34 @@ def test_reasoning_tokens_are_read_and_never_exceed_the_completion() -> None:
     usage["completion_tokens_details"] = {"reasoning_tokens": 400}
     completion = parse_chat_response(response({}, usage))
     assert completion.usage is not None and completion.usage.reasoning_tokens == 40
+
+
+@pytest.mark.parametrize(
+    ("logprobs", "problem"),
+    [
+        (
+            {"content": [entry("x", -0.5), entry("y", math.nan)]},
+            "logprobs.content[1].logprob is NaN",
+        ),
+        ({"content": [entry("x", 0.5)]}, "logprobs.content[0].logprob is 0.5, above 0"),
+        ({"content": [{"token": 3, "logprob": -1.0}]}, "logprobs.content[0].token is a number"),
+        ({"content": [{"token": "x"}]}, "logprobs.content[0].logprob is missing"),
+        ({"content": ["x"]}, "logprobs.content[0] is text, not an object"),
+        ({"content": "x"}, "logprobs.content is text, not a list"),
+    ],
+    ids=["nan", "above-zero", "token-not-text", "no-logprob", "entry-not-object", "not-a-list"],
+)
+def test_unusable_logprobs_are_dropped_naming_the_field_and_why(
+    logprobs: dict[str, Any], problem: str
+) -> None:
+    completion = parse_chat_response(response({"logprobs": logprobs}))
+    assert completion.logprobs is None
+    assert completion.logprobs_problem is not None and completion.logprobs_problem.startswith(
+        problem
+    )
+
+
+@pytest.mark.parametrize("logprobs", [None, {"content": None}, {"content": []}], ids=repr)
+def test_a_reply_with_no_logprobs_has_no_problem_either(logprobs: Any) -> None:
+    completion = parse_chat_response(response({"logprobs": logprobs}))
+    assert completion.logprobs is None and completion.logprobs_problem is None
