@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..critic.journal import judging_item
 from .items import ItemError, with_item_text
 
 if TYPE_CHECKING:
@@ -29,14 +30,16 @@ async def judge_item(
 ) -> EnsembleVerdict:
     """``panel``'s verdict on ``item``: its query, with its id, context and meta; with
     ``item_text``, the result stores the item's text (:func:`~cross_judge.batch.items.
-    with_item_text`)."""
-    result = await panel.judge(
-        item.query,
-        query_id=item.id,
-        context=item.context or None,
-        meta=item.meta,
-        budget_usd=budget,
-    )
+    with_item_text`). Its calls are made for ``item.id`` (an answers journal records
+    their answers with it: :func:`~cross_judge.critic.journal.judging_item`)."""
+    with judging_item(item.id):
+        result = await panel.judge(
+            item.query,
+            query_id=item.id,
+            context=item.context or None,
+            meta=item.meta,
+            budget_usd=budget,
+        )
     return with_item_text(result, item) if item_text else result
 
 

@@ -2,8 +2,11 @@
 
 :class:`ResultsFile` appends and flushes each result, and on resume reads the ids already
 done, repairs a line torn by a kill and, with ``retry_failed``, drops the results worth
-judging again. Reading a results file into memory is :func:`~cross_judge.batch.read_results`
-(base layer). Locking a file against a second writer is :mod:`cross_judge.batch.lock`.
+judging again. With ``journal=True`` it also holds the run's answers journal
+(:mod:`cross_judge.critic.journal`, ``OUT.journal.jsonl``): the answers that arrived for
+items not yet written, so a resume asks only the calls whose answer never came. Reading a
+results file into memory is :func:`~cross_judge.batch.read_results` (base layer). Locking
+a file against a second writer is :mod:`cross_judge.batch.lock`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
+from ..critic.journal import AnswerJournal, journal_path
 from ..errors import ConfigError
 from ..results import dump_result, is_incomplete, load_result, read_results
 from ..verdict import EnsembleVerdict
@@ -29,6 +33,9 @@ class ResultsFile:
     reads the ids already done and repairs a torn last line (one without its newline,
     left by a kill mid-write) by cutting it off; that item is judged again.
 
+    :attr:`journal` is the run's answers journal when opened with ``journal=True``, else
+    ``None``; :meth:`complete` removes it once the run is done.
+
     Use as a context manager, or call :meth:`close`.
     """
 
@@ -42,6 +49,7 @@ class ResultsFile:
         dropped: list[str] | None = None,
         spent_usd: float = 0.0,
         unpriced: int = 0,
+        journal: AnswerJournal | None = None,
     ) -> None:
         self.path = path
         self.done_ids = done
@@ -49,11 +57,17 @@ class ResultsFile:
         self.dropped_ids = dropped or []
         self.spent_usd = spent_usd
         self.unpriced = unpriced
+        self.journal = journal
         self._handle = handle
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike[str], *, resume: bool = False, retry_failed: bool = False
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        resume: bool = False,
+        retry_failed: bool = False,
+        journal: bool = False,
     ) -> ResultsFile:
         """Open ``path`` for appending results.
 
@@ -67,9 +81,20 @@ class ResultsFile:
         ``retry_failed`` included: they were paid for), and :attr:`unpriced` how many of
         them have no known cost; a resumed run's budget starts from it.
 
+        With ``journal``, the answers journal beside the file (:func:`~cross_judge.critic.
+        journal.journal_path`) is opened as :attr:`journal`, keeping the answers of the
+        items not in the file (see :meth:`AnswerJournal.open
+        <cross_judge.critic.journal.AnswerJournal.open>`); their cost is in
+        :attr:`spent_usd` too (paid for, and in no result yet), except for the items
+        ``retry_failed`` removed, whose results counted it already. Run the panel inside
+        :func:`~cross_judge.critic.journal.journaling` of it, so that its calls record
+        their answers there and those kept are not asked again.
+
         Raises:
             ConfigError: the file holds results and ``resume`` is false; a line that is
-                not a result (with its number); the folder does not exist.
+                not a result (with its number); the folder does not exist; with
+                ``journal``, the journal holds answers and neither ``resume`` nor
+                ``retry_failed`` is set, or it cannot be used.
         """
         target = Path(path)
         done: set[str] = set()
@@ -90,7 +115,19 @@ class ResultsFile:
                 cost.add(record)
         if not target.parent.exists():
             raise ConfigError(f"{target.parent} does not exist; create it or choose another path")
-        handle = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        answers = None
+        if journal:
+            answers = AnswerJournal.open(
+                journal_path(target), done=done, resume=resume or retry_failed
+            )
+            kept_usd, _unknown = answers.kept_cost(excluding=set(dropped))
+            cost.usd += kept_usd
+        try:
+            handle = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        except BaseException:
+            if answers is not None:
+                answers.close()
+            raise
         return cls(
             target,
             handle,
@@ -99,6 +136,7 @@ class ResultsFile:
             dropped=dropped,
             spent_usd=cost.usd,
             unpriced=cost.unpriced,
+            journal=answers,
         )
 
     def append(self, result: EnsembleVerdict) -> None:
@@ -107,8 +145,16 @@ class ResultsFile:
         self._handle.flush()
         self.done_ids.add(result.query_id)
 
+    def complete(self) -> None:
+        """The run is done: remove its answers journal (nothing is left to resume)."""
+        if self.journal is not None:
+            self.journal.remove()
+
     def close(self) -> None:
+        """Close the file (and the journal, left for a resume unless :meth:`complete`)."""
         self._handle.close()
+        if self.journal is not None:
+            self.journal.close()
 
     def __enter__(self) -> ResultsFile:
         return self

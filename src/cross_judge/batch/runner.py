@@ -32,6 +32,7 @@ import anyio
 from .. import _otel
 from .._sync import loop_caller
 from ..budget import Budget
+from ..critic.journal import active_journal, journaling
 from ..errors import ConfigError
 from ..results import BatchResult
 from ..verdict import EnsembleVerdict
@@ -277,6 +278,8 @@ def stream(
     the stream keeps it alive. ``mode="batch"`` (with ``batch`` options) goes through the
     vendors' batch APIs as in :func:`judge_many`: ``batch.window`` items are in flight, and
     results come as each round's batches end. ``item_text`` is as in :func:`judge_many`.
+    The answers journal active where ``stream`` is called
+    (:func:`~cross_judge.critic.journal.journaling`) is the one its calls use.
 
     Raises:
         ConfigError: the ensemble has no critics, ``concurrency`` is not an integer
@@ -289,13 +292,15 @@ def stream(
     budget = _checked_budget(ensemble, budget_usd)
     if options is not None:
         check_batch_prices(ensemble, options)
-    # The caller's tracing context: the stream's work runs in a host task that, on trio,
-    # does not inherit it.
+    # The caller's tracing context and answers journal: the stream's work runs in a host
+    # task that, on trio, does not inherit them.
     parent = _otel.current_context()
+    journal = active_journal()
 
     async def run(deliver: Callable[[EnsembleVerdict], Awaitable[None]]) -> None:
         total = len(items) if hasattr(items, "__len__") else None  # type: ignore[arg-type]
         with (
+            journaling(journal),
             _otel.batch_span(
                 ensemble, mode=mode, concurrency=limit, items=total, parent=parent
             ) as span,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..batch import BatchOptions, Mode, ResultsFile
     from ..budget import Budget
     from ..cascade import Cascade
+    from ..critic.journal import KeptShare
     from ..ensemble import Ensemble
     from ..verdict import EnsembleVerdict
     from .items import ItemReader
@@ -35,12 +36,15 @@ __all__ = ["RunState", "judge_into", "sigint_held"]
 class RunState:
     """What one review run did so far: results written, calls, cost; interrupted or not.
     ``cost_estimates`` counts the calls priced at their worst case because the vendor
-    reported no usable usage (their share of ``cost_usd`` is that estimate)."""
+    reported no usable usage (their share of ``cost_usd`` is that estimate).
+    ``kept_answers`` counts the answers an earlier, interrupted run paid for and the
+    answers journal handed back: their usage and cost are that run's, not this one's."""
 
     interrupted: bool = False
     written: int = 0
     calls: int = 0
     cache_hits: int = 0
+    kept_answers: int = 0
     budget_skips: int = 0
     cost_estimates: int = 0
     prompt_tokens: int = 0
@@ -48,12 +52,15 @@ class RunState:
     cost_usd: float = 0.0
     cost_known: bool = True
 
-    def count(self, result: EnsembleVerdict) -> None:
-        """Add one finished result to this run's totals."""
+    def count(self, result: EnsembleVerdict, kept: KeptShare | None = None) -> None:
+        """Add one finished result to this run's totals, less ``kept``, what the answers
+        kept by the journal brought into it (see :meth:`AnswerJournal.share_of
+        <cross_judge.critic.journal.AnswerJournal.share_of>`)."""
         self.written += 1
+        replayed = kept.critics if kept is not None else set()
         for verdict in result.verdicts:
             self.calls += verdict.attempts
-            self.cache_hits += verdict.cached
+            self.cache_hits += verdict.cached and verdict.critic_id not in replayed
             self.budget_skips += verdict.error_kind is ErrorKind.BUDGET
             self.cost_estimates += verdict.cost_estimates
         self.prompt_tokens += result.usage.prompt_tokens
@@ -62,6 +69,12 @@ class RunState:
             self.cost_known = False
         else:
             self.cost_usd += result.cost_usd
+        if kept is not None:
+            self.kept_answers += kept.calls
+            self.cost_estimates -= kept.cost_estimates
+            self.prompt_tokens -= kept.usage.prompt_tokens
+            self.completion_tokens -= kept.usage.completion_tokens
+            self.cost_usd = max(0.0, self.cost_usd - kept.cost_usd)  # no float residue
 
     def totals(self, reader: ItemReader) -> dict[str, Any]:
         """The run's totals, as the manifest records them."""
@@ -72,6 +85,7 @@ class RunState:
             "items_other_shards": reader.other_shards,
             "calls": self.calls,
             "cache_hits": self.cache_hits,
+            "answers_kept": self.kept_answers,
             "calls_over_budget": self.budget_skips,
             "calls_priced_at_worst_case": self.cost_estimates,
             "prompt_tokens": self.prompt_tokens,
@@ -124,20 +138,27 @@ async def judge_into(
 ) -> RunState:
     """Stream ``items`` through ``panel`` (every tier of a cascade with ``all_tiers``; in
     batch mode with ``batch``) and append each result to ``results`` at once (with its
-    item's text unless ``item_text`` is false)."""
+    item's text unless ``item_text`` is false). With ``results.journal``, every valid
+    answer is recorded there as it arrives, and the answers it kept are not asked again."""
     import anyio
 
     from ..batch.progress import BatchProgress
     from ..cascade import Cascade
+    from ..critic.journal import journaling
 
     failure: Exception | None = None
+    journal = results.journal
     async with anyio.create_task_group() as group:
         # The watcher is outside the scope it cancels, so it keeps absorbing Ctrl-C until
         # the wind-down below is over.
         work = anyio.CancelScope()
         await group.start(_watch_interrupt, work, state)
         try:
-            with work, BatchProgress(total, enabled=progress, console=console) as bar:
+            with (
+                work,
+                journaling(journal),
+                BatchProgress(total, enabled=progress, console=console) as bar,
+            ):
                 mode: Mode = "live" if batch is None else "batch"
                 if isinstance(panel, Cascade):
                     stream = panel.stream(
@@ -161,7 +182,8 @@ async def judge_into(
                 async with stream:
                     async for result in stream:
                         results.append(result)
-                        state.count(result)
+                        kept = None if journal is None else journal.share_of(result.query_id)
+                        state.count(result, kept)
                         bar.advance(result)
         except Exception as exc:  # re-raised below, outside the task group
             failure = exc

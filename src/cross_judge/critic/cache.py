@@ -664,14 +664,21 @@ def _stored_text(value: object) -> str | None:
     raise ValueError(f"a stored entry's text or model is a {type(value).__name__}")
 
 
-def _logprobs_json(logprobs: tuple[TokenLogprob, ...] | None) -> str | None:
-    """Token probabilities as compact JSON, ``[[token, logprob, [[alt, logprob], ...]],
-    ...]``, or ``None``. ASCII only (``\\uXXXX`` escapes), so a token holding a lone
-    surrogate is stored as text and read back as itself."""
+def logprobs_as_lists(logprobs: tuple[TokenLogprob, ...] | None) -> list[Any] | None:
+    """Token probabilities as plain JSON data, ``[[token, logprob, [[alt, logprob], ...]],
+    ...]``, or ``None``: how the cache and the answers journal
+    (:mod:`cross_judge.critic.journal`) store them. :func:`logprobs_from_lists` reads it."""
     if logprobs is None:
         return None
-    triples = [[t.token, t.logprob, [[alt, lp] for alt, lp in t.top]] for t in logprobs]
-    return json.dumps(triples, separators=(",", ":"))
+    return [[t.token, t.logprob, [[alt, lp] for alt, lp in t.top]] for t in logprobs]
+
+
+def _logprobs_json(logprobs: tuple[TokenLogprob, ...] | None) -> str | None:
+    """Token probabilities as compact JSON (:func:`logprobs_as_lists`), or ``None``. ASCII
+    only (``\\uXXXX`` escapes), so a token holding a lone surrogate is stored as text and
+    read back as itself."""
+    triples = logprobs_as_lists(logprobs)
+    return None if triples is None else json.dumps(triples, separators=(",", ":"))
 
 
 def _stored_logprobs(value: object) -> tuple[TokenLogprob, ...] | None:
@@ -687,6 +694,19 @@ def _stored_logprobs(value: object) -> tuple[TokenLogprob, ...] | None:
     if not isinstance(value, str):
         raise ValueError(f"a stored entry's logprobs is a {type(value).__name__}")
     data = json.loads(value)  # a JSONDecodeError is a ValueError
+    if not isinstance(data, list):
+        raise ValueError("a stored entry's logprobs is not a list")
+    return logprobs_from_lists(data)
+
+
+def logprobs_from_lists(data: object) -> tuple[TokenLogprob, ...] | None:
+    """Token probabilities from what :func:`logprobs_as_lists` made (``None``: ``None``).
+
+    Raises:
+        ValueError: ``data`` is not that shape.
+    """
+    if data is None:
+        return None
     if not isinstance(data, list):
         raise ValueError("a stored entry's logprobs is not a list")
     tokens = []

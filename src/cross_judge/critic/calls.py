@@ -3,7 +3,8 @@ the budget, the vendor's gate and retries, or a provider batch job.
 
 :class:`CallPath` is one of the parts :class:`~cross_judge.critic.critic.Critic` is made
 of: its methods are the critic's (``await critic.judge(query)``). In order, one call looks
-up the response cache, resolves the API key, reserves its worst case from the budget
+up the answers journal of a resumed run (:mod:`.journal`) and the response cache, resolves
+the API key, reserves its worst case from the budget
 (waiting, if it must, for the calls in flight to settle: :meth:`Budget.reserve_or_wait
 <cross_judge.budget.Budget.reserve_or_wait>`), and sends the request under the retry policy
 and the vendor's limits, or hands it to the batch-mode job in force (:mod:`.parking`);
@@ -48,6 +49,7 @@ from ..transport.retry import Gate, call_with_retries
 from ..vendors import VendorConfig, resolve_api_key
 from ..verdict import Usage, Verdict, call_totals
 from .assembly import combine_samples, redacted_verdict
+from .journal import KeptAnswer, active_journal
 from .parking import ParkingJob, active_job
 from .request import sample_request
 from .stepdown import step_down
@@ -123,6 +125,9 @@ class CallPath:
         ) -> Verdict: ...
         def _over_budget(self, budget: Budget, needed: float, started: float) -> Verdict: ...
         def _stored_completion(self, verdict: Verdict) -> Completion: ...
+        def truncation_message(
+            self, max_tokens: int, usage: Usage | None, *, retried_from: int | None = None
+        ) -> str: ...
 
     async def judge(
         self,
@@ -244,7 +249,8 @@ class CallPath:
     ) -> Verdict:
         """One call, and (``retry_truncated``) one more with twice the token cap when the
         answer was cut off before it held a verdict: the verdict of the second, with the
-        usage, cost, attempts and time of both."""
+        usage, cost, attempts and time of both (cut off again, its error names the doubled
+        cap and says it was the retry)."""
         verdict = await self._judge_call(config, request, price, spending, store, job)
         if verdict.error_kind is not ErrorKind.TRUNCATED or not self.retry_truncated:
             return verdict
@@ -257,6 +263,12 @@ class CallPath:
         )
         second = await self._judge_call(config, larger, price, spending, store, job)
         totals = call_totals([verdict, second])
+        if second.error_kind is ErrorKind.TRUNCATED:
+            # Cut off again: the message names the doubled cap, not the critic's own.
+            message = self.truncation_message(
+                larger.max_tokens, second.usage, retried_from=request.max_tokens
+            )
+            totals.update(error=message, reasoning=message)
         totals["elapsed_s"] = round(verdict.elapsed_s + second.elapsed_s, 3)  # one after the other
         totals["raw_response"] = second.raw_response
         totals["cached"] = second.cached
@@ -272,7 +284,14 @@ class CallPath:
         job: ParkingJob | None,
     ) -> Verdict:
         started = time.perf_counter()
-        key = request.cache_key(config) if store is not None else ""
+        journal = active_journal()
+        key = request.cache_key(config) if store is not None or journal is not None else ""
+        if journal is not None:
+            kept = journal.take(key, self.name)
+            if kept is not None:
+                replayed = self._kept_verdict(kept, started, request)
+                if replayed.is_valid:  # as for the cache below
+                    return replayed
         if store is not None:
             stored = await store.get(key)
             if stored is not None:
@@ -314,8 +333,11 @@ class CallPath:
                 )
             verdict = redacted_verdict(answer, hide)
             spent = verdict.cost_usd or 0.0
-            if store is not None and verdict.is_valid and verdict.raw_response is not None:
-                await store.put(key, self._stored_completion(verdict))
+            if verdict.is_valid and verdict.raw_response is not None:
+                if journal is not None:  # first: a kill during the cache's write loses nothing
+                    journal.record(key, self._stored_completion(verdict), verdict)
+                if store is not None:
+                    await store.put(key, self._stored_completion(verdict))
             return verdict
         finally:
             if spending is not None:
@@ -324,6 +346,21 @@ class CallPath:
                     prompt = Usage(prompt_tokens=estimate_prompt_tokens(request))
                     spent = price.cost(prompt)
                 spending.settle(reserved, spent)
+
+    def _kept_verdict(self, kept: KeptAnswer, started: float, request: ChatRequest) -> Verdict:
+        """The verdict of an answer kept by the run's journal (:mod:`.journal`): re-parsed
+        as a cache hit is, ``cached=True`` with no request made, and with the usage and
+        cost the vendor billed for it when it was asked, which no other result holds."""
+        verdict = self._verdict_from(
+            kept.completion, 0, started, price=None, structured=request.structured
+        )
+        return verdict.model_copy(
+            update={
+                "cached": True,
+                "cost_usd": kept.cost_usd,
+                "cost_estimates": kept.cost_estimates,
+            }
+        )
 
     async def _call(
         self,
