@@ -59,6 +59,11 @@ class _Waiter:
             self._call_soon(self.event.set)
 
 
+def _is_dollars(value: object) -> bool:
+    """A finite int or float (not a bool): what an amount of dollars may be."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 class Budget:
     """A cap of ``limit_usd`` dollars. Thread-safe; share one across calls and batches.
 
@@ -67,26 +72,38 @@ class Budget:
     given at construction: money already spent against this cap elsewhere, such as the
     earlier runs of a resumed results file (``cross-judge review --resume --budget-usd``);
     ``reserved_usd`` the worst cases of calls in flight (``in_flight`` of them);
-    ``skipped`` how many calls were refused.
+    ``skipped`` how many calls were refused, and ``refused_usd`` the worst cases they
+    would have reserved.
+
+    A limit of 0 (or less) is refused: it would make no call and mark every verdict
+    ``SKIPPED``; pass ``budget_usd=None`` for no cap.
 
     Raises:
-        ConfigError: ``limit_usd`` or ``spent_usd`` is not a finite number >= 0.
+        ConfigError: ``limit_usd`` is not a finite number > 0, or ``spent_usd`` not a
+            finite number >= 0.
     """
 
     def __init__(self, limit_usd: float, *, spent_usd: float = 0.0) -> None:
-        for name, value in (("budget_usd", limit_usd), ("spent_usd", spent_usd)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, float))
-                or not math.isfinite(value)
-                or value < 0
-            ):
-                raise ConfigError(f"{name} must be a finite number of dollars >= 0, got {value!r}")
+        if not _is_dollars(limit_usd) or limit_usd <= 0:
+            hint = (
+                ": a budget of 0 makes no call and skips every one; give a positive cap, or "
+                "None for no cap"
+                if _is_dollars(limit_usd)
+                else ""
+            )
+            raise ConfigError(
+                f"budget_usd must be a finite number of dollars > 0, got {limit_usd!r}{hint}"
+            )
+        if not _is_dollars(spent_usd) or spent_usd < 0:
+            raise ConfigError(
+                f"spent_usd must be a finite number of dollars >= 0, got {spent_usd!r}"
+            )
         self._limit = float(limit_usd)
         self._spent = float(spent_usd)
         self._reserved = 0.0
         self._in_flight = 0  # counted apart: float sums of reservations leave residues
         self._skipped = 0
+        self._refused = 0.0
         self._waiters: list[_Waiter] = []
         self._lock = threading.Lock()
 
@@ -128,6 +145,13 @@ class Budget:
         with self._lock:
             return self._skipped
 
+    @property
+    def refused_usd(self) -> float:
+        """The worst cases of the calls refused (:attr:`skipped`), summed: the room they
+        would have reserved. ``refused_usd / skipped`` is what one of them reserves."""
+        with self._lock:
+            return self._refused
+
     def reserve(self, amount: float) -> bool:
         """Reserve ``amount`` for a call if it fits now; count a refusal otherwise. Never
         waits (:meth:`reserve_or_wait` does)."""
@@ -135,7 +159,7 @@ class Budget:
             if self._fits(amount):
                 self._take(amount)
                 return True
-            self._skipped += 1
+            self._refuse(amount)
             return False
 
     async def reserve_or_wait(
@@ -170,7 +194,7 @@ class Budget:
                             self._take(amount)
                             return True
                         if self._in_flight == 0 or amount > self._limit - self._spent + _EPSILON:
-                            self._skipped += 1
+                            self._refuse(amount)
                             return False
                         waiter = _Waiter()  # each settle empties the list: wait anew
                         self._waiters.append(waiter)
@@ -201,6 +225,10 @@ class Budget:
     def _take(self, amount: float) -> None:
         self._reserved += amount
         self._in_flight += 1
+
+    def _refuse(self, amount: float) -> None:
+        self._skipped += 1
+        self._refused += amount
 
     def __repr__(self) -> str:
         with self._lock:

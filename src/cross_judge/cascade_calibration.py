@@ -98,6 +98,7 @@ __all__ = [
     "binomial_cdf",
     "calibrate_cascade",
     "load_gold",
+    "percent",
 ]
 
 
@@ -107,6 +108,13 @@ stand), then ``1.00, 0.99, ..., 0.00``. Fixed in advance, as fixed-sequence test
 requires."""
 
 _ASCENDING = sorted(LEVELS)
+
+
+def percent(share: float) -> str:
+    """A target or a confidence as a percent, as exact as given: ``0.9`` -> ``"90%"``,
+    ``0.999`` -> ``"99.9%"`` (never rounded up to a ``"100%"`` it is not)."""
+    return f"{round(share * 100, 6):g}%"
+
 
 Per = Literal["total", "criterion"]
 """What a rubric cascade is calibrated on: the item's PASS/FAIL (``"total"``, one level for
@@ -281,50 +289,78 @@ class CascadeFit:
 
     @property
     def guarantee(self) -> str:
-        """The guarantee, or its absence, in one sentence."""
-        confidence = f"{1 - self.delta:.0%}"
+        """The guarantee, or its absence, in one sentence: the target and ``1 - delta`` as
+        :meth:`summary`, ``cross-judge calibrate`` and its ``escalate:`` block say them."""
+        target, confidence = percent(self.target), percent(1 - self.delta)
+        chance = f"With probability at least {confidence} over the draw of these {self.n_items}"
         if self.criteria is not None:
             failed = [cid for cid, fit in self.criteria.items() if not fit.guaranteed]
             held = (
-                f"With probability at least {confidence} over the draw of these "
-                f"{self.n_items} calibration items, every criterion"
+                f"{chance} labelled items, every criterion"
                 + (f" but {failed}" if failed else "")
-                + f" agrees with its gold labels on at least {self.target:.0%} of the items "
-                "the cascade decides it on, for new items drawn like them (each criterion "
-                f"tested at delta/{len(self.criteria)}, so these hold together)."
+                + f" agrees with its gold labels on at least {target} (the target) of the "
+                "items the cascade decides it on, for new items drawn like them (each "
+                f"criterion tested at delta/{len(self.criteria)}, so these hold together)."
             )
             if not failed:
                 return held
             fallback = "goes to the last tier" if self.final == "decide" else "is abstained"
             if len(failed) == len(self.criteria):
                 return (
-                    f"No level reaches {self.target:.0%} agreement with {confidence} "
-                    f"confidence for any criterion on these {self.n_items} labelled items "
-                    f"(each tested at delta/{len(self.criteria)}): each criterion {fallback} "
-                    "on every item."
+                    f"No level reaches the target {target} agreement with probability at "
+                    f"least {confidence} for any criterion on these {self.n_items} labelled "
+                    f"items (each tested at delta/{len(self.criteria)}), so there is no "
+                    f"guarantee: each criterion {fallback} on every item."
                 )
             return held + f" No level passed for {failed}: each {fallback} on every item."
         if not self.guaranteed:
             return (
-                f"No threshold reaches {self.target:.0%} agreement with {confidence} "
-                f"confidence on these {self.n_items} labelled items, so there is no guarantee: "
-                "the escalation returned "
+                f"No threshold reaches the target {target} agreement with probability at "
+                f"least {confidence} on these {self.n_items} labelled items, so there is no "
+                "guarantee: the escalation returned "
                 + (
                     "sends every item to the last tier."
                     if self.final == "decide"
                     else "abstains on every item."
                 )
             )
-        scope = "every item it decides" if self.final == "abstain" else "the items it decides (all)"
+        scope = (
+            "of the new items it decides (drawn like these; it abstains on the rest)"
+            if self.final == "abstain"
+            else "of new items drawn like them (it decides every item)"
+        )
         return (
-            f"With probability at least {confidence} over the draw of these {self.n_items} "
-            f"calibration items, the cascade agrees with the gold labels on at least "
-            f"{self.target:.0%} of {scope}, for new items drawn like them."
+            f"{chance} labelled items, the cascade agrees with the gold labels on at least "
+            f"{target} (the target) {scope}."
         )
 
+    @property
+    def bound_statement(self) -> str:
+        """:attr:`agreement_lower_bound` in one sentence, beside :attr:`guarantee`: at the
+        same ``1 - delta``, and why it may sit below the target the guarantee certifies
+        (it holds for any of the levels, corrected for trying them all); empty when the
+        level decides no item."""
+        bound = self.agreement_lower_bound
+        if bound is None:
+            return ""
+        which = "the lowest criterion's; " if self.criteria is not None else ""
+        line = (
+            f"Lower bound, at the same {percent(1 - self.delta)}: the agreement is at least "
+            f"{bound:.1%} ({which}a bound that holds at any of the {len(LEVELS)} threshold "
+            "levels, corrected for trying them all"
+        )
+        if self.guaranteed and bound < self.target:
+            line += (
+                f", so it sits below the guaranteed {percent(self.target)}: the guarantee "
+                "comes from a test of the chosen level that needs no such correction"
+            )
+        return line + ")."
+
     def summary(self) -> RenderableType:
-        """A ``rich`` table: per tier threshold, asked, decided, agreement, cost; the
-        guarantee under it."""
+        """A ``rich`` table: per tier threshold, asked, decided, agreement, cost; under it
+        what was observed on the labelled items, the guarantee (:attr:`guarantee`) and the
+        lower bound (:attr:`bound_statement`), in the same words and numbers as every
+        other place that states them."""
         from rich import box
         from rich.console import Group
         from rich.table import Table
@@ -343,19 +379,22 @@ class CascadeFit:
                 "n/a" if tier.agreement is None else f"{tier.agreement:.1%}",
                 "n/a" if tier.cost_per_item is None else f"${tier.cost_per_item:.6f}",
             )
-        bound = self.agreement_lower_bound
-        totals = (
-            f"{self.n_items} labelled items; decided {self.coverage:.1%}; agreement "
+        observed = (
+            f"Observed on the {self.n_items} labelled items: the cascade decides "
+            f"{self.coverage:.1%} of them and agrees with the gold labels on "
             + ("n/a" if self.agreement is None else f"{self.agreement:.1%}")
-            + ("" if bound is None else f" (>= {bound:.1%} at {1 - self.delta:.0%})")
+            + " of those it decides"
         )
         if self.cost_per_item is not None:
-            totals += f"; ${self.cost_per_item:.6f}/item"
+            observed += f"; ${self.cost_per_item:.6f}/item"
             saved = self.cost_saved
             if saved is not None:
                 more_or_less = "less" if saved >= 0 else "more"
-                totals += f", {abs(saved):.0%} {more_or_less} than the last tier alone"
-        return Group(table, Text(totals), Text(self.guarantee))
+                observed += f", {abs(saved):.0%} {more_or_less} than the last tier alone"
+        parts: list[RenderableType] = [table, Text(observed + "."), Text(self.guarantee)]
+        if self.bound_statement:
+            parts.append(Text(self.bound_statement))
+        return Group(*parts)
 
     def __rich__(self) -> RenderableType:
         return self.summary()

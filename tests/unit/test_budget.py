@@ -37,14 +37,28 @@ def test_exactly_the_remaining_amount_fits() -> None:
     assert not budget.reserve(1e-9)
 
 
-def test_a_zero_budget_refuses_every_priced_call() -> None:
-    assert not Budget(0).reserve(1e-9)
+@pytest.mark.parametrize("zero", [0, 0.0, -0.0])
+def test_a_zero_budget_is_refused_saying_it_would_skip_every_call(zero: float) -> None:
+    with pytest.raises(ConfigError, match=r"> 0, got .*0.*skips every one.*None for no cap"):
+        Budget(zero)
+
+
+def test_a_tiny_positive_budget_is_a_budget() -> None:
+    budget = Budget(1e-9)
+    assert budget.limit_usd == 1e-9 and not budget.reserve(1.0)
 
 
 @pytest.mark.parametrize("bad", [-1, float("nan"), float("inf"), True, "5"])
 def test_an_invalid_limit_is_a_config_error(bad: object) -> None:
-    with pytest.raises(ConfigError, match="budget_usd must be a finite number of dollars >= 0"):
+    with pytest.raises(ConfigError, match="budget_usd must be a finite number of dollars > 0"):
         Budget(bad)  # type: ignore[arg-type]
+
+
+def test_refused_calls_add_up_the_worst_cases_they_would_have_reserved() -> None:
+    budget = Budget(0.3)
+    assert budget.reserve(0.25)
+    assert not budget.reserve(0.1) and not budget.reserve(0.2)
+    assert budget.skipped == 2 and budget.refused_usd == pytest.approx(0.3)
 
 
 def test_of_wraps_numbers_and_passes_budgets_through() -> None:
@@ -82,3 +96,23 @@ def test_repr_shows_the_money_and_nothing_else() -> None:
     assert repr(budget) == (
         "Budget(limit_usd=1.5, spent_usd=0.000000, reserved_usd=0.500000, skipped=0)"
     )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("entry", ["critic.judge", "ensemble.judge", "ensemble.judge_many"])
+async def test_a_zero_budget_given_to_a_call_is_refused_before_anything_is_sent(
+    entry: str,
+) -> None:
+    from cross_judge import Critic, Ensemble
+
+    # Port 9 (discard) on loopback: a call made would end as an ERROR verdict, not raise.
+    critic = Critic(name="a", model="m", vendor="custom", base_url="http://127.0.0.1:9/v1")
+    ensemble = Ensemble([critic])
+    calls = {
+        "critic.judge": lambda: critic.judge("an item", budget=0),
+        "ensemble.judge": lambda: ensemble.judge("an item", budget_usd=0),
+        "ensemble.judge_many": lambda: ensemble.judge_many(["an item"], budget_usd=0),
+    }
+    with pytest.raises(ConfigError, match="budget_usd must be a finite number of dollars > 0"):
+        await calls[entry]()
+    await ensemble.aclose()

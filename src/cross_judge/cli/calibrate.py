@@ -193,11 +193,10 @@ def run(args: argparse.Namespace) -> int:
     say(out, _escalate_snippet(fit, args.results))
     if fit.guaranteed:
         return EXIT_OK
+    # Said on stderr too (stdout may go to a file), in the summary's words.
     note(
-        stderr_console(),
-        f"no guarantee: no threshold reaches {fit.target:.0%} agreement with "
-        f"{1 - fit.delta:.0%} confidence on these {fit.n_items} labelled items. Label more "
-        "items, lower --target, raise --delta, or strengthen the tiers",
+        err,
+        f"{fit.guarantee} Label more items, lower --target, raise --delta, or strengthen the tiers",
     )
     return EXIT_FAILED
 
@@ -263,21 +262,17 @@ def _calibration_notes(labelled: Sequence[EnsembleVerdict], fit: CascadeFit, err
 
 
 def _escalate_snippet(fit: CascadeFit, source: str) -> str:
-    """The ``final:`` and ``escalate:`` lines of a panel file for ``fit.escalation``."""
+    """The ``final:`` and ``escalate:`` lines of a panel file for ``fit.escalation``, under
+    comments that state its guarantee (or its absence) in the summary's words."""
+    import textwrap
+
     escalation = fit.escalation
     if fit.guaranteed:
-        head = (
-            f"# calibrated by cross-judge calibrate on {fit.n_items} labelled items of "
-            f"{source}: agreement >= {fit.target:g} on decided items with probability >= "
-            f"{1 - fit.delta:g}, for new items drawn like them"
-        )
+        said = f"Calibrated by cross-judge calibrate on {source}. {fit.guarantee}"
     else:
-        head = "# NO GUARANTEE: no threshold passed; this is the strictest level " + (
-            "(every item goes to the last tier)"
-            if fit.final == "decide"
-            else "(every item is abstained)"
-        )
-    lines = [head, "# paste into the panel file (top level, beside tiers:)", f"final: {fit.final}"]
+        said = f"NO GUARANTEE. {fit.guarantee}"
+    lines = [f"# {line}" for line in textwrap.wrap(said, 88, break_on_hyphens=False)]
+    lines += ["# paste into the panel file (top level, beside tiers:)", f"final: {fit.final}"]
     lines.append("escalate:")
     for name in _threshold_names():
         value = _threshold_yaml(getattr(escalation, name))

@@ -33,15 +33,24 @@ from .common import (
     stdout_console,
 )
 from .items import ItemReader, check_items_format, count_lines, count_shard_items
-from .review_checks import check_prices, check_same_panel, check_same_shard, file_budget
+from .review_budget import read_shortfall, shortfall_note
+from .review_checks import (
+    check_budget_given,
+    check_prices,
+    check_same_panel,
+    check_same_shard,
+    file_budget,
+)
 from .review_run import RunState, judge_into, sigint_held
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..batch import BatchOptions
+    from ..batch import BatchOptions, ResultsFile
     from ..budget import Budget
+    from ..cascade import Cascade
     from ..critic.critic import Critic
+    from ..ensemble import Ensemble
     from ..report.digest import BatchDigest
 
 __all__ = ["add_parser", "batch_mode_note", "ledger_path", "run"]
@@ -72,7 +81,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     review.add_argument(
         "--resume",
         action="store_true",
-        help="continue a run: skip the items whose ids are already in OUT",
+        help=(
+            "continue a run: skip the items whose ids are already in OUT, and make no call "
+            "whose answer arrived before the run stopped (kept in OUT.journal.jsonl, which "
+            "a run that completes removes)"
+        ),
     )
     review.add_argument(
         "--retry-failed",
@@ -99,7 +112,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "results already cost. A call whose worst case does not fit waits for the calls "
             "in flight; one that cannot fit is not made (its verdict is SKIPPED, error_kind "
             "budget). A call whose vendor reports no usage is charged its worst case. Needs "
-            "known model prices"
+            "known model prices; X must be above 0. A run that ends with items over budget "
+            "says what the rest needs and the command that judges them"
         ),
     )
     review.add_argument(
@@ -202,10 +216,12 @@ def run(args: argparse.Namespace) -> int:
     from ..batch.lock import ResultsLock
     from ..critic.cache import resolve_cache
     from ..panel_file import load_panel
+    from ..panel_file.builder import PLACEHOLDER_URL
     from ..pricing import load_prices
     from ..report.manifest import RunManifest
 
     items_path, out_path = Path(args.items), Path(args.out)
+    check_budget_given(args.budget_usd)
     if not items_path.exists():
         raise ConfigError(f"{items_path}: no such items file")
     if not items_path.is_file():
@@ -241,12 +257,9 @@ def run(args: argparse.Namespace) -> int:
         )
         if lock.warning is not None:
             note(err, f"warning: {lock.warning}")
-        simulator_url: str | None = None
-        if simulated:
-            server = stack.enter_context(spec.simulator())
-            simulator_url = server.url
-            note(err, _simulated_note(simulated, simulator_url))
-        panel = spec.build(simulator_url=simulator_url, cache=cache)
+        # Every check comes before the simulated vendor starts (below): until then the
+        # simulated critics point at an address that is never called.
+        panel = spec.build(simulator_url=PLACEHOLDER_URL if simulated else None, cache=cache)
         if args.budget_usd is not None:
             check_prices(panel)
         options: dict[str, Any] = {
@@ -266,21 +279,27 @@ def run(args: argparse.Namespace) -> int:
             options["batch_vendors"] = sorted(batch.vendors)
             options["batch_ledger"] = str(batch.ledger)
             options["deadline_s"] = batch.deadline_s
-        manifest = RunManifest.prepare(
-            out_path,
-            ensemble=panel,
-            argv=args.argv,
-            items=items_path,
-            panel=Path(args.panel),
-            options=options,
-            all_tiers=args.all_tiers,
-            shard=args.shard,
-        )
+
+        def prepare_manifest(ensemble: Ensemble | Cascade) -> RunManifest:
+            return RunManifest.prepare(
+                out_path,
+                ensemble=ensemble,
+                argv=args.argv,
+                items=items_path,
+                panel=Path(args.panel),
+                options=options,
+                all_tiers=args.all_tiers,
+                shard=args.shard,
+            )
+
+        manifest = prepare_manifest(panel)
         if resume and out_path.exists() and out_path.stat().st_size > 0:
             check_same_shard(args, out_path, manifest)
             check_same_panel(args, out_path, manifest, err)
         results = stack.enter_context(
-            ResultsFile.open(out_path, resume=args.resume, retry_failed=args.retry_failed)
+            ResultsFile.open(
+                out_path, resume=args.resume, retry_failed=args.retry_failed, journal=True
+            )
         )
         # OUT exists now (created, or rewritten by --retry-failed): lock it by its identity
         # too, so a run given another name of it (a hard link) is refused before any call.
@@ -303,9 +322,15 @@ def run(args: argparse.Namespace) -> int:
                 f"resuming: {out_path} holds {counted(len(results.done_ids), 'result')}; "
                 "items with those ids are skipped",
             )
+        _note_journal(results, out_path, err)
         budget = file_budget(args, out_path, results, err)
         if budget is not None:
             options["budget_spent_before_usd"] = round(results.spent_usd, 6)
+        if simulated:  # every check has passed: start it, and point the critics at it
+            server = stack.enter_context(spec.simulator())
+            note(err, _simulated_note(simulated, server.url))
+            panel = spec.build(simulator_url=server.url, cache=cache)
+            manifest = prepare_manifest(panel)  # with the simulator's address
         reader = ItemReader(items_path, panel.critics, set(results.done_ids), err, args.shard)
         progress = not args.no_progress and sys.stderr.isatty()
         total: int | None = None
@@ -343,6 +368,8 @@ def run(args: argparse.Namespace) -> int:
             # Ctrl-C of an interrupted run is dropped: it is stopping already.
             with sigint_held(then_raise=not state.interrupted):
                 manifest.finish(status, state.totals(reader))
+                if status == "done":  # nothing left to resume: the journal goes
+                    results.complete()
     elapsed = time.perf_counter() - started
     if state.interrupted:
         note(
@@ -356,7 +383,33 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def _resume_command(args: argparse.Namespace) -> str:
+def _note_journal(results: ResultsFile, out_path: Path, err: Console) -> None:
+    """Say what the answers journal kept from an interrupted run, and what it passed over."""
+    journal = results.journal
+    if journal is None:
+        return
+    if journal.passed_over:
+        one = journal.passed_over == 1
+        note(
+            err,
+            f"{journal.path}: passed over {counted(journal.passed_over, 'line')} that "
+            f"{'is' if one else 'are'} not a whole answer (a kill tore it); "
+            f"{'that call is' if one else 'those calls are'} made again",
+        )
+    if journal.kept_answers:
+        note(
+            err,
+            f"resuming: {journal.path} keeps {counted(journal.kept_answers, 'answer')} that "
+            f"arrived for items not yet in {out_path}; those calls are not made again",
+        )
+
+
+def _resume_command(
+    args: argparse.Namespace, *, budget: str | None = None, then: str = "--resume"
+) -> str:
+    """The command that continues this review: the same options, ``--budget-usd budget``
+    when given (else the run's own), ending with ``then`` (``--resume``, or
+    ``--retry-failed`` to judge the failed items again)."""
     words = ["cross-judge", "review", args.items, "--panel", args.panel, "--out", args.out]
     if args.concurrency is not None:
         words += ["--concurrency", str(args.concurrency)]
@@ -366,7 +419,9 @@ def _resume_command(args: argparse.Namespace) -> str:
         words.append("--cache")
     elif args.cache:
         words += ["--cache", args.cache]
-    if args.budget_usd is not None:
+    if budget is not None:
+        words += ["--budget-usd", budget]
+    elif args.budget_usd is not None:
         words += ["--budget-usd", f"{args.budget_usd:g}"]
     if args.prices is not None:
         words += ["--prices", args.prices]
@@ -382,7 +437,9 @@ def _resume_command(args: argparse.Namespace) -> str:
         words += ["--deadline", f"{args.deadline:g}"]
     if args.poll is not None:
         words += ["--poll", f"{args.poll:g}"]
-    return shlex.join([*words, "--resume"])
+    if args.no_item_text:
+        words.append("--no-item-text")
+    return shlex.join([*words, then])
 
 
 def _batch_options(args: argparse.Namespace, out_path: Path) -> BatchOptions | None:
@@ -514,6 +571,8 @@ def _review_report(
         out.print(render_summary(batch))
     line = f"this run: judged {counted(state.written, 'item')} in {elapsed:.2f} s"
     line += f"; {counted(state.calls, 'call')}"
+    if state.kept_answers:
+        line += f", {counted(state.kept_answers, 'answer')} kept from an interrupted run"
     if state.cache_hits:
         line += f", {counted(state.cache_hits, 'answer')} from the cache"
     if state.cost_known:
@@ -557,7 +616,20 @@ def _review_report(
         _note_dead_critics(batch, args.panel, err)
     if reader.bad_lines:
         note(err, f"{counted(reader.bad_lines, 'line')} of {args.items} skipped for bad input")
-    if failed:
+    shortfall = read_shortfall(out_path) if failed and budget is not None else None
+    if shortfall is not None and shortfall.over_budget and budget is not None:
+        note(
+            err,
+            shortfall_note(
+                shortfall,
+                budget,
+                out_path,
+                lambda limit: _resume_command(
+                    args, budget="X" if limit is None else f"{limit:g}", then="--retry-failed"
+                ),
+            ),
+        )
+    elif failed:
         note(
             err,
             f"{counted(failed, 'item')} with a failed call: "

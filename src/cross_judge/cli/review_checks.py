@@ -1,6 +1,7 @@
 """The refusals of ``cross-judge review`` that come before anything is billed: a
-``--budget-usd`` run whose models have no known price, a ``--resume`` with another shard or
-another panel than the results file's last run, a budget the file has already spent.
+``--budget-usd`` of 0, a ``--budget-usd`` run whose models have no known price, a
+``--resume`` with another shard or another panel than the results file's last run, a
+budget the file has already spent.
 
 It only checks and raises :class:`~cross_judge.errors.ConfigError` (or notes on stderr);
 the run itself is :mod:`.review`'s.
@@ -25,7 +26,24 @@ if TYPE_CHECKING:
     from ..ensemble import Ensemble
     from ..report.manifest import RunManifest
 
-__all__ = ["check_prices", "check_same_panel", "check_same_shard", "file_budget"]
+__all__ = [
+    "check_budget_given",
+    "check_prices",
+    "check_same_panel",
+    "check_same_shard",
+    "file_budget",
+]
+
+
+def check_budget_given(budget_usd: float | None) -> None:
+    """Refuse ``--budget-usd 0``, first of all: it would make no call and mark every verdict
+    SKIPPED (over budget), leaving a results file of nothing to retry."""
+    if budget_usd is not None and budget_usd <= 0:
+        raise ConfigError(
+            f"--budget-usd {budget_usd:g} would make no call: every call would be skipped as "
+            "over budget. Give the most the results file may cost in US dollars (e.g. "
+            "--budget-usd 5), or leave --budget-usd out for no cap"
+        )
 
 
 def check_prices(panel: Ensemble | Cascade) -> None:
