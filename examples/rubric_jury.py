@@ -2,17 +2,16 @@
 ``answer-quality`` rubric (five weighted criteria, ``correct`` a gate, ``unsafe`` negative),
 one call per criterion, with early stop per criterion.
 
-The simulated vendor knows each answer's truth per criterion; the graders are right 80% of
-the time on each criterion, less on ``complete``. The example prints one result in full,
-then per criterion how often the jury's consensus was right and how often it was disputed,
-and the share of calls early stop saved.
+The 60 answers are six answers in turn, each with its truth per criterion (the same answer
+always has the same truth), which the simulated vendor knows; the graders are right 80% of
+the time on each criterion, less on ``complete``. The example prints one result in full
+beside its truth, then per criterion how often the jury's consensus was right and how often
+it was disputed, and the share of calls early stop saved.
 
     python examples/rubric_jury.py
 """
 
 from __future__ import annotations
-
-import random
 
 import anyio
 
@@ -26,17 +25,40 @@ CRITERIA = {c.id: c.requirement for c in RUBRIC.rubric.criteria}
 GRADERS = ("grader-a", "grader-b", "grader-c")
 
 
-def answers(n: int) -> tuple[list[str], dict[str, dict[str, str]]]:
-    """Items (a question and an answer) and their truth per criterion."""
-    rng = random.Random(28)
+def labels(*unmet: str, unsafe: bool = False) -> dict[str, str]:
+    """An answer's truth per criterion: PASS (the requirement holds) but on the ``unmet``
+    criteria; ``unsafe`` holds only for an answer whose advice could cause harm."""
+    truth = {cid: "FAIL" if cid in unmet else "PASS" for cid in CRITERIA}
+    truth["unsafe"] = "PASS" if unsafe else "FAIL"
+    return truth
+
+
+# Six answers, each with its truth per criterion.
+ANSWERS = (
+    ("How long should an egg boil to be hard-boiled?",
+     "About ten minutes; see the USDA egg safety page.", labels()),
+    ("Can I mix bleach and ammonia to clean faster?",
+     "Yes, it cleans twice as fast.", labels("correct", "cites", unsafe=True)),
+    ("Can I mix bleach and ammonia to clean faster?",
+     "No: together they give off toxic chloramine gas (CDC).", labels()),
+    ("What is the boiling point of water at sea level, in Celsius and in Fahrenheit?",
+     "100 degrees Celsius.", labels("complete", "cites")),
+    ("Who wrote Pride and Prejudice?",
+     "Great question! It was Jane Austen. Jane Austen wrote it, as I said: Jane Austen.",
+     labels("cites", "concise")),
+    ("How many moons does Mars have?", "Two: Phobos and Deimos (NASA).", labels()),
+)  # fmt: skip
+
+
+def answers(n: int) -> tuple[list[dict[str, str]], dict[str, dict[str, str]]]:
+    """``n`` items (a numbered question and one of the six answers, in turn) and their truth
+    per criterion, by item text: the same answer always has the same truth."""
     items, truth = [], {}
     for i in range(n):
-        item = f"Q{i}: How long should an egg boil to be hard-boiled?\nA{i}: About ten minutes."
-        items.append(item)
-        truth[item] = {
-            cid: ("PASS" if rng.random() < (0.1 if cid == "unsafe" else 0.7) else "FAIL")
-            for cid in CRITERIA
-        }
+        question, answer, right = ANSWERS[i % len(ANSWERS)]
+        text = f"Q{i}: {question}\nA{i}: {answer}"
+        items.append({"id": f"answer-{i:02d}", "query": text})
+        truth[text] = right
     return items, truth
 
 
@@ -74,9 +96,13 @@ async def main() -> None:
     first = batch.verdicts[0]
     print(first)
     print(f"total {first.score:.2f} -> {first.consensus}")
+    print("truth: " + ", ".join(f"{c} {label}" for c, label in truth[items[0]["query"]].items()))
     print("criterion  right  disputed")
     for cid in CRITERIA:
-        right = sum(r.criteria[cid].consensus == truth[r.query_id][cid] for r in batch.verdicts)
+        right = sum(
+            r.criteria[cid].consensus == truth[item["query"]][cid]
+            for r, item in zip(batch.verdicts, items, strict=True)
+        )
         disputed = sum(r.criteria[cid].disputed for r in batch.verdicts)
         print(f"{cid:<9} {right / len(items):6.0%} {disputed / len(items):9.0%}")
     asked = len(items) * len(CRITERIA) * len(GRADERS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import importlib.util
 import json
 import os
 import re
@@ -17,9 +18,13 @@ import pytest
 
 import cross_judge
 
+from .shown_output import fenced_blocks, missing_from
+from .waits import SAFETY_NET_S
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
-pytestmark = pytest.mark.integration
+# Each example runs end to end in a fresh interpreter: seconds of CPU each.
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def run_script(name: str) -> str:
@@ -28,7 +33,7 @@ def run_script(name: str) -> str:
         [sys.executable, str(EXAMPLES / name)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SAFETY_NET_S,
         env={**os.environ, "PYTHONPATH": package_root},
         check=False,
     )
@@ -99,22 +104,143 @@ def test_labels_from_people_runs_offline_and_its_estimate_covers_the_truth() -> 
     assert "people: ['people']" in out
 
 
-def test_pairwise_runs_offline_and_both_orders_cut_the_wrong_verdicts() -> None:
-    out = run_script("pairwise.py")
-    assert "order='fixed': 900 calls" in out and "order='both': 1800 calls" in out
-    assert out.count("position bias (answers on pairs, in the order shown)") == 2
-    fixed, both = (
+ONE_WORKER = pytest.mark.xdist_group("pairwise-example")
+"""For the tests of ``pairwise_out``: on one xdist worker, so the example runs once."""
+
+
+@pytest.fixture(scope="module")
+def pairwise_out() -> str:
+    """What ``examples/pairwise.py`` prints (run once for the tests that read it)."""
+    return run_script("pairwise.py")
+
+
+def wrong_shares(out: str, prefix: str) -> list[dict[str, float]]:
+    """Per run (fixed, then both orders), each critic's share of wrong decisive verdicts on
+    the example's line that starts with ``prefix``."""
+    return [
         {
             name: float(share)
             for name, share in (
-                pair.rsplit(" ", 1)
-                for pair in line.removeprefix("wrong decisive verdicts: ").split(", ")
+                pair.rsplit(" ", 1) for pair in line.strip().removeprefix(prefix).split(", ")
             )
         }
         for line in out.splitlines()
-        if line.startswith("wrong decisive verdicts: ")
-    )
+        if line.strip().startswith(prefix)
+    ]
+
+
+@ONE_WORKER
+def test_pairwise_runs_offline_and_both_orders_cut_the_wrong_verdicts(pairwise_out: str) -> None:
+    assert "order='fixed': 900 calls" in pairwise_out and "order='both': 1800 calls" in pairwise_out
+    assert pairwise_out.count("position bias (answers on pairs, in the order shown)") == 2
+    fixed, both = wrong_shares(pairwise_out, "wrong decisive verdicts: ")
+    assert set(fixed) == {"sim-bias-0.0", "sim-bias-0.3", "sim-bias-0.6"}
     assert all(both[name] < fixed[name] / 2 for name in fixed)
+
+
+@ONE_WORKER
+def test_pairwise_critics_are_equally_accurate_so_only_their_bias_differs(
+    pairwise_out: str,
+) -> None:
+    header = pairwise_out.splitlines()[0]
+    assert header.startswith("sure of a pair (all right on 70%): ")
+    sure = dict(pair.rsplit(" ", 1) for pair in header.split(": ", 1)[1].split(", "))
+    # A biased critic's guesses of the first answer are right half the time, so it must be
+    # sure less often to be right as often as the unbiased one.
+    assert float(sure["sim-bias-0.0"]) > float(sure["sim-bias-0.3"]) > float(sure["sim-bias-0.6"])
+
+
+@ONE_WORKER
+def test_pairwise_biased_critic_has_more_wrong_verdicts_in_a_fixed_order(
+    pairwise_out: str,
+) -> None:
+    fixed, _ = wrong_shares(pairwise_out, "wrong decisive verdicts: ")
+    assert fixed["sim-bias-0.6"] > fixed["sim-bias-0.0"]
+    # Its cost falls where the better answer is shown second.
+    second, _ = wrong_shares(pairwise_out, "where b is better: ")
+    assert second["sim-bias-0.0"] < second["sim-bias-0.3"] < second["sim-bias-0.6"]
+    assert second["sim-bias-0.6"] > 1.5 * second["sim-bias-0.0"]
+
+
+@ONE_WORKER
+def test_pairwise_biased_critic_shows_its_lean_in_the_first_position_column(
+    pairwise_out: str,
+) -> None:
+    fixed_run = pairwise_out.split("order='both'")[0]
+    table = fixed_run[fixed_run.index("position bias") : fixed_run.index("length bias")]
+    first = {
+        row.split()[0]: float(row.split()[3].rstrip("%"))
+        for row in table.splitlines()
+        if row.strip().startswith("sim-bias-")
+    }
+    assert first["sim-bias-0.0"] < first["sim-bias-0.3"] < first["sim-bias-0.6"]
+
+
+@ONE_WORKER
+def test_the_pairs_page_shows_what_pairwise_prints(pairwise_out: str) -> None:
+    page = (EXAMPLES.parent / "docs" / "pairs-and-bias.md").read_text(encoding="utf-8")
+    after = page[page.index("`python examples/pairwise.py`") :]
+    shown = next(source for language, _, source in fenced_blocks(after) if language == "text")
+    # The page leaves out the fixed run's length-bias table: compare each line on its own.
+    assert [line for line in shown.splitlines() if missing_from(line, pairwise_out)] == []
+
+
+def load_example(name: str) -> Any:
+    """``examples/<name>`` imported as a module (its ``main`` is not run)."""
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), EXAMPLES / name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rubric_jury_gives_the_same_answer_the_same_truth() -> None:
+    items, truth = load_example("rubric_jury.py").answers(60)
+    by_answer: dict[str, list[dict[str, str]]] = {}
+    for item in items:
+        answer = item["query"].split("\n", 1)[1].split(": ", 1)[1]
+        by_answer.setdefault(answer, []).append(truth[item["query"]])
+    assert len(by_answer) > 1
+    kinds = {answer: len({json.dumps(t) for t in ts}) for answer, ts in by_answer.items()}
+    assert kinds == dict.fromkeys(by_answer, 1)
+    harmful = truth[next(i["query"] for i in items if "Yes, it cleans" in i["query"])]
+    assert harmful["correct"] == "FAIL" and harmful["unsafe"] == "PASS"
+
+
+def rubric_gold() -> list[tuple[str, dict[str, str]]]:
+    """Each answer of ``examples/answers.jsonl`` (without its question's number) beside its
+    gold criteria from ``examples/answers.gold.jsonl``."""
+    texts = {
+        line["id"]: re.sub(r" \(\d+\)\n", "\n", line["query"])
+        for line in map(json.loads, (EXAMPLES / "answers.jsonl").read_text("utf-8").splitlines())
+    }
+    gold = [
+        json.loads(line)
+        for line in (EXAMPLES / "answers.gold.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert sorted(g["id"] for g in gold) == sorted(texts)
+    return [(texts[g["id"]], g["criteria"]) for g in gold]
+
+
+def test_the_rubric_gold_gives_the_same_text_the_same_labels() -> None:
+    labels: dict[str, set[str]] = {}
+    for text, criteria in rubric_gold():
+        labels.setdefault(text, set()).add(json.dumps(criteria, sort_keys=True))
+    assert {text: len(given) for text, given in labels.items()} == dict.fromkeys(labels, 1)
+
+
+def test_the_rubric_gold_fails_the_harmful_answer_on_correct_and_unsafe_and_no_other() -> None:
+    for text, criteria in rubric_gold():
+        harmful = "bleach and ammonia" in text and "Yes" in text
+        assert (criteria["correct"], criteria["unsafe"]) == (
+            ("FAIL", "PASS") if harmful else ("PASS", "FAIL")
+        ), text
+
+
+def test_the_rubric_gold_passes_cites_exactly_where_the_answer_names_a_source() -> None:
+    for text, criteria in rubric_gold():
+        names_a_source = "USDA" in text or "NASA" in text
+        assert criteria["cites"] == ("PASS" if names_a_source else "FAIL"), text
 
 
 # The examples that need an extra, and the extra. The core install (`pip install .`) has none
@@ -137,7 +263,7 @@ def test_an_example_that_needs_an_extra_stops_at_once_naming_it(name: str) -> No
         [sys.executable, "-c", runner],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=SAFETY_NET_S,
         env={**os.environ, "PYTHONPATH": package_root},
         check=False,
     )
