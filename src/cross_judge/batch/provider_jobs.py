@@ -514,8 +514,7 @@ class _Job:
             watched = self._watched.get(batch_id)
             if watched is None:
                 assert self.ledger is not None
-                ids = self.ledger.custom_ids(batch_id)
-                watched = self._watched[batch_id] = _Watched(batch_id, parked.config, ids)
+                watched = self._watch(batch_id, parked.config, self.ledger.custom_ids(batch_id))
                 assert self._group is not None
                 self._group.start_soon(self._follow, watched, parked.api_key, True)
             watched.add(parked)
@@ -615,10 +614,19 @@ class _Job:
         ids = [p.custom_id for p in requests]
         if self.ledger is not None:
             self.ledger.submitted(batch_id, config, ids)
-        watched = self._watched[batch_id] = _Watched(batch_id, config, frozenset(ids))
+        watched = self._watch(batch_id, config, frozenset(ids))
         for parked in requests:
             watched.add(parked)
         await self._follow(watched, api_key, False)
+
+    def _watch(self, batch_id: str, config: VendorConfig, ids: frozenset[str]) -> _Watched:
+        """Start following ``batch_id``. A batch whose submission returned after the
+        deadline (the deadline's watcher has already told the batches it knew of) is told
+        at once, so it is cancelled and its requests go live rather than wait on it."""
+        watched = self._watched[batch_id] = _Watched(batch_id, config, ids)
+        if self.past_deadline:
+            watched.deadline_passed.set()
+        return watched
 
     async def _follow(self, watched: _Watched, api_key: str | None, resumed: bool) -> None:
         """Poll ``watched`` with backoff until it ends, then hand each request its answer;
