@@ -1,5 +1,6 @@
-"""Developer tasks: ``nox -s lint tests compat docs browser`` (what CI runs), ``nox -s ray``,
-``nox -s bench``, ``nox -s live`` (against a real vendor you name; never in CI).
+"""Developer tasks: ``nox -s lint tests compat docs browser slow`` (what CI runs),
+``nox -s ray``, ``nox -s bench``, ``nox -s live`` (against a real vendor you name; never in
+CI).
 
 Each session installs the package from this checkout (not editable) into its own
 virtualenv, so the tests see exactly what a wheel ships, package data included.
@@ -13,7 +14,7 @@ import shutil
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "tests", "compat", "docs", "browser"]
+nox.options.sessions = ["lint", "tests", "compat", "docs", "browser", "slow"]
 nox.options.error_on_missing_interpreters = False
 
 # Every session installs with bytecode compiled, as pip does by default and uv does not. The
@@ -24,26 +25,54 @@ nox.options.error_on_missing_interpreters = False
 COMPILED = {"UV_COMPILE_BYTECODE": "1"}
 
 # The reliability suite at 40% of its fuzz inputs (over 40,000) and load items (2,000) in the
-# default session, which must stay under 5 minutes on a 2-core machine; ``nox -s faults``
-# runs them in full. Either can be set in the environment to override.
+# CI sessions; ``nox -s faults`` runs them in full. Either can be set in the environment to
+# override.
 QUICK_FAULTS = {
     "CROSS_JUDGE_FUZZ_SCALE": os.environ.get("CROSS_JUDGE_FUZZ_SCALE", "0.4"),
     "CROSS_JUDGE_LOAD_ITEMS": os.environ.get("CROSS_JUDGE_LOAD_ITEMS", "2000"),
 }
 
 
+def _pytest_workers() -> str:
+    """Two pytest-xdist workers per CPU (at most 8): much of the suite waits on local
+    servers, subprocesses and deadlines, and a second worker per CPU runs while the first
+    waits (on 2 cores, 2 workers were 1.3x slower than 4)."""
+    return str(min(8, 2 * (os.cpu_count() or 1)))
+
+
+def _suite(session: nox.Session, marks: str) -> None:
+    """Install the test extras, then pytest the tests selected by ``marks`` on xdist
+    workers; a module's tests marked ``xdist_group`` share one worker (and so build their
+    module's fixture once)."""
+    session.install(".[test]", env=COMPILED)
+    session.run(
+        "pytest",
+        "-n",
+        _pytest_workers(),
+        "--dist",
+        "loadgroup",
+        "-m",
+        marks,
+        "--ignore=tests/docs",
+        *session.posargs,
+        env=QUICK_FAULTS,
+    )
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Unit and integration tests and the reliability suite (no network: servers run on
-    127.0.0.1), spread over two worker processes per CPU (pytest-xdist): much of the suite
-    waits on local servers, subprocesses and deadlines, and a second worker per CPU runs
-    while the first waits (on 2 cores, pytest from a fresh clone with 4 workers: 4 min
-    17 s; beside two CPU burners 7 min 9 s; with 2 workers it was 1.3x slower). The
-    docs' examples (tests/docs) run in ``nox -s docs``, with the extras they need, not
-    twice."""
-    session.install(".[test]", env=COMPILED)
-    workers = str(min(8, 2 * (os.cpu_count() or 1)))
-    session.run("pytest", "-n", workers, "--ignore=tests/docs", *session.posargs, env=QUICK_FAULTS)
+    127.0.0.1), but for the tests marked ``slow`` (``nox -s slow``). The docs' examples
+    (tests/docs) run in ``nox -s docs``, with the extras they need, not twice."""
+    _suite(session, "not slow")
+
+
+@nox.session
+def slow(session: nox.Session) -> None:
+    """The tests marked ``slow``: each costs seconds of CPU (a fresh interpreter, an
+    example run end to end, a statistical simulation, the fuzzers, the load run), so that
+    ``nox -s tests`` stays quick. CI runs both."""
+    _suite(session, "slow")
 
 
 @nox.session
@@ -259,10 +288,14 @@ def bench(session: nox.Session) -> None:
         "bench_reliability.py",
         "bench_bias.py",
         "bench_ranking.py",
+        "bench_rank_scale.py",
         "bench_batch.py",
         "bench_ray.py",
         "bench_stats.py",
         "bench_stats_memory.py",
+        "bench_import.py",
+        "bench_label_queue.py",
+        "bench_journal.py",
         "bench_dawid_skene.py",
         "bench_bt_fit.py",
         "bench_estimates.py",

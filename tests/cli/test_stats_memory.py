@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="ru_maxrss in KB is Linux's"
-)
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss in KB is Linux's"),
+    pytest.mark.slow,  # each test runs the command on two large files in fresh interpreters
+]
 
 SMALL, LARGE = 4_000, 20_000
 MAX_BYTES_PER_ITEM = 100

@@ -21,6 +21,8 @@ import sniffio
 from cross_judge.testing import VendorServer
 from cross_judge.transport import aclose_sessions
 
+from ..waits import SAFETY_NET_S
+
 KEY = "sk-faults-test-key-0a1b2c3d4e5f"
 
 
@@ -45,11 +47,11 @@ def socket_count() -> int:
     return sum(target.startswith("socket:") for target in open_fds().values())
 
 
-def wait_until(predicate: Callable[[], bool], seconds: float = 10.0) -> bool:
+def wait_until(predicate: Callable[[], bool], seconds: float = SAFETY_NET_S) -> bool:
     """Poll ``predicate`` (bounded): True as soon as it holds, False after ``seconds``.
 
-    The default is generous: what is awaited normally takes milliseconds, but a loaded
-    CI machine can stall a process for a second or more.
+    The default is the suite's safety net: what is awaited normally takes milliseconds,
+    and no load on the machine comes near it.
     """
     end = time.monotonic() + seconds
     while True:

@@ -31,11 +31,12 @@ from cross_judge.panel import JudgePanel
 from cross_judge.reviewer import DEFAULT_REVIEWER_TIMEOUT, Reviewer
 from cross_judge.transport.blocking import THREADS_PER_CLIENT, calls_waiting, threads_in_use
 
+from ..waits import SAFETY_NET_S
 from .conftest import wait_until
 
 FIRES_S = 2.0
 """A timeout that always fires: the client never returns while the test runs."""
-GENEROUS_S = 60.0
+GENEROUS_S = SAFETY_NET_S
 """Longer than anything here takes, however loaded the machine."""
 ANSWER = {"kind": "KEEP", "confidence": 0.9, "reasoning": "ok"}
 
@@ -56,7 +57,7 @@ class Blocking:
             self.inside += 1
         try:
             if model != "fast":
-                self.release.wait()
+                self.release.wait(SAFETY_NET_S)
         finally:
             with self._lock:
                 self.inside -= 1

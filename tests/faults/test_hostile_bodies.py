@@ -37,10 +37,12 @@ from cross_judge.testing import Persona, Reply, VendorServer
 from cross_judge.transport import CallFailure, aclose_sessions
 from cross_judge.transport._http import ACCEPT_ENCODING, MAX_RESPONSE_BYTES, BodyDecoder
 
+from ..waits import SAFETY_NET_S
+
 pytestmark = pytest.mark.integration
 
 GOOD = '{"kind": "KEEP", "confidence": 0.9, "reasoning": "a whale is a mammal"}'
-TIMEOUT_S = 30.0
+TIMEOUT_S = SAFETY_NET_S / 10
 """Per attempt: never reached by a vendor that answers, however loaded the machine."""
 GROWTH_LIMIT_MIB = 64
 """Peak RSS a refused bomb may add: the 8 MiB cap, joined once, is about 16 MiB; the old
@@ -148,7 +150,7 @@ def peak_mib():
 
 async def main():
     vendor = "anthropic" if protocol == "anthropic" else "custom"
-    settings = dict(vendor=vendor, base_url=url, api_key="k", max_retries=0, timeout=60.0)
+    settings = dict(vendor=vendor, base_url=url, api_key="k", max_retries=0, timeout=600.0)
     # The first call imports the HTTP stack and opens the pool: part of the baseline.
     warm = await Critic(name="warm", model=warm_model, **settings).judge("Is a whale a fish?")
     assert warm.is_valid, warm.error
@@ -169,7 +171,7 @@ def _judge_in_child(srv: VendorServer, backend: str, protocol: str, model: str) 
         [sys.executable, "-c", _CHILD, backend, protocol, url, f"{model}-warm", model],
         capture_output=True,
         text=True,
-        timeout=50,  # under the suite's 60 s per test
+        timeout=SAFETY_NET_S,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2] / "src")},
         check=False,
     )
@@ -178,6 +180,7 @@ def _judge_in_child(srv: VendorServer, backend: str, protocol: str, model: str) 
     return result
 
 
+@pytest.mark.slow  # a fresh interpreter each, to measure its peak memory alone
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 @pytest.mark.parametrize("coding", ["gzip", "deflate"])
 @pytest.mark.parametrize("protocol", ["openai", "anthropic"])

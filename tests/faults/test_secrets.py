@@ -68,6 +68,8 @@ from cross_judge.vendors import (
 )
 from cross_judge.verdict import EnsembleVerdict, Verdict
 
+from ..waits import SAFETY_NET_S
+
 pytestmark = pytest.mark.integration
 
 
@@ -92,7 +94,7 @@ PLAIN_KEY = f"LEAKCANARY{PLAIN_SECRET}"
 """No vendor shape: only redacting the configured key itself can hide it."""
 WINDOW = 8
 """No run of this many characters of a key's secret part may appear anywhere."""
-TIMEOUT_S = 10.0
+TIMEOUT_S = SAFETY_NET_S / 10
 """Per attempt: never reached by a vendor that answers, however loaded the machine."""
 FIRES_S = 0.25
 """Per attempt, for a vendor that never answers (a hang): it always fires."""

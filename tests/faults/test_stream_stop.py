@@ -24,6 +24,7 @@ from cross_judge import Critic, Ensemble
 from cross_judge.batch.runner import DEFAULT_CONCURRENCY, ResultStream
 from cross_judge.testing import Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
 from .conftest import KEY, Snapshot, close_pools_and_check_tasks, wait_until
 
 pytestmark = [
@@ -32,7 +33,7 @@ pytestmark = [
     pytest.mark.skipif(sys.platform == "win32", reason="/proc"),
 ]
 
-WAIT_S = 10.0
+WAIT_S = SAFETY_NET_S
 """Upper bound for waits that normally take milliseconds (a failure, not a hang)."""
 
 ANSWER = '{"kind": "KEEP", "confidence": 0.9, "reasoning": "fits"}'

@@ -23,6 +23,7 @@ from cross_judge.testing import Persona, Reply, VendorServer
 from cross_judge.transport import _pool
 from cross_judge.verdict import Usage
 
+from ..waits import SAFETY_NET_S
 from .conftest import KEY
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
@@ -554,20 +555,20 @@ async def test_cancelling_a_call_while_the_sdk_loads_returns_and_sends_nothing(
 
     def stuck_import() -> None:
         importing.set()
-        release.wait(60)
+        release.wait(SAFETY_NET_S)
 
     monkeypatch.setattr(transport, "_import_sdk", stuck_import)
     server.script(model, Reply.content(VERDICT))
     outcome: list[Any] = []
     try:
-        with anyio.fail_after(30):  # a safety net only: the cancellation is immediate
+        with anyio.fail_after(SAFETY_NET_S):  # a safety net only: the cancellation is immediate
             async with claude(server, model) as c, anyio.create_task_group() as tg:
 
                 async def judge() -> None:
                     outcome.append(await c.judge("item"))
 
                 tg.start_soon(judge)
-                await anyio.to_thread.run_sync(importing.wait, 30)
+                await anyio.to_thread.run_sync(importing.wait, SAFETY_NET_S)
                 tg.cancel_scope.cancel()
     finally:
         release.set()  # the abandoned import thread ends

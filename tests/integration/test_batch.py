@@ -14,6 +14,7 @@ from cross_judge import ConfigError, Critic, Ensemble
 from cross_judge.batch import BatchResult, Item, ItemError
 from cross_judge.testing import Persona, Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
 from .conftest import KEY
 
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
@@ -196,7 +197,7 @@ async def test_breaking_out_of_a_bare_stream_cancels_the_calls_in_flight(
     sims.script("hangs", Reply.content('{"kind": "KEEP"}'))  # the first call answers ...
     sims.always("hangs", Reply.hang())  # ... every other one hangs
     try:
-        with anyio.fail_after(10):
+        with anyio.fail_after(SAFETY_NET_S):
             async for result in Ensemble([critic]).stream(Source(), concurrency=4):
                 assert result.consensus == "KEEP"
                 break

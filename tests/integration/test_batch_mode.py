@@ -21,13 +21,15 @@ from cross_judge.transport import CallFailure
 from cross_judge.transport.batch_codecs import request_id
 from cross_judge.transport.batches import poll
 
+from ..waits import SAFETY_NET_S
+
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 KEY = "sk-batch-mode-secret-5d4c3b2a"
 MODELS = ("bm-a", "bm-b", "bm-c")
 ITEMS = [{"id": f"item/{n} with spaces ✓", "query": f"candidate category {n}"} for n in range(24)]
 FAST = {"poll_s": 0.01, "max_poll_s": 0.05}
-WAIT_S = 30.0
+WAIT_S = SAFETY_NET_S
 
 
 @pytest.fixture
@@ -245,6 +247,41 @@ async def test_the_deadline_sends_what_is_not_back_live(tmp_path: Path) -> None:
         for line in ledger.read_text().splitlines():  # every batch submitted was cancelled
             state = await poll(config, KEY, json.loads(line)["batch_id"])
             assert state.status in ("cancelling", "cancelled")
+
+
+async def test_a_batch_whose_submission_returns_after_the_deadline_is_cancelled_and_asked_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each submission answers after the deadline has passed (a slow vendor, or a loaded
+    # machine): the batch must still be cancelled and its requests asked live, not
+    # polled until a vendor ends it. Timers fire in the order of their times, so the
+    # deadline's comes first however busy the machine is.
+    from cross_judge.transport import batches
+
+    deadline_s, late_s = 0.2, 0.5
+    real_submit = batches.submit
+
+    async def late_submit(*args: Any, **kwargs: Any) -> str:
+        await anyio.sleep(late_s)
+        return await real_submit(*args, **kwargs)
+
+    monkeypatch.setattr(batches, "submit", late_submit)
+    personas = [Persona(m, accuracy=0.75) for m in MODELS]
+    with VendorServer(personas, api_key=KEY, batch_polls=10**9) as server:
+        ledger = tmp_path / "run.batches.jsonl"
+        with anyio.fail_after(WAIT_S):
+            async with panel(server) as ensemble:
+                result = await ensemble.judge_many(
+                    ITEMS, mode="batch", batch=options(deadline_s=deadline_s, ledger=ledger)
+                )
+        assert all(r.n_valid == 3 for r in result.verdicts)
+        assert submitted(ledger) == len(MODELS)
+        config = ensemble.critics[0].endpoint()
+        for line in ledger.read_text().splitlines():
+            record = json.loads(line)
+            if record["event"] == "submitted":
+                state = await poll(config, KEY, record["batch_id"])
+                assert state.status in ("cancelling", "cancelled")
 
 
 async def test_the_ledger_records_each_batch_without_the_key(

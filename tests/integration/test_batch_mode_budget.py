@@ -16,11 +16,13 @@ from cross_judge.budget import Budget
 from cross_judge.pricing import price_for, worst_case_cost
 from cross_judge.testing import Persona, VendorServer
 
+from ..waits import SAFETY_NET_S
+
 pytestmark = [pytest.mark.integration, pytest.mark.anyio]
 
 MODEL = "bb-judge"
 ITEMS = 24
-WAIT_S = 60.0  # an upper bound: the run takes a second
+WAIT_S = SAFETY_NET_S  # an upper bound: the run takes a second
 
 
 @pytest.fixture

@@ -254,6 +254,7 @@ async def test_a_stored_answer_the_critics_labels_reject_is_a_miss(
     assert requests_for(server, model) == 2
 
 
+@pytest.mark.slow  # a batch judged twice, with the cache's statistics compared
 async def test_a_batch_rerun_with_the_cache_makes_no_call_and_gives_the_same_statistics(
     tmp_path: Path,
 ) -> None:

@@ -122,6 +122,7 @@ NEW_RULES: dict[str, Escalation] = {
 }
 
 
+@pytest.mark.slow  # two live cascade runs and a replay over a whole batch
 @pytest.mark.parametrize("final", ["decide", "abstain"])
 async def test_replay_with_a_new_escalation_equals_a_live_run_item_for_item(
     sim: VendorServer, final: FinalTier

@@ -22,6 +22,8 @@ from cross_judge.cli import main
 from cross_judge.cli.review import ledger_path
 from cross_judge.testing import Persona, VendorServer
 
+from ..waits import SAFETY_NET_S
+
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
@@ -30,7 +32,7 @@ pytestmark = [
 PACKAGE_ROOT = str(Path(cross_judge.__file__).resolve().parents[1])
 MODELS = ("cb-a", "cb-b", "cb-c")
 N_ITEMS = 60
-WAIT_S = 60.0  # an upper bound for waits that normally take well under a second
+WAIT_S = SAFETY_NET_S  # an upper bound for waits that normally take well under a second
 
 
 @pytest.fixture

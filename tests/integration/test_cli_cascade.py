@@ -33,6 +33,8 @@ from cross_judge.cli import main
 from cross_judge.panel_file import load_panel
 from cross_judge.testing import Persona, Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
+
 pytestmark = pytest.mark.integration
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -40,17 +42,31 @@ PACKAGE_ROOT = str(Path(cross_judge.__file__).resolve().parents[1])
 LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")
 CHEAP = ("cheap-a", "cheap-b", "cheap-c")
 STRONG = "strong"
-WAIT_S = 60.0  # an upper bound for waits that normally take well under a second
+WAIT_S = SAFETY_NET_S  # an upper bound for waits that normally take well under a second
+
+ONE_WORKER = pytest.mark.xdist_group("cli-cascade-calibration")
+"""For the tests of ``full_run``: on one xdist worker, so the module builds it once."""
+
+
+def simulated_vendor() -> VendorServer:
+    """Three cheap critics and a strong one, their errors correlated."""
+    personas = [Persona(m, accuracy=0.75, seed=n, labels=LABELS) for n, m in enumerate(CHEAP)]
+    personas.append(Persona(STRONG, accuracy=0.93, seed=9, labels=LABELS))
+    default = Persona("default", labels=LABELS)
+    return VendorServer(personas, default_persona=default, error_correlation=0.5, count_items=True)
 
 
 @pytest.fixture(scope="module")
 def vendor() -> Iterator[VendorServer]:
-    personas = [Persona(m, accuracy=0.75, seed=n, labels=LABELS) for n, m in enumerate(CHEAP)]
-    personas.append(Persona(STRONG, accuracy=0.93, seed=9, labels=LABELS))
-    default = Persona("default", labels=LABELS)
-    with VendorServer(
-        personas, default_persona=default, error_correlation=0.5, count_items=True
-    ) as server:
+    with simulated_vendor() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def calibration_vendor() -> Iterator[VendorServer]:
+    """A vendor of its own for :func:`full_run`: what the shared one answers depends on the
+    tests that ran on it before (which pytest-xdist shares out differently on each run)."""
+    with simulated_vendor() as server:
         yield server
 
 
@@ -280,6 +296,7 @@ def wait_for_lines(out: Path, proc: subprocess.Popen[bytes], lines: int, folder:
         time.sleep(0.01)
 
 
+@pytest.mark.slow  # reviews in fresh interpreters, one killed mid-run
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_a_killed_cascade_review_resumes_without_judging_a_finished_item_again(
     tmp_path: Path, slow_vendor: VendorServer, tag: str
@@ -307,6 +324,7 @@ def test_a_killed_cascade_review_resumes_without_judging_a_finished_item_again(
     assert Counter(r.query_id for r in results(out)) == Counter(f"i{n}" for n in range(200))
 
 
+@pytest.mark.slow  # reviews in fresh interpreters, one killed mid-run
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_an_interrupted_all_tiers_review_says_how_to_resume_it_with_all_tiers(
     tmp_path: Path, slow_vendor: VendorServer, tag: str, capsys: pytest.CaptureFixture[str]
@@ -511,6 +529,31 @@ def test_the_summary_has_a_tiers_table_of_asked_decided_share_and_cost(
     assert "abstained" not in stdout  # nothing abstained: no column, no row
 
 
+def test_the_summarys_critics_table_counts_as_skipped_the_items_a_tier_was_not_asked(
+    tmp_path: Path, vendor: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
+) -> None:
+    items, _ = write_items(tmp_path, vendor, tag, 20)
+    out = tmp_path / "out.jsonl"
+    code, stdout, _ = review(capsys, items, write_cascade(tmp_path, vendor), out)
+    assert code == 0
+    batch = BatchResult.from_jsonl(out)
+    strong = batch.critic_stats()["s"]
+    escalated = batch.tier_stats()[1].asked
+    assert 0 < escalated < 20 and strong.items == escalated
+    header = next(
+        line.split() for line in stdout.splitlines() if line.split()[:2] == ["critic", "valid"]
+    )
+    assert "skipped" in header  # (a narrow terminal wraps "parse fails" over two lines)
+    row = next(line.split() for line in stdout.splitlines() if line.split()[:1] == ["s"])
+    # valid + errors + parse fails + skipped = the 20 items; agrees over those it was asked
+    assert row[1:5] == [str(strong.valid), "0", "0", str(20 - escalated)]
+    assert row[6] == f"{strong.agreement:.1%}"
+    caption = " ".join(stdout[stdout.index("skipped: ") :].split())
+    assert caption.startswith("skipped: items a critic was not asked (early stop")
+    assert "a cascade tier the item did not reach" in caption
+    assert "count only the items it was asked" in caption
+
+
 def test_stats_of_cascade_results_shows_the_tiers_table(
     tmp_path: Path, vendor: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
 ) -> None:
@@ -579,18 +622,20 @@ def test_revote_refuses_a_cascades_results(
 
 @pytest.fixture(scope="module")
 def full_run(
-    tmp_path_factory: pytest.TempPathFactory, vendor: VendorServer
+    tmp_path_factory: pytest.TempPathFactory, calibration_vendor: VendorServer
 ) -> tuple[Path, Path, Path]:
-    """300 labelled items judged by every tier, once for the module: (results, gold,
-    panel). Tests must not change these files."""
+    """300 labelled items judged by every tier, once for the module, on a fresh vendor (so
+    the same answers on every run): (results, gold, panel). Tests must not change these
+    files."""
     folder = tmp_path_factory.mktemp("calibration")
-    items, gold = write_items(folder, vendor, "calibration", 300)
-    panel, out = write_cascade(folder, vendor), folder / "full.jsonl"
+    items, gold = write_items(folder, calibration_vendor, "calibration", 300)
+    panel, out = write_cascade(folder, calibration_vendor), folder / "full.jsonl"
     argv = ["review", items, "--panel", panel, "--out", out, "--all-tiers", "--no-progress"]
     assert main([str(a) for a in argv]) == 0
     return out, gold, panel
 
 
+@ONE_WORKER
 def test_calibrate_prints_the_fit_and_an_escalate_block_and_exits_0(
     full_run: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -603,6 +648,7 @@ def test_calibrate_prints_the_fit_and_an_escalate_block_and_exits_0(
     assert "  on_error: true\n  on_fallback: true" in stdout
 
 
+@ONE_WORKER
 def test_calibrate_keep_last_tier_agreement_gives_the_fit_of_the_library(
     full_run: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -616,6 +662,7 @@ def test_calibrate_keep_last_tier_agreement_gives_the_fit_of_the_library(
     assert f"agreement_below: [{shown}]" in stdout
 
 
+@ONE_WORKER
 def test_the_calibrated_block_pasted_into_the_panel_gives_the_fits_escalation(
     full_run: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -642,6 +689,7 @@ def test_the_calibrated_block_pasted_into_the_panel_gives_the_fits_escalation(
     gc.collect()
 
 
+@ONE_WORKER
 def test_calibrate_with_a_per_tier_score_and_final_abstain(
     full_run: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -657,14 +705,56 @@ def test_calibrate_with_a_per_tier_score_and_final_abstain(
     )
 
 
+@ONE_WORKER
 def test_calibrate_without_a_guarantee_exits_1_saying_so(
     full_run: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, gold, _ = full_run
     code, stdout, err = run(capsys, "calibrate", out, "--gold", gold, "--target", "0.999")
     assert code == 1
-    assert "cross-judge: no guarantee: no threshold reaches 100% agreement" in err
+    assert "cross-judge: No threshold reaches the target 99.9% agreement" in err
+    assert "so there is no guarantee" in err and "Label more items" in err
     assert "# NO GUARANTEE" in stdout and "agreement_below: [.inf]" in stdout
+
+
+def _unwrapped(text: str) -> str:
+    """``text`` with its line breaks (and the ``#`` of comment lines) and runs of spaces
+    folded into single spaces."""
+    return " ".join(" ".join(line.removeprefix("# ") for line in text.splitlines()).split())
+
+
+@ONE_WORKER
+def test_calibrate_says_the_guarantee_and_the_bound_in_the_same_words_everywhere(
+    full_run: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, gold, _ = full_run
+    fit = calibrate_cascade(out, gold, target=0.8)
+    bound = fit.agreement_lower_bound
+    # The case the issue saw: a guarantee at the target beside a lower bound below it.
+    assert fit.guaranteed and bound is not None and bound < 0.8 and fit.agreement is not None
+    code, stdout, _ = run(capsys, "calibrate", out, "--gold", gold, "--target", "0.8")
+    assert code == 0
+    summary, block = stdout.split("\n\n# ", 1)
+    summary, block = _unwrapped(summary), _unwrapped(block)
+    guarantee = (
+        "With probability at least 90% over the draw of these 300 labelled items, the cascade "
+        "agrees with the gold labels on at least 80% (the target) of new items drawn like them"
+    )
+    assert f"agrees with the gold labels on {fit.agreement:.1%} of those it decides" in summary
+    assert guarantee in summary and guarantee in block  # the same sentence, on screen and pasted
+    assert f"Lower bound, at the same 90%: the agreement is at least {bound:.1%}" in summary
+    assert "so it sits below the guaranteed 80%" in summary
+    assert ">= 0.8" not in stdout and "(>= " not in stdout  # no second notation of either
+
+
+@ONE_WORKER
+def test_calibrate_shows_a_target_as_given_not_rounded_up(
+    full_run: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, gold, _ = full_run
+    _, stdout, err = run(capsys, "calibrate", out, "--gold", gold, "--target", "0.999")
+    assert "99.9%" in _unwrapped(stdout) and "99.9%" in err
+    assert "100% agreement" not in _unwrapped(stdout) + err
 
 
 def test_calibrate_of_results_judged_without_all_tiers_exits_2(
@@ -708,6 +798,7 @@ def test_calibrate_of_an_ensembles_results_exits_2(
         (["calibrate", "{out}", "--gold", "{other}"], "none of the 300 results has a gold label"),
     ],
 )
+@ONE_WORKER
 def test_calibrate_mistakes_exit_2_without_a_traceback(
     full_run: tuple[Path, Path, Path],
     tmp_path: Path,
@@ -724,6 +815,7 @@ def test_calibrate_mistakes_exit_2_without_a_traceback(
     assert says in err and "Traceback" not in err
 
 
+@ONE_WORKER
 def test_calibrate_warns_that_a_one_critic_tiers_agreement_never_escalates(
     full_run: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -1,5 +1,6 @@
 """``cross-judge review --resume``: a run killed at any moment continues where it stopped,
-judging (and billing) nothing twice except the items that were in flight.
+judging (and billing) nothing twice except the calls that were in flight (the answers that
+had arrived are kept in the answers journal: ``test_cli_resume_journal.py`` counts them).
 
 The review runs as a real process (``python -m cross_judge.cli``) against a simulated vendor
 started here, and is stopped with SIGKILL or SIGINT half-way.
@@ -25,6 +26,8 @@ from cross_judge.batch import ResultsFile
 from cross_judge.cli import main
 from cross_judge.testing import Persona, Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
+
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals"),
@@ -33,7 +36,7 @@ pytestmark = [
 PACKAGE_ROOT = str(Path(cross_judge.__file__).resolve().parents[1])
 CONCURRENCY = 8
 CRITICS = ("m-a", "m-b", "m-c")
-WAIT_S = 60.0  # an upper bound for waits that normally take well under a second
+WAIT_S = SAFETY_NET_S  # an upper bound for waits that normally take well under a second
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,8 @@ import pytest
 from cross_judge import ConfigError, Critic, Ensemble, ErrorKind, PromptError
 from cross_judge.testing import Persona, Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
+
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 
 GOLD = {"Felines (see also: Cats)": "MERGE"}
@@ -38,7 +40,7 @@ def critic(server: VendorServer, model: str, **kwargs: object) -> Critic:
     return Critic(name=model, model=model, vendor="custom", base_url=server.url, **kwargs)
 
 
-WAIT_S = 10.0
+WAIT_S = SAFETY_NET_S
 """Bound for what normally takes milliseconds (a loaded CI machine can stall seconds)."""
 
 

@@ -26,11 +26,13 @@ import pytest
 import cross_judge
 from cross_judge.testing import Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
 from .conftest import KEY
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+# Each test starts a fresh interpreter and watches every import: seconds of CPU each.
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-SUBPROCESS_TIMEOUT_S = 120
+SUBPROCESS_TIMEOUT_S = SAFETY_NET_S
 VERDICT = '{"kind": "KEEP", "confidence": 0.8, "reasoning": "fine"}'
 
 # argv: backend, vendor, base URL, key, model. Prints one JSON object.

@@ -16,6 +16,7 @@ from cross_judge.limits.gate import limiter_for
 from cross_judge.testing import Reply, VendorServer
 from cross_judge.vendors import register_vendor
 
+from ..waits import SAFETY_NET_S
 from .conftest import KEY
 
 pytestmark = pytest.mark.anyio
@@ -25,8 +26,15 @@ HOUR = 3600.0
 STORM = 6  # concurrent calls to the rate-limited model
 # Far above anything a healthy call needs, far below the pause: a healthy critic held by
 # the pause fails at once ("would have" run out), never after waiting it out.
-DEADLINE_S = 30.0
-WAIT_S = 60.0
+DEADLINE_S = SAFETY_NET_S / 10
+WAIT_S = SAFETY_NET_S
+
+
+@pytest.fixture(autouse=True)
+def hour_long_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vendor's ``Retry-After: 3600`` pauses it for the hour: the limiter's 60 s cap would
+    put the pause within ``DEADLINE_S``, and a held call would wait it out."""
+    monkeypatch.setattr("cross_judge.limits.gate.MAX_RETRY_AFTER_S", HOUR)
 
 
 def critic(name: str, model: str, vendor: str, base_url: str, **kwargs: object) -> Critic:

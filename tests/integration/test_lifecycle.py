@@ -11,6 +11,7 @@ from cross_judge import Critic, ErrorKind, _sync
 from cross_judge.cli import main
 from cross_judge.testing import Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
 from .conftest import KEY
 
 pytestmark = pytest.mark.integration
@@ -37,7 +38,7 @@ async def test_cancelling_judge_aborts_the_request_in_flight(
 ) -> None:
     server.always(model, Reply.hang())
     try:
-        async with critic(server, model, timeout=30) as c:
+        async with critic(server, model, timeout=SAFETY_NET_S) as c:
             with anyio.move_on_after(0.2) as scope:
                 await c.judge("item")
             assert scope.cancelled_caught
@@ -67,7 +68,7 @@ def test_judge_sync_from_many_threads_shares_one_bridge(server: VendorServer, mo
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=10)
+            t.join(timeout=SAFETY_NET_S)
     finally:
         server.always(model, None)
     assert results == ["REJECT"] * 8

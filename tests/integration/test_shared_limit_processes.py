@@ -25,10 +25,12 @@ from cross_judge.limits.server import LimitServer, main
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.vendors import register_vendor
 
+from ..waits import SAFETY_NET_S
+
 WORKER = Path(__file__).with_name("_shared_limit_worker.py")
 CAPACITY = 4
 LATENCY_S = 0.05
-WAIT_S = 120.0  # a safety net for a whole worker run
+WAIT_S = SAFETY_NET_S  # a safety net for a whole worker run
 
 
 @pytest.fixture
@@ -186,6 +188,7 @@ def workers() -> Iterator[list[Worker]]:
         worker.reap()
 
 
+@pytest.mark.slow  # two fresh interpreters judging a batch
 def test_two_processes_sharing_a_limit_of_4_draw_no_429_and_judge_everything(
     vendor: VendorServer, workers: list[Worker]
 ) -> None:
@@ -202,6 +205,7 @@ def test_two_processes_sharing_a_limit_of_4_draw_no_429_and_judge_everything(
     assert stats["max_in_flight"] <= CAPACITY
 
 
+@pytest.mark.slow  # two fresh interpreters, one killed once it holds permits
 def test_a_killed_process_loses_its_permits_and_the_other_completes(
     vendor: VendorServer, workers: list[Worker]
 ) -> None:

@@ -20,16 +20,16 @@ import pytest
 import cross_judge
 from cross_judge.testing import Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
 from .conftest import KEY
 
 pytestmark = [
+    pytest.mark.slow,  # a fresh interpreter per scenario, which forks
     pytest.mark.integration,
-    # Above the subprocess timeout, so that a hung subprocess is killed and reported.
-    pytest.mark.timeout(120),
     pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork() is POSIX only"),
 ]
 
-SUBPROCESS_TIMEOUT_S = 60
+SUBPROCESS_TIMEOUT_S = SAFETY_NET_S
 
 PRELUDE = textwrap.dedent(
     """
@@ -42,7 +42,7 @@ PRELUDE = textwrap.dedent(
     from cross_judge import Critic, Ensemble
 
     VENDOR, BASE_URL, KEY, MODEL = sys.argv[1:5]
-    CHILD_TIMEOUT_S = 30
+    CHILD_TIMEOUT_S = 300  # half the outer SAFETY_NET_S: a hung child is reported as one
 
     panel = Ensemble(
         [

@@ -19,6 +19,7 @@ from cross_judge import Critic, Ensemble, _sync
 from cross_judge.testing import Reply, VendorServer
 from cross_judge.transport import _pool
 
+from ..waits import PROMPTLY_S, SAFETY_NET_S
 from .conftest import KEY
 
 pytestmark = pytest.mark.integration
@@ -113,7 +114,7 @@ def test_ctrl_c_cancels_the_call_in_flight(server: VendorServer, model: str) -> 
         import sys
         from cross_judge import Critic
         c = Critic(name="c", model={model!r}, vendor="custom", base_url={server.url!r},
-                   api_key={KEY!r}, timeout=60)
+                   api_key={KEY!r}, timeout={SAFETY_NET_S})
         print("READY", flush=True)
         try:
             c.judge_sync("item")
@@ -130,22 +131,22 @@ def test_ctrl_c_cancels_the_call_in_flight(server: VendorServer, model: str) -> 
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "READY"
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + SAFETY_NET_S
         while server.stats()["in_flight"] == 0 and time.monotonic() < deadline:
             time.sleep(0.02)
         assert server.stats()["in_flight"] == 1
         started = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=10)
+        out, _ = proc.communicate(timeout=SAFETY_NET_S)
         took = time.monotonic() - started
     finally:
         server.always(model, None)
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+            proc.wait(SAFETY_NET_S)
     assert "INTERRUPTED" in out and proc.returncode == 130
-    assert took < 5
-    deadline = time.monotonic() + 3
+    assert took < PROMPTLY_S  # the call was cancelled: its timeout is SAFETY_NET_S
+    deadline = time.monotonic() + SAFETY_NET_S
     while server.stats()["in_flight"] and time.monotonic() < deadline:
         time.sleep(0.02)
     assert server.stats()["in_flight"] == 0
@@ -213,13 +214,13 @@ def run_at_exit_script(
             capture_output=True,
             text=True,
             env=env,
-            timeout=60,  # a regression fails here rather than hanging the suite
+            timeout=SAFETY_NET_S,  # a regression fails here rather than hanging the suite
         )
     finally:
         server.always(model, None)
 
 
-@pytest.mark.timeout(120)  # above the subprocess's, so that a hang is reported as one
+@pytest.mark.slow  # a fresh interpreter
 @pytest.mark.parametrize("order", ["handler first", "bridge first"])
 def test_a_sync_call_from_an_atexit_handler_returns_and_the_interpreter_exits(
     server: VendorServer, model: str, order: str
@@ -228,7 +229,7 @@ def test_a_sync_call_from_an_atexit_handler_returns_and_the_interpreter_exits(
     assert (done.returncode, done.stdout, done.stderr) == (0, "main KEEP\nat exit KEEP\n", "")
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.slow  # a fresh interpreter
 @pytest.mark.parametrize("vendor", ["custom", "anthropic"])
 def test_the_first_sync_call_of_a_process_can_be_made_at_exit(
     server: VendorServer, model: str, vendor: str
@@ -237,7 +238,7 @@ def test_the_first_sync_call_of_a_process_can_be_made_at_exit(
     assert (done.returncode, done.stdout, done.stderr) == (0, "at exit KEEP\n", "")
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.slow  # a fresh interpreter
 def test_a_sync_call_at_exit_resolves_a_host_name(server: VendorServer, model: str) -> None:
     # Name lookups go through asyncio's thread pool, which cannot start at exit.
     done = run_at_exit_script(

@@ -229,7 +229,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             # call (the first and two retries).
             rounds = getattr(getattr(item, "function", None), "live_rounds", _ROUNDS_PER_TEST)
             limit = rounds * 3 * target.timeout + 60
-            item.add_marker(pytest.mark.timeout(limit))
+            item.add_marker(pytest.mark.safety_net(limit))
 
 
 def calls_in_sequence(rounds: int) -> Callable[[_Test], _Test]:

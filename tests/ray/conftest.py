@@ -19,16 +19,16 @@ from cross_judge.testing import VendorServer
 
 KEY = "sk-ray-test-key-5e4d3c2b1a"
 
-RAY_TIMEOUT_S = 300
-"""A safety net per test, not a measure: Ray starts a dozen processes and its actors, which
-on a loaded 2-core machine takes minutes rather than the project's usual 60 s."""
+RAY_SAFETY_NET_S = 1800
+"""A safety net per async test, not a measure: Ray starts a dozen processes and its actors,
+which on a loaded 2-core machine takes minutes (tests/waits.py has the project's default)."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     here = Path(__file__).parent
     for item in items:
         if item.path.parent == here:
-            item.add_marker(pytest.mark.timeout(RAY_TIMEOUT_S))
+            item.add_marker(pytest.mark.safety_net(RAY_SAFETY_NET_S))
 
 
 @pytest.fixture(scope="session")

@@ -402,6 +402,7 @@ def test_pairwise_rates_match_the_persona_decision_over_20000_pairs(
     assert_rates_match(measured, pairwise_rates(persona, tie_share=tie_share), n)
 
 
+@pytest.mark.slow  # thousands of pairs judged over HTTP
 @pytest.mark.anyio
 async def test_pairwise_rates_match_server_answers_over_http() -> None:
     persona = Persona("critic", accuracy=0.6, position_bias=0.5)

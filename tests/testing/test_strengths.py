@@ -92,6 +92,7 @@ SURE = Persona("sure", accuracy=1.0)
 # -- the latent draw follows Bradley-Terry -------------------------------------------------------
 
 
+@pytest.mark.slow  # thousands of pairs judged over HTTP
 @pytest.mark.anyio
 @pytest.mark.parametrize("gap", [math.log(3.0), math.log(1.5)])
 async def test_win_frequencies_over_distinct_pairs_match_bradley_terry(gap: float) -> None:

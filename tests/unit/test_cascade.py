@@ -37,6 +37,8 @@ from cross_judge.cascade import CalibrationItemsWarning, Escalation, score_of, s
 from cross_judge.critic.cache import ResponseCache
 from cross_judge.testing import Persona, Reply, VendorServer
 
+from ..waits import SAFETY_NET_S
+
 TEMPLATE = "Judge this item.\n<item>{query}</item>\nAnswer in JSON: kind, confidence, reasoning."
 LABELS = ("KEEP", "REJECT", "SPLIT")
 
@@ -44,7 +46,7 @@ LABELS = ("KEEP", "REJECT", "SPLIT")
 FELINES, CANINES, ROCKS, FRUIT = "Felines", "Canines", "Rocks", "Fruit and vegetables"
 GOLD = {FELINES: "KEEP", CANINES: "KEEP", ROCKS: "REJECT", FRUIT: "SPLIT"}
 
-WAIT_S = 10.0
+WAIT_S = SAFETY_NET_S
 """Safety net for what normally takes milliseconds."""
 
 

@@ -131,6 +131,7 @@ def kinds() -> tuple[list[EnsembleVerdict], list[float]]:
     return results, weights
 
 
+@pytest.mark.slow  # a statistical simulation: thousands of draws
 def test_the_truth_falls_below_the_fits_bound_in_at_most_delta_of_fits() -> None:
     # A bound computed at delta on the items that chose the level (as before) failed here
     # in 46 of 400 fits, 40 of the 195 with a guarantee (20.5%).

@@ -528,6 +528,7 @@ def in_sample_agreement(sample: list[EnsembleVerdict], level: float) -> float:
     return right / len(sample)
 
 
+@pytest.mark.slow  # a statistical simulation: thousands of draws
 def test_the_guarantee_fails_in_at_most_delta_of_random_calibration_draws() -> None:
     kinds, weights = population()
     gold = {k.query_id: "KEEP" for k in kinds}

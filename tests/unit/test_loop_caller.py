@@ -11,6 +11,8 @@ import pytest
 
 from cross_judge._sync import loop_caller, running_loop
 
+from ..waits import SAFETY_NET_S
+
 
 def test_no_loop_runs_outside_an_event_loop() -> None:
     assert running_loop() is None
@@ -37,9 +39,9 @@ async def test_a_callback_scheduled_from_another_thread_runs_on_the_loop() -> No
 
     thread = threading.Thread(target=call_soon, args=(on_the_loop,))
     thread.start()
-    with anyio.fail_after(30):
+    with anyio.fail_after(SAFETY_NET_S):
         await ran.wait()
-    thread.join(30)
+    thread.join(SAFETY_NET_S)
     assert seen == [loop]
 
 

@@ -35,6 +35,8 @@ from cross_judge.testing import Reply, VendorServer
 from cross_judge.vendors import register_vendor, set_vendor_limits
 from cross_judge.verdict import EnsembleVerdict
 
+from ..waits import PROMPTLY_S, SAFETY_NET_S
+
 pytestmark = pytest.mark.anyio
 
 KEY = "sk-otel-test-key-5e4d3c2b1a"
@@ -345,12 +347,12 @@ async def test_a_cancelled_call_has_error_type_cancelled(
     fast, slow = f"{model}-fast", f"{model}-slow"
     server.script(fast, Reply.content(answer("PASS", 0.9, "ok")))
     server.script(fast, Reply.content(answer("PASS", 0.9, "ok")))
-    server.script(slow, Reply.content(answer("PASS", 0.9, "ok"), latency=30.0))
+    server.script(slow, Reply.content(answer("PASS", 0.9, "ok"), latency=SAFETY_NET_S))
     panel = Ensemble(
         [critic(server, "a", fast), critic(server, "b", fast), critic(server, "c", slow)],
         early_stop="cancel",
     )
-    with anyio.fail_after(20):  # safety net: the slow call is cancelled once a and b agree
+    with anyio.fail_after(PROMPTLY_S):  # the slow call is cancelled once a and b agree
         result = await panel.judge("item", query_id="i")
     assert result.consensus == "PASS"
     chats = {

@@ -12,6 +12,8 @@ import yaml
 import cross_judge
 from cross_judge._resources import prompt_files
 
+from ..waits import SAFETY_NET_S
+
 
 def test_every_public_name_is_exported() -> None:
     for name in cross_judge.__all__:
@@ -38,7 +40,7 @@ def test_import_has_no_side_effects_and_loads_no_http_stack(tmp_path: Path) -> N
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=SAFETY_NET_S,
         check=True,
     )
     assert out.stdout.strip() == ""

@@ -15,6 +15,8 @@ import cross_judge
 from cross_judge.batch.lock import ResultsLock, ResultsLocked, lock_path
 from cross_judge.errors import ConfigError
 
+from ...waits import SAFETY_NET_S
+
 PACKAGE_ROOT = str(Path(cross_judge.__file__).resolve().parents[1])
 
 
@@ -68,11 +70,11 @@ def test_a_lock_file_left_by_a_dead_process_does_not_block(tmp_path: Path) -> No
         with pytest.raises(ResultsLocked, match=f"pid {child.pid} "):
             ResultsLock.acquire(out)
         child.kill()  # no chance to release: the lock file stays behind
-        child.wait(timeout=30)
+        child.wait(timeout=SAFETY_NET_S)
     finally:
         if child.poll() is None:
             child.kill()
-            child.wait(timeout=30)
+            child.wait(timeout=SAFETY_NET_S)
         if child.stdout is not None:
             child.stdout.close()
     assert json.loads(lock_path(out).read_text())["pid"] == child.pid

@@ -247,6 +247,7 @@ async def test_refitting_on_a_calibrated_critics_verdicts_gives_the_same_fit(
         assert calibrate_confidence(calibrated, gold, method=method) == before
 
 
+@pytest.mark.slow  # a batch judged over HTTP, a fit, then another batch
 @pytest.mark.anyio
 async def test_a_critic_calibrated_on_half_the_gold_items_halves_the_error_on_the_rest(
     server: VendorServer,

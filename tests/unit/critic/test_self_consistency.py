@@ -34,11 +34,13 @@ from cross_judge.transport import ChatRequest
 from cross_judge.vendors import get_vendor, with_base_url
 from cross_judge.verdict import Answer
 
+from ...waits import SAFETY_NET_S
+
 KEY = "sk-self-consistency-test-0123456789"
 QUESTION = "Which answer explains recursion better?"
 GOOD = "A function that calls itself on a smaller input until a base case."
 POOR = "Recursion is when things repeat."
-WAIT_S = 10.0
+WAIT_S = SAFETY_NET_S
 """Bound for waits that normally take milliseconds."""
 
 

@@ -17,6 +17,8 @@ from cross_judge import Cascade, Ensemble, Escalation
 from cross_judge.panel_file import PanelError, load_panel, parse_panel
 from cross_judge.testing import VendorServer
 
+from ...waits import SAFETY_NET_S
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 SECRET = "sk-live-0123456789abcdefSECRET"
 ITEM = "Felines (see also: Cats)"
@@ -404,7 +406,7 @@ async def test_a_cascade_from_a_file_escalates_as_its_rule_says() -> None:
         cascade = spec.build(simulator_url=server.url)
         assert isinstance(cascade, Cascade)
         try:
-            with anyio.fail_after(30):
+            with anyio.fail_after(SAFETY_NET_S):
                 result = await cascade.judge(ITEM)
         finally:
             await cascade.aclose()
@@ -425,7 +427,7 @@ async def test_the_shipped_cascade_example_builds_and_judges() -> None:
     cascade = spec.build()
     assert isinstance(cascade, Cascade)
     try:
-        with anyio.fail_after(30):
+        with anyio.fail_after(SAFETY_NET_S):
             result = await cascade.judge(ITEM)
     finally:
         await cascade.aclose()

@@ -29,6 +29,8 @@ from cross_judge.transport import (
 from cross_judge.vendors import get_vendor, with_base_url
 from cross_judge.verdict import Usage
 
+from ...waits import SAFETY_NET_S
+
 KEY = "sk-ant-unit-test-key-0123456789"
 CONFIG = get_vendor("anthropic")
 MESSAGE_URL = "https://api.anthropic.com/v1/messages"
@@ -305,7 +307,11 @@ def test_importing_cross_judge_and_the_adapter_does_not_import_the_sdk() -> None
         "print('anthropic' in sys.modules)"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=SAFETY_NET_S,
+        check=True,
     )
     assert result.stdout.strip() == "False"
 

@@ -23,9 +23,11 @@ from cross_judge.transport.blocking import (
     threads_in_use,
 )
 
+from ...waits import SAFETY_NET_S
+
 pytestmark = pytest.mark.anyio
 
-GENEROUS_S = 60.0
+GENEROUS_S = SAFETY_NET_S
 
 
 class Client:

@@ -22,6 +22,8 @@ from cross_judge.transport import _http, _pool
 from cross_judge.transport._framing import GuardedBackend
 from cross_judge.transport._http import AiohttpSession, HttpxSession, import_in_worker
 
+from ...waits import SAFETY_NET_S
+
 pytestmark = pytest.mark.anyio
 
 
@@ -49,7 +51,7 @@ async def test_concurrent_first_calls_build_one_httpx_client(
     builds: list[httpx.AsyncClient] = []
 
     def slow_build(self: HttpxSession) -> httpx.AsyncClient:
-        release.wait(30)  # until both callers are waiting: one in here, one at the lock
+        release.wait(SAFETY_NET_S)  # until both callers are waiting: one in here, one at the lock
         client = httpx.AsyncClient()
         builds.append(client)
         return client
