@@ -128,6 +128,7 @@ def test_cli_accepts_error_correlation_and_difficulty_seed(
 # -- the model ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a statistical simulation: thousands of draws
 @pytest.mark.parametrize("rho", [0.0, 0.5, 0.8])
 @pytest.mark.parametrize("accuracy", [0.7, 0.9])
 def test_marginal_accuracy_over_items_is_the_personas_accuracy(rho: float, accuracy: float) -> None:

@@ -137,6 +137,7 @@ async def test_position_bias_1_and_accuracy_0_always_answers_a() -> None:
     assert kinds == ["A"] * 80
 
 
+@pytest.mark.slow  # hundreds of pairs judged over HTTP
 @pytest.mark.anyio
 async def test_without_position_bias_a_and_b_are_answered_equally_often() -> None:
     # Accuracy 0.5: half the answers are unsure, where a position bias would show.
@@ -379,6 +380,7 @@ def assert_rates_match(measured: dict[str, float], expected: PairwiseRates, pair
     assert within(measured["accuracy"], expected.accuracy, 2 * pairs)
 
 
+@pytest.mark.slow  # a statistical simulation: thousands of draws
 @pytest.mark.parametrize(
     ("accuracy", "position_bias", "tie_share"),
     [(0.6, 0.5, 0.0), (0.8, 0.0, 0.2), (0.3, 0.9, 0.5), (0.0, 0.4, 0.1)],

@@ -231,6 +231,7 @@ def test_apply_calibration_twice_replaces_the_first_mapping() -> None:
     assert again.verdicts[0].avg_confidence == STEPS.apply(0.96)
 
 
+@pytest.mark.slow  # a batch judged over HTTP, a fit, another batch, a second fit
 @pytest.mark.anyio
 async def test_refitting_on_a_calibrated_critics_verdicts_gives_the_same_fit(
     server: VendorServer,

@@ -427,6 +427,7 @@ def within(measured: float | None, expected: float, n: int) -> bool:
     return measured is not None and abs(measured - expected) <= TOLERANCE_SE * se + 1e-12
 
 
+@pytest.mark.slow  # a statistical simulation: thousands of draws
 def test_measured_position_rates_match_the_simulated_personas() -> None:
     personas = [
         Persona(f"lean-{bias}", accuracy=0.7, position_bias=bias, seed=index)

@@ -71,6 +71,7 @@ def secrets_and_text(draw: st.DrawFn, alphabet: str) -> tuple[list[str], str]:
     return secrets, "".join(parts)
 
 
+@pytest.mark.slow  # 1,500 cases against a brute-force reference
 @settings(max_examples=1500, deadline=None)
 @given(case=secrets_and_text("ab-"))
 def test_matches_the_brute_force_reference_on_secrets_that_share_pieces(
