@@ -627,9 +627,8 @@ def parse_prompt(
         PromptError: the text is not valid YAML (with line and column; this includes a
             tagged value that cannot be read, nesting deeper than 64 levels and more than
             100,000 values, aliases counted at full size), not a mapping, or a field is
-            missing, unknown,
-            of the wrong type or invalid; the message starts with ``source`` and names the
-            field and its line.
+            missing, unknown, of the wrong type or invalid; the message starts with
+            ``source`` and names the field and its line.
     """
     try:
         node, data = load_yaml(text)
