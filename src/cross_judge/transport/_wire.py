@@ -11,6 +11,7 @@ response cache: everything that determines the answer, and nothing secret.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import json
@@ -267,6 +268,7 @@ class ChatRequest:
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+@functools.lru_cache(maxsize=256)  # a panel has a few endpoints, each keyed per call
 def endpoint_identity(protocol: str, base_url: str) -> str:
     """Which endpoint answers, as the response cache tells endpoints apart.
 
