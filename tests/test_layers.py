@@ -62,8 +62,12 @@ LAYER_OF: dict[str, str] = {
     **dict.fromkeys(["shared_limit", "ray"], "apps"),
 }
 
-PRIVATE_IMPORTS_ALLOWED = {("cross_judge.core", "_extract_json")}
-"""(importer, name) pairs: cross-judge 0.1's test suites import ``core._extract_json``."""
+PRIVATE_IMPORTS_ALLOWED = {
+    ("cross_judge.core", "_extract_json"),
+    ("cross_judge.voting", "_rebuild_vote"),
+}
+"""(importer, name) pairs: cross-judge 0.1's test suites import ``core._extract_json``;
+pickles of a ``Vote`` name ``cross_judge.voting._rebuild_vote``."""
 
 MAX_LINES = 1200
 MAX_TOP_LEVEL_MODULES = 30

@@ -68,28 +68,30 @@ from .rubric.tally import RubricTally, criterion_verdicts, has_criteria, infer_r
 from .transport import ChatRequest, aclose_sessions
 from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict, as_verdict, default_query_id
 from .voting import (
+    LABEL_STRATEGIES,
+    SCORE_STRATEGIES,
     Vote,
     VotingStrategy,
     accepts_kwarg,
     agreement_pct,
-    any_vote,
-    average_score,
+    any_vote,  # noqa: F401 (importable from here, as before)
+    average_score,  # noqa: F401 (importable from here, as before)
     calls_to_decide,
-    first_disagreement,
-    highest_score,
+    first_disagreement,  # noqa: F401 (importable from here, as before)
+    highest_score,  # noqa: F401 (importable from here, as before)
     krippendorff_alpha,
-    lowest_score,
-    majority_vote,
-    median_score,
+    lowest_score,  # noqa: F401 (importable from here, as before)
+    majority_vote,  # noqa: F401 (importable from here, as before)
+    median_score,  # noqa: F401 (importable from here, as before)
     outcome_is_decided,
     reconcile_labels,
     strategy_name,
     supports_early_stop,
-    trimmed_mean_score,
-    unanimous,
+    trimmed_mean_score,  # noqa: F401 (importable from here, as before)
+    unanimous,  # noqa: F401 (importable from here, as before)
     validate_voting,
-    weighted_average_score,
-    weighted_vote,
+    weighted_average_score,  # noqa: F401 (importable from here, as before)
+    weighted_vote,  # noqa: F401 (importable from here, as before)
 )
 
 if TYPE_CHECKING:
@@ -847,15 +849,6 @@ def _own_names(critic: Critic, verdict: Verdict, shown: Shown) -> Verdict:
     return in_own_names(verdict, shown, score)
 
 
-_LABEL_STRATEGIES = (majority_vote, unanimous, weighted_vote, any_vote, first_disagreement)
-_SCORE_STRATEGIES = (
-    average_score,
-    weighted_average_score,
-    median_score,
-    trimmed_mean_score,
-    highest_score,
-    lowest_score,
-)
 _UNHEEDED = {
     "priority": "ties are broken only between the labels voted",
     "target": "only a vote for the target decides",
@@ -888,8 +881,8 @@ def voting_label_problems(
     scale). ``fallback``, ``abstain_label`` and ``disagree_label`` name what a vote gives
     when it decides nothing, and may be any label.
     """
-    label_strategy = strategy in _LABEL_STRATEGIES
-    if not critics or not (label_strategy or strategy in _SCORE_STRATEGIES):
+    label_strategy = strategy in LABEL_STRATEGIES
+    if not critics or not (label_strategy or strategy in SCORE_STRATEGIES):
         return []
     if any(c.labels is None or c.rubric is not None for c in critics):
         return []
