@@ -15,6 +15,9 @@ or a :class:`~cross_judge.cascade.Cascade`), live or through the vendors' batch 
 * :class:`ResultsFile`: the append-only JSONL file a resumable run writes (one
   ``EnsembleVerdict`` per line, flushed at once), which knows the ids already done and
   repairs a line torn by a kill.
+* :class:`RunOptions`: the options every batch entry point takes as keywords
+  (``concurrency``, ``progress``, ``budget_usd``, ``mode``, ``batch``, ``item_text``), each
+  documented there once; :class:`PanelRunOptions` adds a Cascade's ``all_tiers``.
 * :class:`BatchOptions`: provider batch mode (``mode="batch"``): which vendors' batch APIs
   to use, the ledger that makes a killed job resumable, polling and deadline.
 * :func:`shard_of`: the shard of an item id when a dataset is split across machines
@@ -40,6 +43,7 @@ from ..results import (
     load_result,
     read_results,
 )
+from ._run_options import PanelRunOptions, RunOptions
 from .admission import judge_item
 from .items import Item, ItemError, shard_of
 from .panel_protocol import Panel
@@ -58,8 +62,10 @@ __all__ = [
     "ItemError",
     "Mode",
     "Panel",
+    "PanelRunOptions",
     "ResultStream",
     "ResultsFile",
+    "RunOptions",
     "TierStats",
     "as_batch",
     "call_failed",
@@ -78,6 +84,6 @@ __all__ = [
 
 # The public path of the classes defined in this package's modules: reprs, pickles and the
 # docs name cross_judge.batch, as before the package was split.
-for _public in (Item, ResultStream, ResultsFile, BatchOptions, Panel):
+for _public in (Item, ResultStream, ResultsFile, BatchOptions, Panel, RunOptions, PanelRunOptions):
     _public.__module__ = __name__
 del _public

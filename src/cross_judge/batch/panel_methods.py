@@ -14,15 +14,17 @@ import functools
 from collections.abc import AsyncIterable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from typing_extensions import Unpack
+
 from .. import _sync
+from ._run_options import PanelRunOptions, split_options
 from .panel_protocol import Panel
-from .runner import DEFAULT_CONCURRENCY, Mode, ResultStream, judge_many, stream
+from .runner import ResultStream, judge_many, stream
 
 if TYPE_CHECKING:
     from ..budget import Budget
     from ..results import BatchResult
     from ..verdict import EnsembleVerdict
-    from .provider_jobs import BatchOptions
 
 __all__ = ["PanelMethods"]
 
@@ -35,14 +37,7 @@ class _Judging(Panel, Protocol):
     async def judge_many(
         self,
         items: Iterable[object] | AsyncIterable[object],
-        *,
-        concurrency: int = ...,
-        progress: bool = ...,
-        budget_usd: Budget | float | None = ...,
-        mode: Mode = ...,
-        batch: BatchOptions | None = ...,
-        item_text: bool = ...,
-        **panel_options: Any,
+        **options: Unpack[PanelRunOptions],
     ) -> BatchResult: ...
 
 
@@ -50,9 +45,10 @@ class PanelMethods:
     """``judge_sync``, ``judge_many``, ``judge_many_sync`` and ``stream`` for a panel that
     defines ``judge`` and ``check_can_judge``.
 
-    ``panel_options`` are the panel's own keywords beyond the common ones (a Cascade's
-    ``all_tiers``): passed on to its ``judge`` and to :meth:`panel_for_batch`. A panel
-    that has none refuses any.
+    The batch methods take :class:`~cross_judge.batch.RunOptions` as keywords, plus the
+    panel's own (a Cascade's ``all_tiers``, :class:`~cross_judge.batch.PanelRunOptions`):
+    those go to its ``judge`` and to :meth:`panel_for_batch`. A panel that has none
+    refuses any.
     """
 
     def panel_for_batch(self: _Judging, **panel_options: Any) -> Panel:
@@ -94,104 +90,49 @@ class PanelMethods:
     async def judge_many(
         self: _Judging,
         items: Iterable[object] | AsyncIterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-        item_text: bool = True,
-        **panel_options: Any,
+        **options: Unpack[PanelRunOptions],
     ) -> BatchResult:
         """Judge every item, at most ``concurrency`` at once; results in input order.
 
         ``items``: strings, mappings (``id``, ``query``, ``context``, ``meta``) or
         :class:`~cross_judge.batch.Item` objects, sync or async. Every item is checked
-        before the first call. ``budget_usd`` caps the whole batch: a call whose worst
-        case does not fit waits for the calls in flight to settle, and once what is left
-        cannot pay for one, the remaining calls are ``SKIPPED`` with
-        ``error_kind="budget"``. ``mode="batch"``
-        goes through the vendors' batch APIs at about half the price (``batch``:
-        :class:`~cross_judge.BatchOptions`). Each result stores its item's query and
-        context (``item``, bounded) unless ``item_text=False`` (private data). A Cascade
-        also takes ``all_tiers=True``: ask every tier on every item, the stored results
-        calibration (:func:`~cross_judge.cascade_calibration.calibrate_cascade`) and
-        :meth:`~cross_judge.cascade.Cascade.replay` need. See
+        before the first call. ``options``: how the batch runs (``concurrency``,
+        ``progress``, ``budget_usd``, ``mode``, ``batch``, ``item_text``; see
+        :class:`~cross_judge.batch.RunOptions`), and for a Cascade ``all_tiers``
+        (:class:`~cross_judge.batch.PanelRunOptions`). See
         :func:`cross_judge.batch.judge_many`.
 
         Raises:
+            TypeError: a keyword that is neither a run option nor this panel's own.
             ItemError: an item cannot be judged (nothing was sent).
-            ConfigError: the panel has no critics, or a budget is given but a critic's
-                model has no known price.
+            ConfigError: the panel has no critics, an option's value is invalid, or a
+                budget is given but a critic's model has no known price.
         """
-        return await judge_many(
-            self.panel_for_batch(**panel_options),
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            mode=mode,
-            batch=batch,
-            item_text=item_text,
-        )
+        run, panel_options = split_options(options)
+        return await judge_many(self.panel_for_batch(**panel_options), items, **run)
 
     def judge_many_sync(
         self: _Judging,
         items: Iterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-        item_text: bool = True,
-        **panel_options: Any,
+        **options: Unpack[PanelRunOptions],
     ) -> BatchResult:
         """``judge_many`` for synchronous code; also works inside a running event loop."""
         self.check_can_judge()  # here too: no bridge thread for a call that cannot run
-        call = functools.partial(
-            self.judge_many,
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            mode=mode,
-            batch=batch,
-            item_text=item_text,
-            **panel_options,
-        )
-        return _sync.run_sync(call)
+        return _sync.run_sync(functools.partial(self.judge_many, items, **options))
 
     def stream(
         self: _Judging,
         items: Iterable[object] | AsyncIterable[object],
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        progress: bool = False,
-        budget_usd: Budget | float | None = None,
-        mode: Mode = "live",
-        batch: BatchOptions | None = None,
-        item_text: bool = True,
-        **panel_options: Any,
+        **options: Unpack[PanelRunOptions],
     ) -> ResultStream:
         """Judge items and hand out results as they finish: ``async for r in
-        panel.stream(items)``. Items are read lazily, so memory stays flat.
-        ``budget_usd`` caps the whole stream; ``mode="batch"`` goes through the vendors'
-        batch APIs; ``item_text=False`` leaves the items' text out of the results; a
-        Cascade takes ``all_tiers`` as in :meth:`judge_many`. The panel's ``aclose()``
-        stops it. See :func:`cross_judge.batch.stream`.
+        panel.stream(items)``. Items are read lazily, so memory stays flat. ``options``
+        are as in :meth:`judge_many`. The panel's ``aclose()`` stops it. See
+        :func:`cross_judge.batch.stream`.
 
         Raises:
+            TypeError: a keyword that is neither a run option nor this panel's own.
             ConfigError: the panel has no critics (at once, before any item is read).
         """
-        return stream(
-            self.panel_for_batch(**panel_options),
-            items,
-            concurrency=concurrency,
-            progress=progress,
-            budget_usd=budget_usd,
-            owner=self,
-            mode=mode,
-            batch=batch,
-            item_text=item_text,
-        )
+        run, panel_options = split_options(options)
+        return stream(self.panel_for_batch(**panel_options), items, owner=self, **run)

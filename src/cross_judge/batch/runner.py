@@ -25,9 +25,10 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncIterable, Awaitable, Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
+from typing_extensions import Unpack
 
 from .. import _otel
 from .._sync import loop_caller
@@ -37,6 +38,7 @@ from ..errors import ConfigError
 from ..results import BatchResult
 from ..verdict import EnsembleVerdict
 from ..voting import strategy_name
+from ._run_options import DEFAULT_CONCURRENCY, Mode, RunOptions, with_defaults
 from .admission import admit, judge_item
 from .items import Item, ItemFeed
 from .progress import BatchProgress
@@ -56,13 +58,7 @@ __all__ = [
     "stream",
 ]
 
-DEFAULT_CONCURRENCY = 32
-"""Items in flight at once unless the caller says otherwise."""
-
 Deliver = Callable[[int, EnsembleVerdict], Awaitable[None]]
-
-Mode = Literal["live", "batch"]
-"""How a batch's calls reach the vendors: live, or through their batch APIs."""
 
 
 def _check_concurrency(concurrency: object) -> int:
@@ -114,13 +110,7 @@ async def _judge_each(
 async def judge_many(
     ensemble: Panel,
     items: Iterable[object] | AsyncIterable[object],
-    *,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    progress: bool = False,
-    budget_usd: Budget | float | None = None,
-    mode: Mode = "live",
-    batch: BatchOptions | None = None,
-    item_text: bool = True,
+    **options: Unpack[RunOptions],
 ) -> BatchResult:
     """Judge every item and return the results in input order (``Ensemble.judge_many``).
 
@@ -132,37 +122,26 @@ async def judge_many(
     Args:
         items: strings, mappings (``id``, ``query``, ``context``, ``meta``) or
             :class:`Item` objects; a sync or async iterable.
-        concurrency: items in flight at once (each fans out to every critic).
-        progress: show a ``rich`` progress bar on stderr.
-        budget_usd: a cap in USD for the whole batch (or a shared
-            :class:`~cross_judge.budget.Budget`); a call whose worst case does not fit
-            beside the calls in flight waits for them to settle, and calls that cannot
-            fit are not made and give ``SKIPPED`` verdicts with ``error_kind="budget"``.
-        mode: ``"live"`` calls each vendor at once; ``"batch"`` sends the calls of
-            critics on vendors with a batch API through it, at about half the price,
-            results within the vendor's window (24 h), and the others live
-            (:mod:`cross_judge.batch.provider_jobs`). In batch mode ``concurrency`` caps the live
-            calls per live critic; ``batch.window`` caps the items in flight.
-        batch: batch mode's options (:class:`~cross_judge.BatchOptions`: which vendors,
-            the ledger that makes a killed job resumable, polling, deadline); only with
-            ``mode="batch"``.
-        item_text: store each item's query and context with its result (``item``,
-            bounded: :data:`~cross_judge.batch.items.ITEM_TEXT_CAP`), so reports show
-            what was judged; ``False`` leaves them out (private data).
+        **options: how the batch runs (``concurrency``, ``progress``, ``budget_usd``,
+            ``mode``, ``batch``, ``item_text``): see :class:`~cross_judge.batch.RunOptions`.
 
     Raises:
+        TypeError: a keyword that is not a :class:`~cross_judge.batch.RunOptions` key.
         ItemError: an item cannot be judged; nothing was sent.
-        ConfigError: the ensemble has no critics, ``concurrency`` is not an integer
-            >= 1, a critic's endpoint has become invalid since it was built, or a budget
-            is given and a critic's model has no known price; nothing was sent. A
-            failure of one critic's call is never raised: it is that critic's ``ERROR``
-            verdict, the others' verdicts stand.
+        ConfigError: the ensemble has no critics, an option's value is invalid
+            (``concurrency`` not an integer >= 1, an unknown ``mode``, ``batch`` without
+            ``mode="batch"``), a critic's endpoint has become invalid since it was built,
+            or a budget is given and a critic's model has no known price; nothing was
+            sent. A failure of one critic's call is never raised: it is that critic's
+            ``ERROR`` verdict, the others' verdicts stand.
     """
-    limit = _check_concurrency(concurrency)
-    options = _check_mode(mode, batch)
-    budget = _checked_budget(ensemble, budget_usd)
-    if options is not None:
-        check_batch_prices(ensemble, options)
+    run = with_defaults(options, "judge_many")
+    mode, item_text = run["mode"], run["item_text"]
+    limit = _check_concurrency(run["concurrency"])
+    job = _check_mode(mode, run["batch"])
+    budget = _checked_budget(ensemble, run["budget_usd"])
+    if job is not None:
+        check_batch_prices(ensemble, job)
     feed = ItemFeed(ensemble, items)
     checked: list[Item] = []
     try:
@@ -175,7 +154,7 @@ async def judge_many(
 
     with (
         _otel.batch_span(ensemble, mode=mode, concurrency=limit, items=len(checked)) as span,
-        BatchProgress(len(checked), enabled=progress) as bar,
+        BatchProgress(len(checked), enabled=run["progress"]) as bar,
     ):
 
         async def deliver(index: int, result: EnsembleVerdict) -> None:
@@ -184,10 +163,10 @@ async def judge_many(
             span.add(result)
 
         again = ItemFeed(ensemble, checked, checked=True)
-        if options is None:
+        if job is None:
             await _judge_each(ensemble, again, limit, deliver, budget, item_text)
         else:
-            await run_job(ensemble, again, options, limit, deliver, budget, item_text=item_text)
+            await run_job(ensemble, again, job, limit, deliver, budget, item_text=item_text)
     done = [r for r in results if r is not None]
     return BatchResult(
         verdicts=done,
@@ -250,13 +229,8 @@ def stream(
     ensemble: Panel,
     items: Iterable[object] | AsyncIterable[object],
     *,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    progress: bool = False,
-    budget_usd: Budget | float | None = None,
     owner: Panel | None = None,
-    mode: Mode = "live",
-    batch: BatchOptions | None = None,
-    item_text: bool = True,
+    **options: Unpack[RunOptions],
 ) -> ResultStream:
     """Judge items and hand out each result as it finishes (``Ensemble.stream``).
 
@@ -273,25 +247,32 @@ def stream(
     An item that cannot be judged (see :func:`judge_many`) ends the stream: items in
     flight finish and are handed out, then :class:`ItemError` is raised.
 
-    ``budget_usd`` caps the whole stream, as in :func:`judge_many`. ``owner`` is the panel
-    whose ``aclose()`` stops the stream (:func:`stop_streams`), ``ensemble`` by default;
-    the stream keeps it alive. ``mode="batch"`` (with ``batch`` options) goes through the
-    vendors' batch APIs as in :func:`judge_many`: ``batch.window`` items are in flight, and
-    results come as each round's batches end. ``item_text`` is as in :func:`judge_many`.
+    ``options`` are :class:`~cross_judge.batch.RunOptions`, as in :func:`judge_many`
+    (``budget_usd`` caps the whole stream; in batch mode ``batch.window`` items are in
+    flight, and results come as each round's batches end). ``owner`` is the panel whose
+    ``aclose()`` stops the stream (:func:`stop_streams`), ``ensemble`` by default; the
+    stream keeps it alive.
     The answers journal active where ``stream`` is called
     (:func:`~cross_judge.critic.journal.journaling`) is the one its calls use.
 
     Raises:
-        ConfigError: the ensemble has no critics, ``concurrency`` is not an integer
-            >= 1, a critic's endpoint has become invalid since it was built, a budget
-            is given and a critic's model has no known price, or the mode or batch options
-            are wrong (at once, not at iteration).
+        TypeError: a keyword that is not a :class:`~cross_judge.batch.RunOptions` key.
+        ConfigError: the ensemble has no critics, an option's value is invalid (as in
+            :func:`judge_many`), a critic's endpoint has become invalid since it was
+            built, or a budget is given and a critic's model has no known price (at
+            once, not at iteration).
     """
-    limit = _check_concurrency(concurrency)
-    options = _check_mode(mode, batch)
-    budget = _checked_budget(ensemble, budget_usd)
-    if options is not None:
-        check_batch_prices(ensemble, options)
+    run_options = with_defaults(options, "stream")
+    mode, item_text, progress = (
+        run_options["mode"],
+        run_options["item_text"],
+        run_options["progress"],
+    )
+    limit = _check_concurrency(run_options["concurrency"])
+    job = _check_mode(mode, run_options["batch"])
+    budget = _checked_budget(ensemble, run_options["budget_usd"])
+    if job is not None:
+        check_batch_prices(ensemble, job)
     # The caller's tracing context and answers journal: the stream's work runs in a host
     # task that, on trio, does not inherit them.
     parent = _otel.current_context()
@@ -313,12 +294,10 @@ def stream(
                 span.add(result)
 
             feed = ItemFeed(ensemble, items)
-            if options is None:
+            if job is None:
                 await _judge_each(ensemble, feed, limit, handed_out, budget, item_text)
             else:
-                await run_job(
-                    ensemble, feed, options, limit, handed_out, budget, item_text=item_text
-                )
+                await run_job(ensemble, feed, job, limit, handed_out, budget, item_text=item_text)
 
     return ResultStream(run, buffer=limit, owner=ensemble if owner is None else owner)
 

@@ -349,15 +349,18 @@ def run(args: argparse.Namespace) -> int:
                     panel,
                     reader,
                     results,
-                    concurrency=concurrency,
+                    run={
+                        "concurrency": concurrency,
+                        "budget_usd": budget,
+                        "mode": "live" if batch is None else "batch",
+                        "batch": batch,
+                        "item_text": not args.no_item_text,
+                    },
                     progress=progress,
                     total=total,
                     console=err,
-                    budget=budget,
                     state=state,
                     all_tiers=args.all_tiers,
-                    batch=batch,
-                    item_text=not args.no_item_text,
                 )
             )
             status = "interrupted" if state.interrupted else "done"

@@ -21,8 +21,7 @@ if TYPE_CHECKING:
     from anyio.abc import TaskStatus
     from rich.console import Console
 
-    from ..batch import BatchOptions, Mode, ResultsFile
-    from ..budget import Budget
+    from ..batch import ResultsFile, RunOptions
     from ..cascade import Cascade
     from ..critic.journal import KeptShare
     from ..ensemble import Ensemble
@@ -126,20 +125,18 @@ async def judge_into(
     items: ItemReader,
     results: ResultsFile,
     *,
-    concurrency: int,
+    run: RunOptions,
     progress: bool,
     total: int | None,
     console: Console,
-    budget: Budget | None,
     state: RunState,
     all_tiers: bool = False,
-    batch: BatchOptions | None = None,
-    item_text: bool = True,
 ) -> RunState:
-    """Stream ``items`` through ``panel`` (every tier of a cascade with ``all_tiers``; in
-    batch mode with ``batch``) and append each result to ``results`` at once (with its
-    item's text unless ``item_text`` is false). With ``results.journal``, every valid
-    answer is recorded there as it arrives, and the answers it kept are not asked again."""
+    """Stream ``items`` through ``panel`` with the options ``run`` (every tier of a cascade
+    with ``all_tiers``) and append each result to ``results`` at once. ``progress`` is
+    this run's own bar (over ``total`` items, on ``console``), not the stream's. With
+    ``results.journal``, every valid answer is recorded there as it arrives, and the
+    answers it kept are not asked again."""
     import anyio
 
     from ..batch.progress import BatchProgress
@@ -159,26 +156,10 @@ async def judge_into(
                 journaling(journal),
                 BatchProgress(total, enabled=progress, console=console) as bar,
             ):
-                mode: Mode = "live" if batch is None else "batch"
                 if isinstance(panel, Cascade):
-                    stream = panel.stream(
-                        items,
-                        concurrency=concurrency,
-                        budget_usd=budget,
-                        all_tiers=all_tiers,
-                        mode=mode,
-                        batch=batch,
-                        item_text=item_text,
-                    )
+                    stream = panel.stream(items, all_tiers=all_tiers, **run)
                 else:
-                    stream = panel.stream(
-                        items,
-                        concurrency=concurrency,
-                        budget_usd=budget,
-                        mode=mode,
-                        batch=batch,
-                        item_text=item_text,
-                    )
+                    stream = panel.stream(items, **run)
                 async with stream:
                     async for result in stream:
                         results.append(result)

@@ -29,6 +29,9 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from typing_extensions import Unpack
+
+from ..batch import RunOptions
 from ..batch.panel_protocol import Panel, PanelView
 from ..batch.runner import judge_many
 from ..critic.template import Template
@@ -496,7 +499,7 @@ async def rank(
     prior: float = DEFAULT_PRIOR,
     max_calls: int | None = DEFAULT_MAX_CALLS,
     on_plan: Callable[[RankPlan], None] | None = None,
-    **batch_options: Any,
+    **batch_options: Unpack[RunOptions],
 ) -> Ranking:
     """Rank ``candidates`` by judging pairs of them with ``panel`` and fitting
     Bradley-Terry ratings (Davidson's extension: ties are kept) with intervals.
@@ -545,8 +548,8 @@ async def rank(
         on_plan: called once with the :class:`RankPlan` before the first call (after
             the checks of the options and of ``max_calls``); an exception it raises stops
             the ranking there.
-        batch_options: passed to :func:`cross_judge.batch.judge_many` (``concurrency``,
-            ``progress``, ``budget_usd``, ``mode="batch"``, ``batch``, ``item_text``).
+        batch_options: how each round's batch runs, passed to
+            :func:`cross_judge.batch.judge_many`: see :class:`~cross_judge.batch.RunOptions`.
 
     Returns:
         The :class:`Ranking`; its ``results`` hold every pair judged (resumed ones too),
