@@ -67,13 +67,13 @@ import importlib.util
 import json
 import os
 import time
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from .batch.panel_protocol import Panel
     from .critic.critic import Critic
     from .transport import ChatRequest, Completion
     from .transport.retry import Gate
@@ -91,6 +91,19 @@ __all__ = [
     "record_completion",
     "watched_gate",
 ]
+
+
+class _Panel(Protocol):
+    """What the judge and batch spans read of a panel (an Ensemble, a Cascade, any
+    :class:`~cross_judge.batch.Panel`): its critics and its vote. Declared here, below the
+    batch layer that defines the panels."""
+
+    @property
+    def critics(self) -> Sequence[Critic]: ...
+
+    @property
+    def voting(self) -> str | Callable[..., tuple[str, bool]]: ...
+
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 """The standard opt-in variable: ``true`` records prompts and answers on spans."""
@@ -493,7 +506,7 @@ def _evaluation(verdict: Verdict, content: bool) -> dict[str, Any]:
     return {k: v for k, v in attributes.items() if v is not None}
 
 
-def judge_span(ensemble: Panel, query: str) -> _JudgeSpan | _NoSpan:
+def judge_span(ensemble: _Panel, query: str) -> _JudgeSpan | _NoSpan:
     """The span of one judgement of ``query``, to enter around the fan-out (its critics'
     tasks then inherit it); ``ended(result)`` records the outcome."""
     content = False
@@ -511,7 +524,7 @@ def judge_span(ensemble: Panel, query: str) -> _JudgeSpan | _NoSpan:
     return _NO_SPAN if span is None else _JudgeSpan(span, query, content)
 
 
-def _voting(ensemble: Panel) -> str:
+def _voting(ensemble: _Panel) -> str:
     from .voting import strategy_name
 
     return strategy_name(ensemble.voting)
@@ -557,7 +570,7 @@ class _BatchSpan(_Span):
 
 
 def batch_span(
-    ensemble: Panel,
+    ensemble: _Panel,
     *,
     mode: str,
     concurrency: int,

@@ -48,10 +48,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .panel_file import PanelProblem
+from typing import Any, Protocol
 
 __all__ = [
     "ConfigError",
@@ -69,6 +66,25 @@ __all__ = [
     "UnknownVendorError",
     "UnusableCacheError",
 ]
+
+
+class _Problem(Protocol):
+    """One problem of a :class:`PanelError`: what a
+    :class:`~cross_judge.panel_file.PanelProblem` is, declared here, below the panel file
+    layer that defines it."""
+
+    @property
+    def field(self) -> str: ...
+
+    @property
+    def line(self) -> int | None: ...
+
+    @property
+    def message(self) -> str: ...
+
+    def format(self, source: str) -> str: ...
+
+    def redacted(self) -> _Problem: ...
 
 
 class CrossJudgeError(Exception):
@@ -128,7 +144,7 @@ class PanelError(ConfigError):
     message has one ``<file>:<line>: <field>: <message>`` line per problem. Never holds
     the value of a secret-looking field."""
 
-    def __init__(self, source: str, problems: Sequence[PanelProblem]) -> None:
+    def __init__(self, source: str, problems: Sequence[_Problem]) -> None:
         # Each problem hides key-shaped text itself (PanelProblem.redacted and .format):
         # redaction is a tool of the wire layer, which this module does not import.
         self.source = source

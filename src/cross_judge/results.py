@@ -1,11 +1,12 @@
 """The results of a batch as data: :class:`BatchResult`, its per-critic and per-tier
 records, and the one-line JSON form results files hold.
 
-This is a base-layer module: it makes no call and knows nothing of panels. Statistics,
-views, dataframes and re-voting are methods of :class:`BatchResult` for convenience, but
-they are implemented above this layer (``stats/``, ``report/``, ``integrations/``, the
-panels) and reached through :mod:`cross_judge._extensions`, without an import cycle. The
-public path of every class here is :mod:`cross_judge.batch`.
+This module sits in the stats layer (its methods' signatures name the statistics'
+types): it makes no call and knows nothing of panels. Statistics, views, dataframes and
+re-voting are methods of :class:`BatchResult` for convenience, but they are implemented
+elsewhere (``stats/``, and above: ``report/``, ``integrations/``, the panels) and reached
+through :mod:`cross_judge._extensions`, without an import cycle. The public path of every
+class here is :mod:`cross_judge.batch`.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ This package is the public path of these names; the modules inside it each hold 
 (:mod:`~cross_judge.batch.items`, :mod:`~cross_judge.batch.runner`,
 :mod:`~cross_judge.batch.admission`, :mod:`~cross_judge.batch.provider_jobs`,
 :mod:`~cross_judge.batch.results_file`, :mod:`~cross_judge.batch.lock`,
-:mod:`~cross_judge.batch.progress`), and :class:`BatchResult` is base-layer data defined in
+:mod:`~cross_judge.batch.progress`), and :class:`BatchResult` is stats-layer data defined in
 :mod:`cross_judge.results`.
 """
 
