@@ -43,6 +43,7 @@ LAYER_OF: dict[str, str] = {
             "pairwise",
             "results",
             "_extensions",
+            "_item",
             "_sync",
             "rubric",
         ],

@@ -19,6 +19,7 @@ from .panel_protocol import Panel
 from .runner import DEFAULT_CONCURRENCY, Mode, ResultStream, judge_many, stream
 
 if TYPE_CHECKING:
+    from .._item import Item
     from ..budget import Budget
     from ..results import BatchResult
     from ..verdict import EnsembleVerdict
@@ -70,7 +71,7 @@ class PanelMethods:
 
     def judge_sync(
         self: _Judging,
-        query: str,
+        query: str | Item,
         *,
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,
