@@ -47,6 +47,7 @@ LAYER_OF: dict[str, str] = {
             "pairwise",
             "schema",
             "_extensions",
+            "_item",
             "_sync",
             "rubric",
         ],

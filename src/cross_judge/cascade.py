@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import anyio
 
 from . import _sync
+from ._item import Item
 from .batch.panel_methods import PanelMethods
 from .batch.panel_protocol import Panel, PanelView
 from .batch.runner import stop_streams
@@ -515,7 +516,7 @@ class Cascade(PanelMethods):
         for tier in self.tiers:
             tier.check_prices()
 
-    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
+    def check_item(self, query: str | Item, context: Mapping[str, Any] | None = None) -> None:
         """Raise unless every tier can judge the item (see :meth:`Ensemble.check_item`).
 
         Raises:
@@ -600,7 +601,7 @@ class Cascade(PanelMethods):
 
     async def judge(
         self,
-        query: str,
+        query: str | Item,
         *,
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,
@@ -609,7 +610,10 @@ class Cascade(PanelMethods):
         all_tiers: bool = False,
         sit_out: Collection[str] | None = None,
     ) -> EnsembleVerdict:
-        """Judge ``query`` tier by tier until a result stands.
+        """Judge an item tier by tier until a result stands: an
+        :class:`~cross_judge.batch.Item`, or its text with ``query_id``, ``context`` and
+        ``meta`` (as for :meth:`Ensemble.judge <cross_judge.ensemble.Ensemble.judge>`);
+        every tier is given the same item.
 
         With ``all_tiers`` every tier judges the item (concurrently) and the decision is
         made from their results exactly as tier by tier: the result to store for
@@ -623,13 +627,16 @@ class Cascade(PanelMethods):
             PromptError: a template field of any tier's critics is missing from
                 ``context`` (checked for every tier before the first call).
             ConfigError: as :meth:`Ensemble.judge`, for any tier, before any call.
+            TypeError: an :class:`~cross_judge.batch.Item` given with ``query_id``,
+                ``context`` or ``meta``.
         """
+        item = Item.of(query, query_id=query_id, context=context, meta=meta)
         self.check_can_judge()
         budget = Budget.of(budget_usd)
         if budget is not None:
             self.check_prices()
         for critic in self.critics:
-            critic.check_renders(query, context)
+            critic.check_renders(item)
         for tier in self.tiers:  # an unusable cache raises now, not after tier 0 was billed
             await tier.check_caches()
         names = {c.name for c in self.critics}
@@ -643,15 +650,7 @@ class Cascade(PanelMethods):
 
         async def ask(tier: Ensemble, criteria: Sequence[str] | None = None) -> EnsembleVerdict:
             own = [c.name for c in tier.critics if sit_out and c.name in sit_out]
-            return await tier.judge(
-                query,
-                query_id=query_id,
-                context=context,
-                meta=meta,
-                budget_usd=budget,
-                criteria=criteria,
-                sit_out=own or None,
-            )
+            return await tier.judge(item, budget_usd=budget, criteria=criteria, sit_out=own or None)
 
         if all_tiers:
             answers: list[EnsembleVerdict | None] = [None] * len(self.tiers)
@@ -884,7 +883,7 @@ class _AllTiers(PanelView):
 
     async def judge(
         self,
-        query: str,
+        query: str | Item,
         *,
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,

@@ -43,6 +43,7 @@ from anyio.abc import TaskGroup
 
 from . import _otel, _sync
 from ._extensions import provide
+from ._item import Item
 from .batch.panel_methods import PanelMethods
 from .batch.runner import stop_streams
 from .budget import Budget
@@ -264,7 +265,7 @@ class Ensemble(PanelMethods):
 
     async def judge(
         self,
-        query: str,
+        query: str | Item,
         *,
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,
@@ -273,14 +274,16 @@ class Ensemble(PanelMethods):
         criteria: Sequence[str] | None = None,
         sit_out: Collection[str] | None = None,
     ) -> EnsembleVerdict:
-        """Judge ``query`` with every critic concurrently and aggregate.
+        """Judge an item with every critic concurrently and aggregate.
 
         Every prompt is rendered before the first request, so a template mistake raises
         :class:`~cross_judge.errors.PromptError` before any critic is billed. Vendor
         failures never raise: they are verdicts.
 
         Args:
-            query: the item to judge.
+            query: the item to judge: an :class:`~cross_judge.batch.Item`, or its text
+                (with ``query_id``, ``context`` and ``meta`` as keywords, which an item
+                carries itself).
             query_id: the item's id; default :func:`default_query_id`.
             context: values for the critics' template fields.
             meta: copied to ``EnsembleVerdict.meta``.
@@ -305,6 +308,8 @@ class Ensemble(PanelMethods):
                 model has no known price, a response cache file cannot be used, or
                 ``sit_out`` names a critic not in the panel or is given to a rubric panel
                 (before any critic is called).
+            TypeError: an :class:`~cross_judge.batch.Item` given with ``query_id``,
+                ``context`` or ``meta``.
 
         With OpenTelemetry installed, the judgement is a ``cross_judge.judge`` span, parent
         of its critics' ``chat`` spans (:mod:`cross_judge._otel`).
@@ -313,41 +318,36 @@ class Ensemble(PanelMethods):
         OpenTelemetry API, the HTTP client) in worker threads, so that it does not stall
         the event loop (:mod:`cross_judge.critic.warmup`).
         """
+        item = Item.of(query, query_id=query_id, context=context, meta=meta)
         await warm_up()  # before the span and the price checks, which would do it on the loop
         if _otel.available:  # without OpenTelemetry, this branch is the whole cost
-            with _otel.judge_span(self, query) as span:
-                return span.ended(
-                    await self._judge(query, query_id, context, meta, budget_usd, criteria, sit_out)
-                )
-        return await self._judge(query, query_id, context, meta, budget_usd, criteria, sit_out)
+            with _otel.judge_span(self, item.query) as span:
+                return span.ended(await self._judge(item, budget_usd, criteria, sit_out))
+        return await self._judge(item, budget_usd, criteria, sit_out)
 
     async def _judge(
         self,
-        query: str,
-        query_id: str | None,
-        context: Mapping[str, Any] | None,
-        meta: Mapping[str, Any] | None,
+        item: Item,
         budget_usd: Budget | float | None,
         criteria: Sequence[str] | None = None,
         sit_out: Collection[str] | None = None,
     ) -> EnsembleVerdict:
         """:meth:`judge`, untraced."""
         self.check_can_judge()
+        query, query_id, meta = item.query, item.id, item.meta
+        context = item.context or None
         self.check_item(query, context)
         sitting = self._sitting_out(sit_out)
         budget = Budget.of(budget_usd)
         if budget is not None:
             self.check_prices()
-        query_id = query_id or default_query_id(query)
         if self._rubric is not None and sitting:
             raise ConfigError(
                 "sit_out leaves critics out of a pair; a rubric panel judges one item on its "
                 "criteria, so give it no sit_out"
             )
         if self._rubric is not None:
-            return await self._judge_rubric(
-                query, query_id, context, meta, budget, self._rubric, criteria
-            )
+            return await self._judge_rubric(item, budget, self._rubric, criteria)
         if criteria is not None:
             raise ConfigError(
                 "criteria= names criteria of a rubric, and this panel's critics judge with no "
@@ -358,7 +358,7 @@ class Ensemble(PanelMethods):
             assert context is not None
             plans = self._pair_requests(query, query_id, context)
         else:
-            plans = [[(None, critic.build_request(query, context))] for critic in self.critics]
+            plans = [[(None, critic.build_request(item))] for critic in self.critics]
         await self.check_caches()
         started = time.perf_counter()
         n = len(self.critics)
@@ -423,10 +423,7 @@ class Ensemble(PanelMethods):
 
     async def _judge_rubric(
         self,
-        query: str,
-        query_id: str,
-        context: Mapping[str, Any] | None,
-        meta: Mapping[str, Any] | None,
+        item: Item,
         budget: Budget | None,
         rubric: Rubric,
         criteria: Sequence[str] | None,
@@ -436,7 +433,7 @@ class Ensemble(PanelMethods):
         order, as few at a time as could decide each criterion)."""
         wanted = rubric.select(criteria, whose="the panel's rubric")
         # Every prompt rendered before the first call: a template mistake costs nothing.
-        plans = [critic.rubric_requests(query, context, wanted) for critic in self.critics]
+        plans = [critic.rubric_requests(item, None, wanted) for critic in self.critics]
         await self.check_caches()
         started = time.perf_counter()
         n = len(self.critics)
@@ -446,7 +443,7 @@ class Ensemble(PanelMethods):
 
         async def ask(index: int, ids: tuple[str, ...]) -> None:
             critic = self.critics[index]
-            plan = plans[index] if ids == wanted else critic.rubric_requests(query, context, ids)
+            plan = plans[index] if ids == wanted else critic.rubric_requests(item, None, ids)
             results[index] = await critic.judge_rubric_requests(
                 plan, budget=budget, cache=self._cache
             )
@@ -487,8 +484,8 @@ class Ensemble(PanelMethods):
             self._strategy,
             strategy_name(self.voting),
             self._kwargs,
-            query_id=query_id,
-            meta=meta,
+            query_id=item.id,
+            meta=item.meta,
             elapsed_s=elapsed,
             rubric=rubric,
             criteria=None if criteria is None else wanted,
@@ -575,13 +572,16 @@ class Ensemble(PanelMethods):
             raise ConfigError(f"sit_out names unknown critics {unknown}; critics are {names}")
         return frozenset(i for i, name in enumerate(names) if name in sit_out)
 
-    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
-        """Raise unless the item can be judged under :attr:`order`: any order but
-        ``"fixed"`` needs a pair.
+    def check_item(self, query: str | Item, context: Mapping[str, Any] | None = None) -> None:
+        """Raise unless the item (an :class:`~cross_judge.batch.Item`, or its query and
+        ``context``) can be judged under :attr:`order`: any order but ``"fixed"`` needs a
+        pair.
 
         Raises:
             ConfigError: saying what the item lacks.
         """
+        if isinstance(query, Item):
+            context = query.context
         if self.order != "fixed" and not is_pair(context):
             raise ConfigError(
                 f"order={self.order!r} judges pairs, and this item is not one: give it "

@@ -28,18 +28,12 @@ __all__ = ["admit", "judge_item"]
 async def judge_item(
     panel: Panel, item: Item, budget: Budget | None, *, item_text: bool = True
 ) -> EnsembleVerdict:
-    """``panel``'s verdict on ``item``: its query, with its id, context and meta; with
+    """``panel``'s verdict on ``item`` (the item itself is what the panel judges); with
     ``item_text``, the result stores the item's text (:func:`~cross_judge.batch.items.
     with_item_text`). Its calls are made for ``item.id`` (an answers journal records
     their answers with it: :func:`~cross_judge.critic.journal.judging_item`)."""
     with judging_item(item.id):
-        result = await panel.judge(
-            item.query,
-            query_id=item.id,
-            context=item.context or None,
-            meta=item.meta,
-            budget_usd=budget,
-        )
+        result = await panel.judge(item, budget_usd=budget)
     return with_item_text(result, item) if item_text else result
 
 

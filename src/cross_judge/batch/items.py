@@ -1,4 +1,5 @@
-"""Items of a batch: :class:`Item` (one thing to judge), reading them lazily from a sync or
+"""Items of a batch: :class:`Item` (one thing to judge, defined in :mod:`cross_judge._item`
+and re-exported here), reading them lazily from a sync or
 async source (:class:`ItemFeed`) with each checked against the panel's prompts before it is
 judged, :func:`shard_of` for splitting a dataset across machines, and :func:`item_text`, the
 bounded copy of an item's text a result stores (:data:`ITEM_TEXT_CAP`).
@@ -10,14 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
 
+from .._item import Item
 from ..errors import ConfigError, ItemError, PromptError
-from ..verdict import ItemText, default_query_id
+from ..verdict import ItemText
 
 if TYPE_CHECKING:
     from ..verdict import EnsembleVerdict
@@ -44,89 +45,6 @@ stores (:class:`~cross_judge.verdict.ItemText`); a longer text keeps its first
 ITEM_TEXT_TOTAL_CAP = 16_000
 """Characters of an item's text its result stores in all, the query first, then the context
 values in order: a value past it keeps only :func:`cut_marker`."""
-
-
-class Item(BaseModel):
-    """One item to judge.
-
-    Attributes:
-        id: unique within a batch; the ``query_id`` of its result. Default: the query
-            itself up to 80 characters, else its start and a hash
-            (:func:`cross_judge.verdict.default_query_id`).
-        query: the text the critics judge.
-        context: values for the critics' other template fields.
-        meta: copied to the result's ``meta``.
-    """
-
-    # defer_build: validators are built on first use, not at import (cold start).
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    id: str
-    query: str
-    context: dict[str, Any] = Field(default_factory=dict)
-    meta: dict[str, Any] = Field(default_factory=dict)
-
-    @classmethod
-    def from_value(cls, value: object, *, position: int | None = None) -> Item:
-        """An :class:`Item` from a string (the query), a mapping or an :class:`Item`.
-
-        A mapping needs ``query`` (a non-empty string); ``id`` may be a string or an
-        integer (stored as text); ``context`` and ``meta`` must be mappings. A pair's
-        candidates may be given as ``a`` and ``b`` (strings, both), short for
-        ``context={"response_a": a, "response_b": b}``. Any other key is kept in ``meta``
-        (``{"query": ..., "gold": "KEEP"}`` keeps ``gold``), unless ``meta`` already has
-        it.
-
-        Raises:
-            ItemError: the value is none of those, or a field is missing or of the wrong
-                type; the message names the field (and ``position`` when given).
-        """
-        if isinstance(value, Item):
-            return value
-        if isinstance(value, str):
-            return cls._build({"query": value}, position)
-        if isinstance(value, Mapping):
-            return cls._build(value, position)
-        raise ItemError(
-            f"expected a string, a mapping with 'query' or an Item, got {type(value).__name__}",
-            position=position,
-        )
-
-    @classmethod
-    def _build(cls, data: Mapping[Any, Any], position: int | None) -> Item:
-        query = data.get("query")
-        if not isinstance(query, str):
-            got = "nothing" if query is None else type(query).__name__
-            raise ItemError(f"'query' must be the text to judge, got {got}", position=position)
-        if not query.strip():
-            raise ItemError("'query' is empty", position=position)
-        _check_sendable("query", query, position)
-        raw_id = data.get("id")
-        if raw_id is None:
-            item_id = default_query_id(query)
-        elif isinstance(raw_id, str) and raw_id.strip():
-            item_id = raw_id
-        elif isinstance(raw_id, int) and not isinstance(raw_id, bool):
-            item_id = str(raw_id)
-        else:
-            raise ItemError(
-                f"'id' must be a non-empty string or an integer, got {raw_id!r}", position=position
-            )
-        fields: dict[str, dict[str, Any]] = {}
-        for name in ("context", "meta"):
-            given = data.get(name)
-            if given is not None and not isinstance(given, Mapping):
-                raise ItemError(
-                    f"{name!r} must be a mapping, got {type(given).__name__}", position=position
-                )
-            fields[name] = {str(k): v for k, v in (given or {}).items()}
-        if "a" in data or "b" in data:
-            fields["context"].update(_candidates(data, fields["context"], position))
-        _check_sendable("context", fields["context"], position)
-        for key, extra in data.items():
-            if key not in ("id", "query", "context", "meta", "a", "b"):
-                fields["meta"].setdefault(str(key), extra)
-        return cls(id=item_id, query=query, context=fields["context"], meta=fields["meta"])
 
 
 def shard_of(item_id: str, n: int) -> int:
@@ -215,70 +133,6 @@ def _as_text(value: object) -> str:
         return f"<{type(value).__name__}>"
 
 
-def _candidates(
-    data: Mapping[Any, Any], context: Mapping[str, Any], position: int | None
-) -> dict[str, str]:
-    """A pair's candidates given as ``a`` and ``b``, as context fields.
-
-    Raises:
-        ItemError: only one of them, one that is not a string, or the candidates given
-            in ``context`` as well.
-    """
-    given = {name: data.get(name) for name in ("a", "b")}
-    for name, value in given.items():
-        if not isinstance(value, str):
-            got = "nothing" if value is None else type(value).__name__
-            raise ItemError(
-                f"a pair needs both candidates as text in 'a' and 'b'; {name!r} is {got}",
-                position=position,
-            )
-    if "response_a" in context or "response_b" in context:
-        raise ItemError(
-            "the candidates are given twice, as 'a'/'b' and in context "
-            "(response_a/response_b): keep one",
-            position=position,
-        )
-    return {"response_a": str(given["a"]), "response_b": str(given["b"])}
-
-
-def _check_sendable(name: str, value: object, position: int | None) -> None:
-    """Raise :class:`ItemError` if text in ``value`` holds a lone surrogate.
-
-    JSON can hold one (``"\\udc80"``) and ``json.loads`` keeps it, but it is not Unicode
-    text: no vendor request can carry it (UTF-8 cannot encode it). Ids and ``meta`` may
-    hold one (they are stored losslessly, see :func:`dump_result`); what is sent may not.
-    """
-    found = _lone_surrogate(value)
-    if found is not None:
-        where, index, char = found
-        raise ItemError(
-            f"{name!r}{where} holds a lone surrogate ({char!r} at character {index}): not "
-            "Unicode text (UTF-8 cannot encode it), so no vendor can be sent it; fix the "
-            "item's text",
-            position=position,
-        )
-
-
-def _lone_surrogate(value: object) -> tuple[str, int, str] | None:
-    """``(path, index, character)`` of the first lone surrogate in the strings of
-    ``value`` (nested mappings and sequences included), else ``None``."""
-    stack: list[tuple[str, object]] = [("", value)]
-    while stack:
-        path, current = stack.pop()
-        if isinstance(current, str):
-            if current.isascii():
-                continue
-            try:
-                current.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                return path, exc.start, current[exc.start]
-        elif isinstance(current, Mapping):
-            stack.extend((f"{path}[{k!r}]", v) for k, v in reversed(list(current.items())))
-        elif isinstance(current, (list, tuple)):
-            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(current))))
-    return None
-
-
 class ItemFeed:
     """Items from a sync or async iterable, one at a time, each checked as it is taken.
 
@@ -343,9 +197,9 @@ def checked_item(panel: Panel, value: object, position: int) -> Item:
     """``value`` as an Item whose prompts render for every critic (nothing is billed yet)."""
     item = Item.from_value(value, position=position)
     try:
-        panel.check_item(item.query, item.context or None)
+        panel.check_item(item)
         for critic in panel.critics:
-            critic.check_renders(item.query, item.context)
+            critic.check_renders(item)
     except (PromptError, ConfigError) as exc:
         raise ItemError(f"id {item.id!r}: {exc}", position=position) from None
     return item

@@ -22,6 +22,7 @@ from .panel_protocol import Panel
 from .runner import ResultStream, judge_many, stream
 
 if TYPE_CHECKING:
+    from .._item import Item
     from ..budget import Budget
     from ..results import BatchResult
     from ..verdict import EnsembleVerdict
@@ -66,7 +67,7 @@ class PanelMethods:
 
     def judge_sync(
         self: _Judging,
-        query: str,
+        query: str | Item,
         *,
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .._item import Item
     from ..budget import Budget
     from ..critic.critic import Critic
     from ..verdict import EnsembleVerdict
@@ -25,6 +26,9 @@ class Panel(Protocol):
 
     ``critics`` are every critic that may be asked (each item is checked against all of
     their prompts before the first call); ``voting`` names the vote in the results.
+    ``judge`` is given an :class:`~cross_judge.batch.Item` (the batch runner passes the
+    item alone; a caller may pass its text with the keywords instead), and ``check_item``
+    an item or its query and context.
     """
 
     @property
@@ -35,7 +39,7 @@ class Panel(Protocol):
 
     async def judge(
         self,
-        query: str,
+        query: str | Item,
         *,
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,
@@ -47,7 +51,7 @@ class Panel(Protocol):
 
     def check_prices(self) -> None: ...
 
-    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None: ...
+    def check_item(self, query: str | Item, context: Mapping[str, Any] | None = None) -> None: ...
 
 
 class PanelView:
@@ -73,5 +77,5 @@ class PanelView:
     def check_prices(self) -> None:
         self.panel.check_prices()
 
-    def check_item(self, query: str, context: Mapping[str, Any] | None) -> None:
+    def check_item(self, query: str | Item, context: Mapping[str, Any] | None = None) -> None:
         self.panel.check_item(query, context)

@@ -56,6 +56,7 @@ from .stepdown import step_down
 from .warmup import warm_up
 
 if TYPE_CHECKING:
+    from .._item import Item
     from .cache import ResponseCache
     from .critic import Critic
 
@@ -84,7 +85,7 @@ class CallPath:
         def _calibration_in_use(self) -> ConfidenceCalibration | None: ...
         def _check_samples(self) -> None: ...
         def build_request(
-            self, query: str, context: Mapping[str, Any] | None = None
+            self, item: str | Item, context: Mapping[str, Any] | None = None
         ) -> ChatRequest: ...
         def _verdict_from(
             self,
@@ -102,7 +103,7 @@ class CallPath:
         def rubric(self) -> Rubric | None: ...
         async def judge_rubric(
             self,
-            query: str,
+            query: str | Item,
             context: Mapping[str, Any] | None = None,
             *,
             criteria: Sequence[str] | None = None,
@@ -131,7 +132,7 @@ class CallPath:
 
     async def judge(
         self,
-        query: str,
+        query: str | Item,
         context: Mapping[str, Any] | None = None,
         *,
         budget: Budget | float | None = None,
@@ -140,8 +141,11 @@ class CallPath:
         """Judge ``query`` and return a :class:`Verdict`; vendor failures never raise.
 
         Args:
-            query: the item to judge, inserted literally into the template.
-            context: values for the template's other fields.
+            query: the item to judge: its text, inserted literally into the template, or
+                an :class:`~cross_judge.batch.Item` (its ``query`` and ``context``; its id
+                and meta are a panel's business, not a critic's).
+            context: values for the template's other fields (with a string query only: an
+                item carries its own).
             budget: a spending cap in USD (or a :class:`~cross_judge.budget.Budget` shared
                 with other calls). The call's worst case is reserved before it is sent,
                 after waiting for calls in flight to settle if only they hold the room it
@@ -173,6 +177,7 @@ class CallPath:
                 before any request, so nothing is billed.
             ConfigError: a budget is given but the model has no known price (register one
                 with :func:`cross_judge.register_price`); raised before any request.
+            TypeError: an :class:`~cross_judge.batch.Item` and a ``context`` both given.
         """
         if self.rubric is not None:
             return await self.judge_rubric(query, context, budget=budget, cache=cache)
@@ -489,7 +494,7 @@ class CallPath:
             return False
         return after.logprobs == before.logprobs or self.confidence == "auto"
 
-    def judge_sync(self, query: str, context: Mapping[str, Any] | None = None) -> Verdict:
+    def judge_sync(self, query: str | Item, context: Mapping[str, Any] | None = None) -> Verdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
         return _sync.run_sync(self.judge, query, context)
 

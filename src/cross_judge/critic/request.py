@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._item import Item
 from ..errors import ItemTooLongError, PromptError
 from ..transport import AnswerSchema, ChatRequest, StructuredForm
 from ..vendors import VendorConfig
@@ -25,7 +26,7 @@ from .template import Template
 if TYPE_CHECKING:
     from .prompts import PromptSpec
 
-__all__ = ["TOP_LOGPROBS", "RequestBuilder", "sample_request"]
+__all__ = ["TOP_LOGPROBS", "RequestBuilder", "item_fields", "sample_request"]
 
 TOP_LOGPROBS = 10
 """Alternatives asked per token for ``confidence="logprob"``/``"auto"`` (OpenAI allows 20)."""
@@ -136,14 +137,16 @@ class RequestBuilder:
             return None
         return TOP_LOGPROBS
 
-    def render_prompt(self, query: str, context: Mapping[str, Any] | None = None) -> str:
-        """The user message for ``query``: every field filled literally, nothing evaluated.
+    def render_prompt(self, query: str | Item, context: Mapping[str, Any] | None = None) -> str:
+        """The user message for ``query`` (a string with ``context``, or an
+        :class:`~cross_judge.batch.Item`): every field filled literally, nothing evaluated.
 
         Raises:
             PromptError: a field has no value, or ``context`` tries to override ``query``.
             ItemTooLongError: the query plus the context values the template uses are
                 longer than ``max_item_chars``.
         """
+        query, context = item_fields(query, context)
         if self._template.source != self.prompt_template:  # the attribute was reassigned
             self._template = self._compile()
         limit = self.max_item_chars
@@ -165,7 +168,7 @@ class RequestBuilder:
             )
 
     def build_messages(
-        self, query: str, context: Mapping[str, Any] | None = None
+        self, query: str | Item, context: Mapping[str, Any] | None = None
     ) -> list[dict[str, str]]:
         """The chat messages sent for ``query`` (system message only if non-empty)."""
         user = self.render_prompt(query, context)
@@ -176,18 +179,22 @@ class RequestBuilder:
             ]
         return [{"role": "user", "content": user}]
 
-    def build_request(self, query: str, context: Mapping[str, Any] | None = None) -> ChatRequest:
-        """The wire-neutral request sent for ``query`` (see :meth:`build_messages`).
+    def build_request(
+        self, item: str | Item, context: Mapping[str, Any] | None = None
+    ) -> ChatRequest:
+        """The wire-neutral request sent for ``item`` (see :meth:`build_messages`): an
+        :class:`~cross_judge.batch.Item`, or its query as a string with ``context``.
 
         Raises:
             PromptError: as :meth:`render_prompt`.
+            TypeError: an item and a ``context`` both given (an item carries its own).
         """
         config = self.endpoint()
         form = self.structured_form(config)
         return ChatRequest(
             model=self.model,
             system=self.system_prompt,
-            user=self.render_prompt(query, context),
+            user=self.render_prompt(item, context),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=self.seed,
@@ -211,3 +218,22 @@ def sample_request(request: ChatRequest, k: int) -> ChatRequest:
         return request
     seed = None if request.seed is None else request.seed + k
     return replace(request, sample=k, seed=seed)
+
+
+def item_fields(
+    item: str | Item, context: Mapping[str, Any] | None
+) -> tuple[str, Mapping[str, Any] | None]:
+    """The query and context a critic renders for ``item``: an item's own (its context
+    ``None`` when empty), or the string and ``context`` given.
+
+    Raises:
+        TypeError: an :class:`~cross_judge.batch.Item` and a ``context`` both given.
+    """
+    if not isinstance(item, Item):
+        return item, context
+    if context is not None:
+        raise TypeError(
+            "an Item was given with context=: an item carries its own context; set it on the "
+            "item (item.model_copy(update={'context': {...}})), or pass the query as a string"
+        )
+    return item.query, item.context or None

@@ -37,8 +37,10 @@ from ..rubric.tally import FAIL, PASS
 from ..transport import AnswerSchema, ChatRequest
 from ..verdict import Verdict, call_totals
 from .parsing import extract_json, parse_answer
+from .request import item_fields
 
 if TYPE_CHECKING:
+    from .._item import Item
     from .cache import ResponseCache
     from .parsing import ExampleAnswer
     from .prompts import PromptSpec
@@ -238,9 +240,11 @@ class RubricMethods:
         def _spec_in_use(self) -> PromptSpec | None: ...
         def _examples(self) -> tuple[ExampleAnswer, ...]: ...
         def build_request(
-            self, query: str, context: Mapping[str, Any] | None = None
+            self, item: str | Item, context: Mapping[str, Any] | None = None
         ) -> ChatRequest: ...
-        def render_prompt(self, query: str, context: Mapping[str, Any] | None = None) -> str: ...
+        def render_prompt(
+            self, query: str | Item, context: Mapping[str, Any] | None = None
+        ) -> str: ...
         async def judge_request(
             self,
             request: ChatRequest,
@@ -285,7 +289,7 @@ class RubricMethods:
 
     def rubric_requests(
         self,
-        query: str,
+        query: str | Item,
         context: Mapping[str, Any] | None = None,
         criteria: Sequence[str] | None = None,
     ) -> list[tuple[tuple[str, ...], ChatRequest]]:
@@ -300,6 +304,7 @@ class RubricMethods:
                 none, or an id twice, or is a string (see :meth:`Rubric.select
                 <cross_judge.rubric.Rubric.select>`).
         """
+        query, context = item_fields(query, context)
         rubric = self._rubric_in_use()
         try:
             ids = rubric.select(criteria, whose="its rubric")
@@ -327,7 +332,7 @@ class RubricMethods:
 
     async def judge_rubric(
         self,
-        query: str,
+        query: str | Item,
         context: Mapping[str, Any] | None = None,
         *,
         criteria: Sequence[str] | None = None,
@@ -364,7 +369,7 @@ class RubricMethods:
         parts = [(ids, v) for (ids, _), v in zip(plan, results, strict=True) if v is not None]
         return self.rubric_verdict(parts)
 
-    def check_renders(self, query: str, context: Mapping[str, Any] | None = None) -> None:
+    def check_renders(self, query: str | Item, context: Mapping[str, Any] | None = None) -> None:
         """Render every prompt this critic would send for the item, sending nothing: its
         one prompt, or a rubric critic's prompt per criterion (or for all).
 

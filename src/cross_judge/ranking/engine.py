@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from typing_extensions import Unpack
 
+from .._item import Item
 from ..batch import RunOptions
 from ..batch.panel_protocol import Panel, PanelView
 from ..batch.runner import judge_many
@@ -197,27 +198,19 @@ class _SittingOut(PanelView):
 
     async def judge(
         self,
-        query: str,
+        query: str | Item,
         *,
         query_id: str | None = None,
         context: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         budget_usd: Budget | float | None = None,
     ) -> EnsembleVerdict:
-        names = self.sit_out.get(query_id or "")
+        item = Item.of(query, query_id=query_id, context=context, meta=meta)
+        names = self.sit_out.get(item.id)
         if not names:
-            return await self.panel.judge(
-                query, query_id=query_id, context=context, meta=meta, budget_usd=budget_usd
-            )
+            return await self.panel.judge(item, budget_usd=budget_usd)
         judge: Any = self.panel.judge  # Ensemble and Cascade take sit_out
-        result: EnsembleVerdict = await judge(
-            query,
-            query_id=query_id,
-            context=context,
-            meta=meta,
-            budget_usd=budget_usd,
-            sit_out=sorted(names),
-        )
+        result: EnsembleVerdict = await judge(item, budget_usd=budget_usd, sit_out=sorted(names))
         return result
 
 

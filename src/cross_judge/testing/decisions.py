@@ -31,6 +31,7 @@ __all__ = [
     "decide_pair",
     "distractor_key",
     "extract_item",
+    "item_key",
     "p_right",
     "pair_digest",
     "pair_texts",
@@ -103,6 +104,25 @@ def samples(temperature: object) -> bool:
         isinstance(temperature, (int, float))
         and not isinstance(temperature, bool)
         and temperature > 0
+    )
+
+
+def item_key(item: object) -> str:
+    """The text an item's truth is keyed by: a string stripped, or, for an item object
+    (:class:`cross_judge.Item`, or anything with a ``query`` string), its query stripped:
+    the text a critic's prompt carries. This package imports nothing else of cross-judge,
+    so an item is known by that attribute.
+
+    Raises:
+        ValueError: neither a string nor an object with a ``query`` string.
+    """
+    if isinstance(item, str):
+        return item.strip()
+    query = getattr(item, "query", None)
+    if isinstance(query, str):
+        return query.strip()
+    raise ValueError(
+        f"an item's truth is keyed by its text or by an Item, got {type(item).__name__}"
     )
 
 

@@ -26,7 +26,13 @@ from aiohttp import web
 from .batch_endpoints import BatchEndpoints
 from .batches import batch_route
 from .chat_endpoints import serve_chat
-from .decisions import check_difficulty, checked_better, checked_pair_better, extract_item
+from .decisions import (
+    check_difficulty,
+    checked_better,
+    checked_pair_better,
+    extract_item,
+    item_key,
+)
 from .features import checked_refuses
 from .personas import Persona
 from .protocol import (
@@ -302,7 +308,7 @@ class VendorServer:
         self,
         personas: Iterable[Persona] = (),
         *,
-        gold: Mapping[str, str] | None = None,
+        gold: Mapping[Any, str] | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
         api_key: str | None = None,
@@ -310,7 +316,7 @@ class VendorServer:
         capacity: int | None = None,
         count_items: bool = False,
         error_correlation: float = 0.0,
-        difficulty: Mapping[str, float] | None = None,
+        difficulty: Mapping[Any, float] | None = None,
         difficulty_seed: int = 0,
         better: Mapping[str, str | None] | None = None,
         pair_better: Mapping[tuple[str, str, str], str | None] | None = None,
@@ -328,7 +334,9 @@ class VendorServer:
 
         ``host`` must be a loopback address (``127.x.x.x``, ``::1`` or ``"localhost"``,
         which binds ``127.0.0.1``); ``port=0`` picks a free port. Duplicate persona
-        model names raise ``ValueError``. Gold keys are stripped, like item text.
+        model names raise ``ValueError``. Gold keys are stripped, like item text; a key of
+        ``gold`` or ``difficulty`` may be a :class:`cross_judge.Item` instead of its text (its
+        query is the key).
 
         ``capacity`` simulates a vendor's concurrency limit the way DeepSeek enforces it:
         a chat request arriving while ``capacity`` requests are already being answered gets
@@ -428,11 +436,12 @@ class VendorServer:
             *([default_persona] if default_persona else []),
         ]:
             _check_persona_criteria(persona, rubric_criteria)
-        gold_labels = {item.strip(): label for item, label in (gold or {}).items()}
+        gold_labels = {item_key(item): label for item, label in (gold or {}).items()}
         difficulties: dict[str, float] = {}
         for item, value in (difficulty or {}).items():
-            check_difficulty(item, value)
-            difficulties[item.strip()] = float(value)
+            key = item_key(item)
+            check_difficulty(key, value)
+            difficulties[key] = float(value)
         better_texts = {
             query.strip(): checked_better(query, text) for query, text in (better or {}).items()
         }
@@ -609,10 +618,11 @@ class VendorServer:
         with self._state.lock:
             self._state.personas[persona.model] = persona
 
-    def set_gold(self, item_text: str, label: str) -> None:
-        """Set the truth of an item (its text is stripped, like extracted item text)."""
+    def set_gold(self, item_text: Any, label: str) -> None:
+        """Set the truth of an item: its text (stripped, like extracted item text) or a
+        :class:`cross_judge.Item` (its query)."""
         with self._state.lock:
-            self._state.gold[item_text.strip()] = label
+            self._state.gold[item_key(item_text)] = label
 
     def set_better(
         self,
