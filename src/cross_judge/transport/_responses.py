@@ -21,8 +21,14 @@ The reply
     is a ``SERVER`` failure with its error's message. ``usage``: ``input_tokens`` (its
     ``input_tokens_details.cached_tokens`` cache reads), ``output_tokens`` (with
     ``output_tokens_details.reasoning_tokens``). Errors have OpenAI's shape and are
-    classified as for chat completions. Batches go through OpenAI's Batch API with
-    ``/v1/responses`` as each line's url.
+    classified as for chat completions.
+
+Batches
+    None declared (``batch`` is ``None``): in batch mode its critics are asked live, as
+    any vendor's outside ``BatchOptions.vendors``. OpenAI's Batch API takes
+    ``/v1/responses`` lines, and ``OpenAIBatchAPI("/v1/responses", response_payload,
+    parse_response, name)`` would be the codec; it waits for a batch endpoint to test it
+    against.
 """
 
 from __future__ import annotations
@@ -35,7 +41,6 @@ from ..verdict import Usage
 from ._adapter import Connection, WireAdapter, register_protocol
 from ._failure import CallFailure
 from ._http import HTTPSession, RawResponse
-from ._openai_batch import OpenAIBatchAPI
 from ._pool import ready_session
 from ._wire import ChatRequest, Completion, StructuredForm
 from .openai_compat import read_logprobs, status_failure
@@ -210,9 +215,6 @@ class ResponsesAdapter(WireAdapter):
     forms = frozenset({"schema", "json", "off"})
     takes_http_client = True
     token_probabilities = True
-
-    def __init__(self) -> None:
-        self.batch = OpenAIBatchAPI("/v1/responses", response_payload, parse_response, self.name)
 
     def sent_settings(self, request: ChatRequest, config: VendorConfig | None) -> dict[str, Any]:
         return _settings(request)
