@@ -7,8 +7,8 @@ this package is imported.
 
 ``openai_compat`` speaks chat completions (deepseek, openai, openrouter, custom, local
 servers) over the HTTP client chosen in :mod:`._http`. ``anthropic`` speaks the Anthropic
-Messages API through the official ``anthropic`` SDK; it is not imported here (the SDK takes
-2-3 s to import), only by the first Anthropic call, before that call's clock starts. Both
+Messages API through the official ``anthropic`` SDK; the module is imported here, the SDK
+(2-3 s to import) only by the first Anthropic call, before that call's clock starts. Both
 pool their clients per event loop and endpoint in :mod:`._pool`, and
 :func:`aclose_sessions` closes them all. Both send what
 :meth:`ChatRequest.sent_settings` says for their protocol, and nothing else. Failures come
