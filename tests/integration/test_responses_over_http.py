@@ -15,7 +15,7 @@ import pytest
 from cross_judge import Critic, Ensemble, ErrorKind, register_price
 from cross_judge.batch import BatchOptions
 from cross_judge.testing import Persona, Reply, VendorServer
-from cross_judge.transport import RawResponse, protocol_adapter
+from cross_judge.transport import RawResponse, protocol_adapter, register_protocol
 from cross_judge.vendors import register_vendor
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
@@ -96,8 +96,8 @@ async def test_an_effort_is_sent_as_reasoning_without_temperature(server: Vendor
 async def test_an_answer_cut_at_max_output_tokens_is_truncated(server: VendorServer) -> None:
     async with critic("r-think", effort="high", max_tokens=50) as judge:
         verdict = await judge.judge("an item cut short")
-    assert verdict.error_kind is not None
-    assert "max" in (verdict.error or "").lower() or "trunc" in (verdict.error or "").lower()
+    assert verdict.error_kind is ErrorKind.TRUNCATED
+    assert "cut off at the token limit" in (verdict.error or "")
 
 
 async def test_a_refusal_part_becomes_a_refused_verdict(server: VendorServer, model: str) -> None:
@@ -105,8 +105,24 @@ async def test_a_refusal_part_becomes_a_refused_verdict(server: VendorServer, mo
     server.script(model, Reply.content("", refusal="I can't judge this."))
     async with critic(model) as judge:
         verdict = await judge.judge("an item")
-    assert verdict.error is not None
-    assert "I can't judge this." in verdict.error
+    assert verdict.error_kind is ErrorKind.REFUSAL
+    assert verdict.error == "refusal: I can't judge this."
+
+
+async def test_token_probabilities_give_the_confidence(server: VendorServer) -> None:
+    async with critic("r-plain", confidence="logprob") as judge:
+        verdict = await judge.judge("an item with a confidence")
+    body = last_body(server)
+    assert (body["top_logprobs"], body["include"]) == (10, ["message.output_text.logprobs"])
+    assert verdict.confidence_source == "logprob"
+    assert 0.0 < verdict.confidence <= 1.0
+
+
+async def test_the_json_form_is_sent_as_a_json_object_format(server: VendorServer) -> None:
+    async with critic("r-plain", structured="json") as judge:
+        verdict = await judge.judge("an item in JSON")
+    assert last_body(server)["text"] == {"format": {"type": "json_object"}}
+    assert verdict.error is None
 
 
 async def test_usage_prices_the_call(server: VendorServer, model: str) -> None:
@@ -146,14 +162,42 @@ async def test_an_ensemble_on_the_responses_protocol_votes(server: VendorServer)
     assert result.consensus in ("PASS", "FAIL")
 
 
-async def test_batch_mode_asks_a_responses_critic_live(server: VendorServer) -> None:
-    items = [{"id": f"i{n}", "query": f"item {n}"} for n in range(3)]
+async def test_batch_mode_sends_responses_lines_through_the_batch_api(
+    server: VendorServer,
+) -> None:
+    items = [{"id": f"b{n}", "query": f"batched item {n}"} for n in range(3)]
     options = BatchOptions(vendors={VENDOR}, poll_s=0.01, max_poll_s=0.05)
-    assert options.why_live(critic("r-plain").endpoint()) is not None
     async with Ensemble([critic("r-plain")]) as panel:
+        live = await panel.judge_many(items)
+        server.reset_stats()
+        batched = await panel.judge_many(items, mode="batch", batch=options)
+    assert [r.consensus for r in batched.verdicts] == [r.consensus for r in live.verdicts]
+    stats = server.stats()
+    assert (stats["batch_requests"]["openai"], stats["requests"]) == (3, 0)  # none asked live
+
+
+async def test_batch_mode_asks_a_protocol_without_a_batch_api_live(server: VendorServer) -> None:
+    class NoBatch(type(protocol_adapter("openai-responses"))):  # type: ignore[misc]
+        name = "openai-responses-unbatched"
+
+        def __init__(self) -> None:
+            self.batch = None
+
+    register_protocol(NoBatch(), replace_existing=True)
+    register_vendor(
+        "unbatched-sim", server.url, "UNBATCHED_KEY", protocol=NoBatch.name, replace_existing=True
+    )
+    judge = Critic(name="u", model="r-plain", vendor="unbatched-sim", api_key=KEY, prompt=PROMPT)
+    options = BatchOptions(vendors={"unbatched-sim"}, poll_s=0.01, max_poll_s=0.05)
+    assert options.why_live(judge.endpoint()) == (
+        "unbatched-sim speaks 'openai-responses-unbatched', which has no batch API"
+    )
+    items = [{"id": f"u{n}", "query": f"item {n}"} for n in range(2)]
+    server.reset_stats()
+    async with Ensemble([judge]) as panel:
         result = await panel.judge_many(items, mode="batch", batch=options)
-    assert [r.n_valid for r in result.verdicts] == [1, 1, 1]
-    assert server.stats()["batches"] == {} or sum(server.stats()["batches"].values()) == 0
+    assert [r.n_valid for r in result.verdicts] == [1, 1]
+    assert server.stats()["requests"] == 2
 
 
 async def test_the_openai_sdk_reads_the_server_and_the_adapter_parses_its_reply(

@@ -24,11 +24,9 @@ The reply
     classified as for chat completions.
 
 Batches
-    None declared (``batch`` is ``None``): in batch mode its critics are asked live, as
-    any vendor's outside ``BatchOptions.vendors``. OpenAI's Batch API takes
-    ``/v1/responses`` lines, and ``OpenAIBatchAPI("/v1/responses", response_payload,
-    parse_response, name)`` would be the codec; it waits for a batch endpoint to test it
-    against.
+    OpenAI's Batch API with ``/v1/responses`` as each line's ``url`` (and the batch's
+    ``endpoint``): the line's body is the live body, a result's body is parsed as the
+    live reply (:class:`~._openai_batch.OpenAIBatchAPI`).
 """
 
 from __future__ import annotations
@@ -41,6 +39,7 @@ from ..verdict import Usage
 from ._adapter import Connection, WireAdapter, register_protocol
 from ._failure import CallFailure
 from ._http import HTTPSession, RawResponse
+from ._openai_batch import OpenAIBatchAPI
 from ._pool import ready_session
 from ._wire import ChatRequest, Completion, StructuredForm
 from .openai_compat import read_logprobs, status_failure
@@ -215,6 +214,9 @@ class ResponsesAdapter(WireAdapter):
     forms = frozenset({"schema", "json", "off"})
     takes_http_client = True
     token_probabilities = True
+
+    def __init__(self) -> None:
+        self.batch = OpenAIBatchAPI("/v1/responses", response_payload, parse_response, self.name)
 
     def sent_settings(self, request: ChatRequest, config: VendorConfig | None) -> dict[str, Any]:
         return _settings(request)

@@ -219,6 +219,13 @@ class ChatRequest:
     def chat_messages(self) -> list[dict[str, Any]]:
         """The OpenAI-style message list: each message with its text as ``content`` (a
         list of ``{"type": "text"}`` parts for a message of several parts)."""
+        if self._plain:  # the hot path: one optional system message and the user's
+            if self.system:
+                return [
+                    {"role": "system", "content": self.system},
+                    {"role": "user", "content": self.user},
+                ]
+            return [{"role": "user", "content": self.user}]
         return [
             {"role": m.role, "content": m.parts[0].text}
             if len(m.parts) == 1
