@@ -176,7 +176,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         effort: a reasoning model's effort, ``"low"``, ``"medium"`` or ``"high"``, sent
             as the vendor takes it (OpenAI ``reasoning_effort``, Anthropic
             ``output_config.effort``, DeepSeek's thinking switch, ...; see
-            :func:`~cross_judge.transport._wire.reasoning_fields`). With the ``openai``
+            :func:`~cross_judge.transport.openai_compat.reasoning_fields`). With the ``openai``
             dialect ``temperature`` is then not sent (reasoning models refuse it).
         thinking_budget: tokens a reasoning model may think before answering: Anthropic
             extended thinking (``max_tokens`` becomes the budget plus ``max_tokens``,
