@@ -373,9 +373,7 @@ def _chat_attributes(
         "cross_judge.prompt.version": prompt_version,
         "cross_judge.prompt.sha256": critic.prompt_sha256,
     }
-    if config.protocol != "anthropic" and (  # Anthropic is sent no sampling settings
-        request.effort is None or "temperature" in request.sent_settings(config)
-    ):
+    if "temperature" in request.sent_settings(config):  # as the protocol sends it
         attributes["gen_ai.request.temperature"] = request.temperature
     if request.structured != "off":
         attributes["gen_ai.output.type"] = "json"

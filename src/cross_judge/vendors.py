@@ -120,7 +120,10 @@ SchemaDialect = Literal["json_schema", "json_object"]
 
 _REASONING_DIALECTS = ("openai", "deepseek", "qwen", "vllm", "openrouter")
 
-WireProtocol = Literal["openai", "anthropic"]
+WireProtocol = str
+"""A wire protocol's name, as registered (:func:`cross_judge.transport.protocol_names`):
+``"openai"`` (chat completions), ``"anthropic"`` (Messages) or ``"openai-responses"``
+(OpenAI's Responses API)."""
 
 LimitScope = Literal["model", "endpoint"]
 """What shares a vendor's adaptive 429 state: each model of an endpoint, or the endpoint."""
@@ -250,7 +253,11 @@ class VendorConfig:
             ``True``, ``False``, or ``None`` (not known: ``confidence="auto"`` asks, and
             uses the stated confidence when none come back).
         requires_api_key: a call without a key is refused before it is sent.
-        protocol: the wire protocol, ``"openai"`` (chat completions) or ``"anthropic"``.
+        protocol: the wire protocol: ``"openai"`` (chat completions, the default),
+            ``"anthropic"`` (the Messages API) or ``"openai-responses"`` (OpenAI's
+            Responses API), or another registered one
+            (:func:`cross_judge.transport.register_protocol`); checked by
+            :func:`register_vendor` and when a critic is built.
         max_concurrency: requests in flight to this vendor at once, shared by every critic
             and model on it (per event loop and endpoint); the others queue. ``None`` =
             no configured cap. Either way what is allowed adapts to 429s: halved on a
@@ -473,6 +480,11 @@ def register_vendor(
     """
     key = name.strip().lower()
     capabilities.setdefault("requires_api_key", api_key_env is not None)
+    protocol = capabilities.get("protocol")
+    if protocol is not None:
+        from .transport import protocol_adapter
+
+        protocol_adapter(str(protocol))  # an unknown protocol: a ConfigError naming the known
     try:
         config = VendorConfig(key, base_url, api_key_env, **capabilities)  # type: ignore[arg-type]
     except TypeError as exc:
@@ -653,6 +665,13 @@ def with_base_url(config: VendorConfig, base_url: str | None) -> VendorConfig:
     return config
 
 
+def _speaks_chat_completions(config: VendorConfig) -> bool:
+    from .transport import protocol_adapter
+    from .transport.openai_compat import ChatCompletionsAdapter
+
+    return isinstance(protocol_adapter(config.protocol), ChatCompletionsAdapter)
+
+
 def make_client(
     vendor: str = "deepseek", api_key: str | None = None, base_url: str | None = None
 ) -> openai.OpenAI:
@@ -676,7 +695,7 @@ def make_client(
         ) from exc
 
     config = with_base_url(get_vendor(vendor), base_url)
-    if config.protocol != "openai":
+    if not _speaks_chat_completions(config):
         raise ConfigError(
             f"make_client() builds an OpenAI client, and vendor {config.name!r} speaks the "
             f"{config.protocol!r} protocol; use a Critic(vendor={config.name!r}), or that "

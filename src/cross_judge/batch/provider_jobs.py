@@ -164,8 +164,9 @@ class BatchOptions:
             raise ConfigError(f"BatchOptions(window=) must be an integer >= 1, got {window!r}")
 
     def takes(self, config: VendorConfig) -> bool:
-        """Whether a critic on ``config``'s vendor goes through the batch API."""
-        return config.name.lower() in self.vendors
+        """Whether a critic on ``config``'s vendor goes through the batch API: the vendor
+        is in :attr:`vendors` and its protocol has a batch API."""
+        return config.name.lower() in self.vendors and _has_batch_api(config)
 
     def why_live(self, config: VendorConfig) -> str | None:
         """Why a critic on ``config``'s vendor runs live in batch mode (at live prices),
@@ -178,10 +179,18 @@ class BatchOptions:
         """
         if self.takes(config):
             return None
+        if config.name.lower() in self.vendors:
+            return f"{config.name} speaks {config.protocol!r}, which has no batch API"
         if config.name.lower() == "deepseek":
             return "DeepSeek has no batch API"
         listed = ", ".join(sorted(self.vendors)) or "none"
         return f"{config.name} is not among the batch vendors: {listed}"
+
+
+def _has_batch_api(config: VendorConfig) -> bool:
+    from ..transport import protocol_adapter
+
+    return protocol_adapter(config.protocol).batch is not None
 
 
 def _positive(value: object) -> bool:
@@ -562,28 +571,16 @@ class _Job:
             watched.deadline_passed.set()
 
     async def _submit_group(self, key: _Group, requests: list[_Parked]) -> None:
-        from ..transport.batch_codecs import (
-            ANTHROPIC_LIMITS,
-            OPENAI_LIMITS,
-            anthropic_request,
-            openai_request,
-            split,
-        )
+        from ..transport.batch_codecs import split
+        from ..transport.batches import batch_api
 
         first = requests[0]
         config, api_key = first.config, first.api_key
-        anthropic = config.protocol == "anthropic"
         by_id = {p.custom_id: p for p in requests}
         try:
-            built = [
-                anthropic_request(p.request, p.custom_id)
-                if anthropic
-                else openai_request(config, p.request, p.custom_id)
-                for p in requests
-            ]
-            chunks = split(
-                built, ANTHROPIC_LIMITS if anthropic else OPENAI_LIMITS, one_model=not anthropic
-            )
+            api = batch_api(config)
+            built = [api.encode(config, p.request, p.custom_id) for p in requests]
+            chunks = split(built, api.limits, one_model=api.one_model)
         except Exception as exc:  # e.g. one request over the vendor's size limit
             failure = CallFailure(ErrorKind.BAD_REQUEST, str(exc))
             for parked in requests:

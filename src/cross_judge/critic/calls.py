@@ -40,10 +40,8 @@ from ..transport import (
     ChatRequest,
     Completion,
     HTTPSession,
-    anthropic,
-    openai_compat,
+    protocol_adapter,
 )
-from ..transport._pool import ready_session
 from ..transport.redaction import Redactor, redacted_exception, redactor_for, secrets_of
 from ..transport.retry import Gate, call_with_retries
 from ..vendors import VendorConfig, resolve_api_key
@@ -390,25 +388,15 @@ class CallPath:
         sending = False
         sent = request  # after any step down structured="auto" makes (see .stepdown)
         try:
-            if config.protocol == "anthropic":
-                await anthropic.prepare(config, api_key)
-                started = time.perf_counter()
+            adapter = protocol_adapter(config.protocol)
+            connection = await adapter.connect(
+                config, api_key, self._injected if adapter.takes_http_client else None
+            )
+            started = time.perf_counter()
+            self_timed = connection.self_timed
 
-                async def send() -> Completion:
-                    return await anthropic.complete(
-                        config, sent, api_key=api_key, timeout=self.timeout
-                    )
-
-                self_timed = False
-            else:
-                session = self._injected or await ready_session(config.base_url)
-                started = time.perf_counter()
-                self_timed = session.enforces_total_timeout
-
-                async def send() -> Completion:
-                    return await openai_compat.complete(
-                        session, config, sent, api_key=api_key, timeout=self.timeout
-                    )
+            async def send() -> Completion:
+                return await connection.send(sent, self.timeout)
 
             learns = self.structured == "auto" or self.confidence == "auto"
 

@@ -33,9 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import ConfigError
 from ..pricing import Price, price_for, registry_generation
 from ..stats.confidence_calibration import ConfidenceCalibration
-from ..transport import HTTPSession, aclose_sessions
+from ..transport import HTTPSession, aclose_sessions, protocol_adapter
 from ..transport._http import HttpxSession, SyncDuckSession
-from ..transport._wire import reasoning_problem
 from ..vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
 from .assembly import VerdictAssembly
 from .calls import CallPath
@@ -177,7 +176,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         effort: a reasoning model's effort, ``"low"``, ``"medium"`` or ``"high"``, sent
             as the vendor takes it (OpenAI ``reasoning_effort``, Anthropic
             ``output_config.effort``, DeepSeek's thinking switch, ...; see
-            :func:`~cross_judge.transport._wire.reasoning_fields`). With the ``openai``
+            :func:`~cross_judge.transport.openai_compat.reasoning_fields`). With the ``openai``
             dialect ``temperature`` is then not sent (reasoning models refuse it).
         thinking_budget: tokens a reasoning model may think before answering: Anthropic
             extended thinking (``max_tokens`` becomes the budget plus ``max_tokens``,
@@ -309,14 +308,14 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
             isinstance(self.seed, bool) or not isinstance(self.seed, int)
         ):
             raise ConfigError(f"Critic {self.name!r}: seed must be an integer or None")
-        protocol = self.endpoint().protocol
-        if protocol == "anthropic" and self.json_mode is True:
+        adapter = protocol_adapter(self.endpoint().protocol)
+        if self.json_mode is True and "json" not in adapter.forms:
             raise ConfigError(
-                f"Critic {self.name!r}: Anthropic's Messages API has no JSON mode; ask for "
+                f"Critic {self.name!r}: {adapter.title} has no JSON mode; ask for "
                 "JSON in the prompt (the packaged prompts do) and set json_mode='auto'"
             )
         if self.http_client is not None:
-            if protocol != "openai":
+            if not adapter.takes_http_client:
                 raise ConfigError(
                     f"Critic {self.name!r}: http_client is for OpenAI-compatible vendors; "
                     f"vendor {self.endpoint().name!r} speaks {self.endpoint().protocol!r}, "
@@ -399,9 +398,8 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ConfigError(f"Critic {self.name!r}: samples must be an integer >= 1, got {n!r}")
         config = self.endpoint()
-        unsent = config.protocol == "anthropic" or (
-            self.effort is not None and (config.reasoning or "openai") == "openai"
-        )  # no temperature is sent: the vendor samples at its own default
+        # no temperature is sent: the vendor samples at its own default
+        unsent = not protocol_adapter(config.protocol).sends_temperature(config, self.effort)
         if n > 1 and self.temperature == 0 and not unsent:
             raise ConfigError(
                 f"Critic {self.name!r}: samples={n} needs a temperature > 0: at temperature 0 "
@@ -418,7 +416,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         """
         where = f"Critic {self.name!r}"
         config = self.endpoint()
-        anthropic = config.protocol == "anthropic"
+        adapter = protocol_adapter(config.protocol)
         if self.structured not in (None, *_STRUCTURED):
             raise ConfigError(
                 f"{where}: structured must be one of {', '.join(map(repr, _STRUCTURED))} or "
@@ -429,23 +427,10 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
                 f"{where}: pass structured= or json_mode=, not both (json_mode=True is "
                 "structured='json', json_mode=False is structured='off')"
             )
-        if self.structured == "json" and anthropic:
-            raise ConfigError(
-                f"{where}: Anthropic's Messages API has no JSON mode; use structured='tool' "
-                "(a forced tool), 'schema' (its JSON output format) or 'auto'"
-            )
-        if self.structured == "tool" and not anthropic:
-            raise ConfigError(
-                f"{where}: structured='tool' forces an Anthropic tool; vendor "
-                f"{config.name!r} speaks the OpenAI protocol, where structured='schema' "
-                "sends the schema as response_format (or use 'auto')"
-            )
-        if self.structured == "schema" and not anthropic and config.json_schema is False:
-            raise ConfigError(
-                f"{where}: vendor {config.name!r} does not enforce JSON schemas; use "
-                "structured='json' (a JSON object), 'auto' (the strongest form it takes), or "
-                "register the endpoint with json_schema=True if it does"
-            )
+        if self.structured not in (None, "auto"):
+            problem = adapter.form_problem(config, self.structured)
+            if problem is not None:
+                raise ConfigError(f"{where}: {problem}")
         if self._answer_regex() is not None and self.structured in ("schema", "tool", "json"):
             raise ConfigError(
                 f"{where}: its prompt answers in a regex answer_format, not JSON, so "
@@ -464,15 +449,9 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
                 f"{where}: thinking_budget must be a whole number of tokens >= 1 or None; "
                 f"got {budget!r}"
             )
-        problem = reasoning_problem(config.protocol, config.reasoning, self.effort, budget)
+        problem = adapter.reasoning_problem(config, self.effort, budget, self.structured)
         if problem is not None:
-            raise ConfigError(f"{where}: vendor {config.name!r}: {problem}")
-        if anthropic and budget is not None and self.structured == "tool":
-            raise ConfigError(
-                f"{where}: Anthropic refuses a forced tool while extended thinking is on; use "
-                "structured='schema' (its JSON output format) or 'auto', or drop "
-                "thinking_budget"
-            )
+            raise ConfigError(f"{where}: {problem}")
         if self.confidence not in _CONFIDENCE_MODES:
             raise ConfigError(
                 f"{where}: confidence must be 'stated', 'logprob' or 'auto'; got "

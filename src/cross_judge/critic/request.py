@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._item import Item
 from ..errors import ItemTooLongError, PromptError
-from ..transport import AnswerSchema, ChatRequest, StructuredForm
+from ..transport import AnswerSchema, ChatRequest, StructuredForm, protocol_adapter
 from ..vendors import VendorConfig
 from .answer_schema import DEFAULT_OUTPUT, answer_schema, schema_name
 from .stepdown import learned_form, logprobs_refused
@@ -94,9 +94,10 @@ class RequestBuilder:
 
         ``structured=None`` follows ``json_mode`` (``"json"`` or ``"off"``, see
         :meth:`json_mode_on`). ``"auto"`` starts at the strongest form the vendor may take
-        (Anthropic: a forced tool, or its JSON output format while thinking; OpenAI
-        protocol: a schema unless the vendor is known to refuse one, then JSON mode when it
-        takes it and the prompt mentions JSON, else nothing), then keeps any step down the
+        (:meth:`~cross_judge.transport.WireAdapter.auto_form`; Anthropic: a forced tool, or
+        its JSON output format while thinking; OpenAI protocol: a schema unless the vendor
+        is known to refuse one, then JSON mode when it takes it and the prompt mentions
+        JSON, else nothing; the Responses API: a schema), then keeps any step down the
         endpoint and model made (:mod:`.stepdown`). Other values are sent as given.
         """
         mode = self.structured
@@ -107,25 +108,17 @@ class RequestBuilder:
         start: StructuredForm
         if self._answer_regex() is not None:  # a prompt whose answers are not JSON
             start = "off"
-        elif config.protocol == "anthropic":
-            start = "schema" if self.thinking_budget is not None else "tool"
-        elif config.json_schema is not False:
-            start = "schema"
-        elif config.json_object is not False and self._mentions_json():
-            start = "json"
         else:
-            start = "off"
+            start = protocol_adapter(config.protocol).auto_form(
+                config, thinking=self.thinking_budget is not None, json_ok=self._mentions_json()
+            )
         return learned_form(config, self.model, start)
 
     def json_allowed(self, config: VendorConfig) -> bool:
         """Whether ``structured="auto"`` may step down to JSON mode on ``config``: the
         vendor is not known to refuse it and the prompt mentions JSON (vendors refuse a
         ``json_object`` request whose messages do not)."""
-        return (
-            config.protocol != "anthropic"
-            and config.json_object is not False
-            and self._mentions_json()
-        )
+        return protocol_adapter(config.protocol).json_allowed(config) and self._mentions_json()
 
     def logprobs_asked(self, config: VendorConfig) -> int | None:
         """How many alternatives per token this critic asks ``config`` for

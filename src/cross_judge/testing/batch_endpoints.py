@@ -23,11 +23,12 @@ from aiohttp import BodyPartReader, web
 
 from .answers import batch_answer
 from .batches import (
-    BATCH_ENDPOINT,
+    BATCH_ENDPOINTS,
     CANCELLED_MESSAGE,
     EXPIRED_MESSAGE,
     METADATA_MAX_PAIRS,
     OPENAI_MAX_FILE_BYTES,
+    RESPONSES_BATCH_ENDPOINT,
     BatchRoute,
     SimBatch,
     SimFile,
@@ -43,6 +44,7 @@ from .protocol import (
     json_response,
     unauthorized,
 )
+from .responses import as_chat_request, as_response
 from .state import VendorState
 
 __all__ = ["BatchEndpoints"]
@@ -189,9 +191,10 @@ class BatchEndpoints:
         window, metadata = body.get("completion_window"), body.get("metadata")
         if not isinstance(file_id, str):
             return Refusal(400, "Missing required parameter: 'input_file_id'.").response("chat")
-        if endpoint != BATCH_ENDPOINT:
+        if endpoint not in BATCH_ENDPOINTS:
             message = f"Invalid 'endpoint' {endpoint!r}: the simulated vendor serves only "
-            return Refusal(400, message + f"{BATCH_ENDPOINT!r}.").response("chat")
+            served = " and ".join(map(repr, BATCH_ENDPOINTS))
+            return Refusal(400, message + f"{served}.").response("chat")
         if window != "24h":
             message = f"Invalid 'completion_window' {window!r}: only '24h' is supported."
             return Refusal(400, message).response("chat")
@@ -209,7 +212,7 @@ class BatchEndpoints:
             if file.purpose != "batch":
                 message = f"File {file_id} has purpose {file.purpose!r}, not 'batch'."
                 return Refusal(400, message).response("chat")
-            requests, errors = openai_batch_errors(file.content)
+            requests, errors = openai_batch_errors(file.content, endpoint)
             batch = SimBatch(
                 self._new_id("batch_"),
                 "openai",
@@ -219,6 +222,7 @@ class BatchEndpoints:
                 input_file_id=file_id,
                 metadata=None if metadata is None else dict(metadata),
                 errors=errors,
+                endpoint=endpoint,
             )
             self._add_batch_locked(batch)
             return json_response(batch.wire(""))
@@ -318,6 +322,9 @@ class BatchEndpoints:
                 return "expired", 0, None
             error = error_body(status, message) if api == "chat" else None
             return "failed", status, json.loads(error or anthropic_error_body(status, message))
+        if batch.endpoint == RESPONSES_BATCH_ENDPOINT:
+            status, answer = batch_answer(self._state, as_chat_request(body), api, None)
+            return "answered", status, as_response(answer, body) if status == 200 else answer
         status, answer = batch_answer(self._state, body, api, batch.version)
         return "answered", status, answer
 

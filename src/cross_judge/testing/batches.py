@@ -16,10 +16,12 @@ from typing import Any, Literal, NamedTuple
 
 __all__ = [
     "BATCH_ENDPOINT",
+    "BATCH_ENDPOINTS",
     "CANCELLED_MESSAGE",
     "EXPIRED_MESSAGE",
     "METADATA_MAX_PAIRS",
     "OPENAI_MAX_FILE_BYTES",
+    "RESPONSES_BATCH_ENDPOINT",
     "BatchProtocol",
     "BatchRoute",
     "SimBatch",
@@ -32,6 +34,10 @@ __all__ = [
 
 BatchProtocol = Literal["openai", "anthropic"]
 BATCH_ENDPOINT = "/v1/chat/completions"
+RESPONSES_BATCH_ENDPOINT = "/v1/responses"
+BATCH_ENDPOINTS = (BATCH_ENDPOINT, RESPONSES_BATCH_ENDPOINT)
+"""The endpoints an OpenAI batch may be created for: chat completions, and OpenAI's
+Responses API (its lines read and answered as :mod:`.responses` describes)."""
 _BATCH_WINDOW_S = 24 * 3600
 OPENAI_MAX_FILE_BYTES = 200 * 1024 * 1024
 _OPENAI_MAX_BATCH_REQUESTS = 50_000
@@ -94,6 +100,7 @@ class SimBatch:
     error_file_id: str | None = None
     counts: dict[str, int] = field(default_factory=dict)
     results: bytes = b""  # Anthropic: the results JSONL once ended
+    endpoint: str = BATCH_ENDPOINT  # OpenAI: the endpoint every line of the batch is for
 
     def wire(self, results_origin: str) -> dict[str, Any]:
         """The batch object of its protocol (``results_origin``: the Anthropic
@@ -120,7 +127,7 @@ class SimBatch:
         return {
             "id": self.id,
             "object": "batch",
-            "endpoint": BATCH_ENDPOINT,
+            "endpoint": self.endpoint,
             "model": model,
             "errors": {"object": "list", "data": self.errors} if self.errors else None,
             "input_file_id": self.input_file_id,
@@ -176,12 +183,14 @@ def _batch_error(code: str, message: str, line: int | None, param: str | None) -
     return {"code": code, "message": message, "param": param, "line": line}
 
 
-def openai_batch_errors(content: bytes) -> tuple[list[tuple[str, Any]], list[dict[str, Any]]]:
-    """The requests of an OpenAI batch input file, and why it fails validation (empty
-    when it does not).
+def openai_batch_errors(
+    content: bytes, endpoint: str = BATCH_ENDPOINT
+) -> tuple[list[tuple[str, Any]], list[dict[str, Any]]]:
+    """The requests of an OpenAI batch input file for ``endpoint``, and why it fails
+    validation (empty when it does not).
 
     Each non-blank line must be a JSON object with a ``custom_id`` (a non-empty string,
-    unique in the file), ``method`` ``"POST"``, ``url`` ``"/v1/chat/completions"`` and a
+    unique in the file), ``method`` ``"POST"``, ``url`` the batch's ``endpoint`` and a
     ``body`` object with a ``model`` string, the same model on every line; at most 50,000
     lines. Error codes: ``empty_file``, ``too_many_tasks``, ``invalid_json_line``,
     ``duplicate_custom_id``, ``url_mismatch``, ``model_mismatch`` (as the Batch API
@@ -223,8 +232,8 @@ def openai_batch_errors(content: bytes) -> tuple[list[tuple[str, Any]], list[dic
         if line.get("method") != "POST":
             message = "method must be 'POST'."
             errors.append(_batch_error("invalid_request", message, number, "method"))
-        if line.get("url") != BATCH_ENDPOINT:
-            message = f"The url does not match the batch endpoint {BATCH_ENDPOINT}."
+        if line.get("url") != endpoint:
+            message = f"The url does not match the batch endpoint {endpoint}."
             errors.append(_batch_error("url_mismatch", message, number, "url"))
         line_model = body.get("model") if isinstance(body, dict) else None
         if not isinstance(body, dict):

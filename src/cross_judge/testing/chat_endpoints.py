@@ -1,4 +1,5 @@
-"""The live endpoints, ``POST /v1/chat/completions`` and ``POST /v1/messages``: capacity,
+"""The live endpoints, ``POST /v1/chat/completions``, ``POST /v1/messages`` and ``POST
+/v1/responses`` (:mod:`.responses`): capacity,
 recording, auth, refusals (a bad body, then a feature the server refuses), then a
 scripted :class:`~.replies.Reply` or a persona's answer after its latency.
 
@@ -39,6 +40,7 @@ from .protocol import (
     unknown_model,
 )
 from .replies import Reply
+from .responses import as_chat_request, responses_reply
 from .state import VendorState
 
 __all__ = ["serve_chat"]
@@ -58,9 +60,16 @@ class _DroppedResponse(web.StreamResponse):
 
 
 async def serve_chat(
-    state: VendorState, tasks: set[asyncio.Task[Any]], request: web.BaseRequest, api: Api
+    state: VendorState,
+    tasks: set[asyncio.Task[Any]],
+    request: web.BaseRequest,
+    api: Api,
+    *,
+    responses: bool = False,
 ) -> web.StreamResponse:
-    """Answer a chat-completions (``api="chat"``) or Messages request.
+    """Answer a chat-completions (``api="chat"``) or Messages request; with ``responses``
+    (``api="chat"``), a Responses API request, read and answered as :mod:`.responses`
+    describes.
 
     The handler's task is in ``tasks`` while it runs, so a stopping server can cancel
     it. A request arriving while ``state.capacity`` requests are being answered gets an
@@ -83,7 +92,7 @@ async def serve_chat(
         # DeepSeek's 429: an error body, no Retry-After, no x-ratelimit-* headers.
         return api_error_response(api, 429, "Rate limit reached for requests (simulated capacity)")
     try:
-        return await _answer_chat(state, request, api)
+        return await _answer_chat(state, request, api, responses)
     finally:
         with state.lock:
             state.in_flight -= 1
@@ -92,7 +101,7 @@ async def serve_chat(
 
 
 async def _answer_chat(
-    state: VendorState, request: web.BaseRequest, api: Api
+    state: VendorState, request: web.BaseRequest, api: Api, responses: bool
 ) -> web.StreamResponse:
     # request.content has no size cap (request.read() stops at 1 MiB).
     raw = await request.content.read()
@@ -121,7 +130,16 @@ async def _answer_chat(
         )
         if isinstance(model, str):
             state.by_model[model] = state.by_model.get(model, 0) + 1
+    if responses:
+        answer = await _answer_recorded(state, request, api, as_chat_request(body))
+        return responses_reply(answer, body)
+    return await _answer_recorded(state, request, api, body)
 
+
+async def _answer_recorded(
+    state: VendorState, request: web.BaseRequest, api: Api, body: Any
+) -> web.StreamResponse:
+    model = body.get("model") if isinstance(body, dict) else None
     if not is_authorized(request, state.api_key, api):
         return unauthorized(api)
     refusal = request_refusal(body, api, request.headers.get("anthropic-version"))

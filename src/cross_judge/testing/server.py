@@ -60,6 +60,7 @@ _JOIN_TIMEOUT_S = 5.0
 _SHUTDOWN_TIMEOUT_S = 1.0
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _MESSAGES_PATHS = frozenset({"/v1/messages", "/messages"})
+_RESPONSES_PATHS = frozenset({"/v1/responses", "/responses"})
 _MODELS_PATHS = frozenset({"/v1/models", "/models"})
 
 
@@ -127,6 +128,8 @@ class VendorServer:
 
     Endpoints: ``POST /v1/chat/completions`` (and ``/chat/completions``), the OpenAI
     protocol; ``POST /v1/messages`` (and ``/messages``), the Anthropic Messages API;
+    ``POST /v1/responses`` (and ``/responses``), OpenAI's Responses API
+    (:mod:`~cross_judge.testing.responses`);
     ``GET /v1/models``, ``GET /stats``, ``POST /stats/reset``; and the provider batch
     endpoints described below. With ``api_key`` set, the
     first three require it (else 401): chat completions and models as
@@ -834,6 +837,10 @@ class VendorServer:
             if method != "POST":
                 return error_response(405, f"Use POST for {path}")
             return await serve_chat(self._state, run.tasks, request, "chat")
+        if path in _RESPONSES_PATHS:
+            if method != "POST":
+                return error_response(405, f"Use POST for {path}")
+            return await serve_chat(self._state, run.tasks, request, "chat", responses=True)
         if path in _MESSAGES_PATHS:
             if method != "POST":
                 return api_error_response("messages", 405, f"Use POST for {path}")

@@ -1,8 +1,10 @@
 """What every wire adapter takes and returns: a :class:`ChatRequest` in, a :class:`Completion`
 out (or a :class:`~cross_judge.transport.CallFailure`).
 
-A request is wire-neutral: the system prompt is kept apart from the messages, because the
-OpenAI protocol sends it as a message and Anthropic's as a ``system`` field. What a
+A request is wire-neutral: a list of :class:`Message` turns made of content parts, which
+each protocol's adapter (:class:`~cross_judge.transport.WireAdapter`) turns into its own
+body (the OpenAI protocol sends the system prompt as a message, Anthropic's as a
+``system`` field, the Responses API as ``instructions``). What a
 protocol actually sends of its settings is :meth:`ChatRequest.sent_settings` (the rest,
 :meth:`ChatRequest.unsent_settings`, never leaves the process), and
 :meth:`ChatRequest.cache_key` is the identity of the answer it asks for, used by the
@@ -15,11 +17,12 @@ import functools
 import hashlib
 import ipaddress
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from ..verdict import Usage
+from ._adapter import known_adapter, protocol_adapter
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig
@@ -29,7 +32,10 @@ __all__ = [
     "AnswerSchema",
     "ChatRequest",
     "Completion",
+    "ContentPart",
+    "Message",
     "StructuredForm",
+    "TextPart",
     "TokenLogprob",
     "endpoint_identity",
 ]
@@ -80,10 +86,72 @@ class TokenLogprob:
     top: tuple[tuple[str, float], ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """A run of text in a message."""
+
+    text: str
+
+
+ContentPart = TextPart
+"""What a message is made of: text today (an image part joins this union later)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One turn of a conversation: its ``role`` (``"system"``, ``"user"``, and later
+    ``"assistant"``/``"tool"``) and its content ``parts``, in order."""
+
+    role: str
+    parts: tuple[ContentPart, ...]
+
+    def text(self) -> str:
+        """The text of every text part, joined without a separator."""
+        parts = self.parts
+        if len(parts) == 1:
+            return parts[0].text
+        return "".join(p.text for p in parts if isinstance(p, TextPart))
+
+
+@functools.lru_cache(maxsize=64)  # a critic's system prompt is the same on every request
+def _system_message(text: str) -> Message:
+    return Message("system", (TextPart(text),))
+
+
+def _plain_text(message: Message, role: str) -> str | None:
+    """The text of ``message`` when it has ``role`` and one text part, else ``None``."""
+    if message.role == role and len(message.parts) == 1 and type(message.parts[0]) is TextPart:
+        return message.parts[0].text
+    return None
+
+
+def _simple_pair(messages: tuple[Message, ...]) -> tuple[str, str] | None:
+    """``(system, user)`` when ``messages`` is one optional system text message and one user
+    text message (the shape of a request built from ``system`` and ``user``), else ``None``."""
+    if len(messages) == 1:
+        user = _plain_text(messages[0], "user")
+        return None if user is None else ("", user)
+    if len(messages) == 2:
+        system = _plain_text(messages[0], "system")
+        user = _plain_text(messages[1], "user")
+        if system is not None and system and user is not None:
+            return system, user
+    return None
+
+
 @dataclass(frozen=True)
 class ChatRequest:
-    """One chat call: a system prompt (``""`` for none), the user message and the sampling
-    settings. ``json_mode`` asks the vendor for a JSON object where its protocol allows.
+    """One chat call: the messages (a system prompt, ``""`` for none, and the user
+    message; or any :class:`Message` list) and the sampling settings. ``json_mode`` asks
+    the vendor for a JSON object where its protocol allows.
+
+    ``messages`` is what the adapters send. Built from ``system`` and ``user`` (the old
+    form, keyword or positional) it is the system message when ``system`` is not empty,
+    then the user's. Given ``messages`` (with ``system`` and ``user`` left ``""``),
+    ``system`` reads as the text of its system messages and ``user`` as that of its last
+    user message. When both are given and disagree, ``system`` and ``user`` win for a
+    request of that plain shape (so ``dataclasses.replace(request, user=...)`` works);
+    for a richer one it is a ``ValueError``.
 
     ``sample`` numbers the repeated requests of a critic that samples an item several
     times (``Critic(samples=n)``; see :func:`cross_judge.core.sample_request`): it is
@@ -110,6 +178,8 @@ class ChatRequest:
     effort: str | None = None
     thinking_budget: int | None = None
     logprobs: int | None = None
+    messages: tuple[Message, ...] = ()
+    _plain: bool = field(default=True, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.json_mode and self.structured == "off":
@@ -120,25 +190,63 @@ class ChatRequest:
             object.__setattr__(self, "json_mode", False)
         if self.structured in ("schema", "tool") and self.schema is None:
             raise ValueError(f"structured={self.structured!r} needs a schema")
+        messages = self.messages
+        if not messages:
+            turn = Message("user", (TextPart(self.user),))
+            built = (_system_message(self.system), turn) if self.system else (turn,)
+            object.__setattr__(self, "messages", built)
+            return
+        if not isinstance(messages, tuple):  # a list given: kept as a tuple (hashable)
+            messages = tuple(messages)  # type: ignore[unreachable]
+            object.__setattr__(self, "messages", messages)
+        pair = _simple_pair(messages)
+        if pair is not None:
+            if (self.system or self.user) and pair != (self.system, self.user):
+                object.__setattr__(self, "messages", ())
+                self.__post_init__()  # the text given wins over the plain messages
+                return
+            object.__setattr__(self, "system", pair[0])
+            object.__setattr__(self, "user", pair[1])
+            return
+        system = "".join(m.text() for m in messages if m.role == "system")
+        user = next((m.text() for m in reversed(messages) if m.role == "user"), "")
+        if (self.system or self.user) and (system, user) != (self.system, self.user):
+            raise ValueError("pass system and user, or messages, not both")
+        object.__setattr__(self, "system", system)
+        object.__setattr__(self, "user", user)
+        object.__setattr__(self, "_plain", False)
 
-    def chat_messages(self) -> list[dict[str, str]]:
-        """The OpenAI-style message list: the system message (if any), then the user's."""
-        if self.system:
-            return [
-                {"role": "system", "content": self.system},
-                {"role": "user", "content": self.user},
-            ]
-        return [{"role": "user", "content": self.user}]
+    def chat_messages(self) -> list[dict[str, Any]]:
+        """The OpenAI-style message list: each message with its text as ``content`` (a
+        list of ``{"type": "text"}`` parts for a message of several parts)."""
+        if self._plain:  # the hot path: one optional system message and the user's
+            if self.system:
+                return [
+                    {"role": "system", "content": self.system},
+                    {"role": "user", "content": self.user},
+                ]
+            return [{"role": "user", "content": self.user}]
+        return [
+            {"role": m.role, "content": m.parts[0].text}
+            if len(m.parts) == 1
+            else {"role": m.role, "content": [{"type": "text", "text": p.text} for p in m.parts]}
+            for m in self.messages
+        ]
 
     def text_chars(self) -> int:
-        """Characters of prompt text sent (system and user), for rough token estimates."""
-        return len(self.system) + len(self.user)
+        """Characters of prompt text sent (every text part), for rough token estimates."""
+        if self._plain:
+            return len(self.system) + len(self.user)
+        return sum(len(p.text) for m in self.messages for p in m.parts)
 
     def utf8_bytes(self) -> int:
         """Bytes of prompt text sent, UTF-8 encoded (see :func:`cross_judge.pricing`)."""
-        return len(self.system.encode("utf-8", "surrogatepass")) + len(
-            self.user.encode("utf-8", "surrogatepass")
+        texts = (
+            (self.system, self.user)
+            if self._plain
+            else tuple(p.text for m in self.messages for p in m.parts)
         )
+        return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
 
     def sent_settings(self, where: str | VendorConfig) -> dict[str, Any]:
         """The settings this request puts on the wire (besides the model and the messages),
@@ -158,88 +266,30 @@ class ChatRequest:
           form and the effort. That version removed ``temperature``, ``top_p`` and
           ``top_k`` (a request with any of them is refused), and the API has no seed, no
           JSON mode and no token probabilities.
+        * ``"openai-responses"`` (OpenAI's Responses API): ``temperature`` (left out with
+          an effort), ``max_tokens`` (sent as ``max_output_tokens``), ``text`` with the
+          ``format`` of the ``json`` and ``schema`` forms, ``reasoning`` with the effort,
+          and ``top_logprobs`` with ``include`` when token probabilities are asked.
 
         The wire adapters send exactly these (their tests hold them to it); the response
-        cache keys on them and the run manifest records them.
+        cache keys on them and the run manifest records them. Another registered protocol
+        says its own (:class:`~cross_judge.transport.WireAdapter`).
         """
-        protocol = where if isinstance(where, str) else where.protocol
-        if protocol == "anthropic":
-            return self._anthropic_settings()
-        schema_dialect = "json_schema" if isinstance(where, str) else where.schema_dialect
-        dialect = "openai" if isinstance(where, str) else (where.reasoning or "openai")
-        settings: dict[str, Any] = {}
-        if not (self.effort is not None and dialect == "openai"):
-            settings["temperature"] = self.temperature
-        settings["max_tokens"] = self.max_tokens
-        if self.structured == "json":
-            settings["response_format"] = {"type": "json_object"}
-        elif self.structured == "schema" and self.schema is not None:
-            if schema_dialect == "json_object":
-                settings["response_format"] = {
-                    "type": "json_object",
-                    "schema": self.schema.as_dict(),
-                }
-            else:
-                settings["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {
-                        "name": self.schema.name,
-                        "strict": True,
-                        "schema": self.schema.as_dict(),
-                    },
-                }
-        if self.seed is not None:
-            settings["seed"] = self.seed
-        if self.logprobs is not None:
-            settings["logprobs"] = True
-            settings["top_logprobs"] = self.logprobs
-        settings.update(reasoning_fields(dialect, self.effort, self.thinking_budget))
-        return settings
-
-    def _anthropic_settings(self) -> dict[str, Any]:
-        budget = self.thinking_budget
-        settings: dict[str, Any] = {
-            "max_tokens": self.max_tokens + (budget or 0),
-        }
-        if budget is not None:
-            settings["thinking"] = {"type": "enabled", "budget_tokens": budget}
-        if self.structured == "tool" and self.schema is not None:
-            settings["tools"] = [
-                {
-                    "name": self.schema.name,
-                    "description": "Record your verdict.",
-                    "input_schema": self.schema.as_dict(),
-                }
-            ]
-            settings["tool_choice"] = {"type": "tool", "name": self.schema.name}
-        output: dict[str, Any] = {}
-        if self.effort is not None:
-            output["effort"] = self.effort
-        if self.structured == "schema" and self.schema is not None:
-            output["format"] = {"type": "json_schema", "schema": self.schema.as_dict()}
-        if output:
-            settings["output_config"] = output
-        return settings
+        if isinstance(where, str):
+            return protocol_adapter(where).sent_settings(self, None)
+        return protocol_adapter(where.protocol).sent_settings(self, where)
 
     def unsent_settings(self, where: str | VendorConfig) -> dict[str, Any]:
         """The settings of this request that a protocol (or a vendor, whose reasoning
         dialect then applies) does not send, with their values: on ``"anthropic"``,
         ``temperature`` always, ``seed`` when set and ``json_mode`` when on; on
         ``"openai"`` the ``temperature`` when an effort is sent with the ``openai``
-        dialect (OpenAI's reasoning models refuse it), else nothing. They have no effect
-        on the answer."""
-        protocol = where if isinstance(where, str) else where.protocol
-        if protocol != "anthropic":
-            dialect = "openai" if isinstance(where, str) else (where.reasoning or "openai")
-            if self.effort is not None and dialect == "openai":
-                return {"temperature": self.temperature}
-            return {}
-        unsent: dict[str, Any] = {"temperature": self.temperature}
-        if self.seed is not None:
-            unsent["seed"] = self.seed
-        if self.json_mode:
-            unsent["json_mode"] = True
-        return unsent
+        dialect (OpenAI's reasoning models refuse it), else nothing; on
+        ``"openai-responses"`` the ``temperature`` with an effort and the ``seed`` when
+        set. They have no effect on the answer."""
+        if isinstance(where, str):
+            return protocol_adapter(where).unsent_settings(self, None)
+        return protocol_adapter(where.protocol).unsent_settings(self, where)
 
     def cache_key(self, config: VendorConfig) -> str:
         """sha256 of everything that determines the answer, and of nothing else.
@@ -248,7 +298,9 @@ class ChatRequest:
         name, the endpoint (:func:`endpoint_identity`: no credentials, and no port on a
         loopback host), the model, the system prompt, the user message and
         :meth:`sent_settings` (so on ``anthropic`` neither ``temperature`` nor ``seed``,
-        which are not sent), and ``sample`` when it is > 0 (on every protocol). Never the
+        which are not sent), and ``sample`` when it is > 0 (on every protocol). A request
+        whose messages are more than one system and one user text message adds the
+        message list (so a plain request's key is the one it always had). Never the
         API key, and nothing of the local machine: the same panel run against a local
         server on another port finds its answers again.
         """
@@ -264,6 +316,10 @@ class ChatRequest:
         }
         if self.sample:  # absent for sample 0: a single call's key is unchanged
             identity["sample"] = self.sample
+        if not self._plain:  # absent for a plain request: its key is unchanged
+            identity["messages"] = [
+                [m.role, [["text", p.text] for p in m.parts]] for m in self.messages
+            ]
         blob = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -274,9 +330,10 @@ def endpoint_identity(protocol: str, base_url: str) -> str:
 
     A remote endpoint is its URL, normalised: without ``user:password@``, scheme and host
     in lower case, without a default port (``:443`` for https, ``:80`` for http), without
-    trailing slashes, and for the ``anthropic`` protocol without one trailing ``/v1`` (the
-    SDK reaches ``/v1/messages`` from both). Its port stays: on a remote host a port is how
-    a deployment is addressed, and two ports are two services.
+    trailing slashes, and without what the protocol's client adds or drops itself (the
+    ``anthropic`` protocol: one trailing ``/v1``, as the SDK reaches ``/v1/messages`` from
+    both; :meth:`~cross_judge.transport.WireAdapter.endpoint_path`). Its port stays: on a
+    remote host a port is how a deployment is addressed, and two ports are two services.
 
     A loopback endpoint (``localhost``, ``*.localhost``, ``127.0.0.0/8``, ``::1``) is
     ``loopback`` followed by the path: its host and port are dropped. A local server
@@ -287,8 +344,9 @@ def endpoint_identity(protocol: str, base_url: str) -> str:
     """
     parts = urlsplit(base_url.strip())
     path = parts.path.rstrip("/")
-    if protocol == "anthropic" and path.endswith("/v1"):
-        path = path[: -len("/v1")]
+    adapter = known_adapter(protocol)
+    if adapter is not None:
+        path = adapter.endpoint_path(path)
     host = (parts.hostname or "").lower()
     if _is_loopback(host):
         return f"loopback{path}"
@@ -320,7 +378,9 @@ class Completion:
     """What one successful call returned.
 
     ``finish_reason`` is the vendor's own word (``stop``/``length`` for OpenAI-style
-    vendors, ``end_turn``/``max_tokens`` for Anthropic's ``stop_reason``).
+    vendors, ``end_turn``/``max_tokens`` for Anthropic's ``stop_reason``; for the
+    Responses API its ``status``, ``completed``, or the ``incomplete_details.reason`` of
+    an incomplete one, e.g. ``max_output_tokens``).
 
     ``tools`` names the tools the model called, in order (Anthropic's ``tool_use``
     blocks; ``""`` for one without a name): ``text`` is then the last one's input, which
@@ -342,95 +402,6 @@ class Completion:
 
     @property
     def truncated(self) -> bool:
-        """True when the answer was cut off at ``max_tokens``."""
-        return self.finish_reason in ("length", "max_tokens")
-
-
-def reasoning_fields(
-    dialect: str, effort: str | None, thinking_budget: int | None
-) -> dict[str, Any]:
-    """The request fields of an OpenAI-compatible vendor's reasoning ``dialect`` for an
-    ``effort`` and a ``thinking_budget`` (both ``None``: none). What a dialect cannot
-    express is refused when the critic is built (:func:`reasoning_problem`); here it is
-    left out.
-
-    ==========  ==================================  ========================================
-    dialect     effort                              thinking_budget
-    ==========  ==================================  ========================================
-    openai      ``reasoning_effort``                (refused)
-    deepseek    ``thinking: {"type": "enabled"}``   (refused)
-    qwen        (refused)                           ``enable_thinking``, ``thinking_budget``
-    vllm        ``reasoning_effort``                (refused)
-    openrouter  ``reasoning: {"effort": ...}``      ``reasoning: {"max_tokens": ...}``
-    ==========  ==================================  ========================================
-
-    DeepSeek's thinking has no levels: only ``effort="high"`` is taken.
-    """
-    fields: dict[str, Any] = {}
-    if dialect in ("openai", "vllm"):
-        if effort is not None:
-            fields["reasoning_effort"] = effort
-    elif dialect == "deepseek":
-        if effort is not None:
-            fields["thinking"] = {"type": "enabled"}
-    elif dialect == "qwen":
-        if thinking_budget is not None:
-            fields["enable_thinking"] = True
-            fields["thinking_budget"] = thinking_budget
-    elif dialect == "openrouter":
-        if effort is not None:
-            fields["reasoning"] = {"effort": effort}
-        elif thinking_budget is not None:
-            fields["reasoning"] = {"max_tokens": thinking_budget}
-    return fields
-
-
-MIN_ANTHROPIC_THINKING_BUDGET = 1024
-"""The smallest ``budget_tokens`` Anthropic's extended thinking takes."""
-
-
-def reasoning_problem(
-    protocol: str, dialect: str | None, effort: str | None, thinking_budget: int | None
-) -> str | None:
-    """Why a vendor (its ``protocol`` and reasoning ``dialect``) cannot be sent ``effort``
-    and ``thinking_budget`` as asked, or ``None`` when it can: the fix is in the text."""
-    if effort is None and thinking_budget is None:
-        return None
-    if protocol == "anthropic":
-        if thinking_budget is not None and thinking_budget < MIN_ANTHROPIC_THINKING_BUDGET:
-            return (
-                f"Anthropic's extended thinking takes a budget of at least "
-                f"{MIN_ANTHROPIC_THINKING_BUDGET} tokens, got thinking_budget={thinking_budget}"
-            )
-        return None
-    if dialect is None:
-        return (
-            "this vendor has no known reasoning fields, so effort/thinking_budget would be "
-            "dropped; register the endpoint with its dialect, e.g. register_vendor(name, "
-            "base_url, reasoning='openai') (reasoning_effort), 'qwen' (enable_thinking and "
-            "thinking_budget), 'vllm', 'deepseek' or 'openrouter', or leave both out"
-        )
-    if dialect in ("openai", "vllm") and thinking_budget is not None:
-        return (
-            f"the {dialect!r} reasoning fields take an effort (reasoning_effort), not a token "
-            "budget; use effort='low'|'medium'|'high' and leave thinking_budget out"
-        )
-    if dialect == "deepseek":
-        if thinking_budget is not None:
-            return (
-                "DeepSeek's thinking mode has no token budget; use effort='high' (thinking on) "
-                "and leave thinking_budget out"
-            )
-        if effort != "high":
-            return (
-                f"DeepSeek's thinking mode is on or off, with no levels, so effort={effort!r} "
-                "cannot be sent; effort='high' turns thinking on"
-            )
-    if dialect == "qwen" and effort is not None:
-        return (
-            "Qwen's thinking takes a token budget (enable_thinking, thinking_budget), not an "
-            "effort; use thinking_budget=N and leave effort out"
-        )
-    if dialect == "openrouter" and effort is not None and thinking_budget is not None:
-        return "OpenRouter's reasoning takes an effort or a token budget, not both; leave one out"
-    return None
+        """True when the answer was cut off at ``max_tokens`` (``length``, ``max_tokens``,
+        or the Responses API's ``max_output_tokens``)."""
+        return self.finish_reason in ("length", "max_tokens", "max_output_tokens")

@@ -101,6 +101,8 @@ import anyio.to_thread
 
 from ..errors import ErrorKind
 from ..verdict import Usage
+from ._adapter import Connection, WireAdapter, register_protocol
+from ._anthropic_batch import AnthropicBatchAPI
 from ._failure import CallFailure, failure_for_status
 from ._framing import desynchronised, guard_client, stray_bytes
 from ._http import (
@@ -114,17 +116,22 @@ from ._http import (
     too_large,
 )
 from ._pool import shared_client
-from ._wire import ChatRequest, Completion
+from ._wire import ChatRequest, Completion, StructuredForm
 
 if TYPE_CHECKING:
     import anthropic
     import httpx2
 
     from ..vendors import VendorConfig
+    from ._http import HTTPSession, RawResponse
 
 __all__ = [
+    "ADAPTER",
+    "MIN_ANTHROPIC_THINKING_BUDGET",
+    "MessagesAdapter",
     "classify_exception",
     "complete",
+    "message_params",
     "parse_message_response",
     "prepare",
     "sdk_base_url",
@@ -138,7 +145,6 @@ logger = logging.getLogger("cross_judge")
 _MAX_MESSAGE_CHARS = 500
 _KEEPALIVE_S = 30.0
 _POOL_KIND = "anthropic"
-_PROTOCOL = "anthropic"
 
 # Unsent settings at these values ask for nothing (the Critic's defaults): no warning.
 _ASKS_NOTHING: dict[str, Any] = {"temperature": 0.0, "seed": None, "json_mode": False}
@@ -197,19 +203,19 @@ async def complete(
     import anthropic  # already imported by endpoint.client(), in a worker thread
 
     warn_unsent(config, request)
-    settings = request.sent_settings(_PROTOCOL)
+    params = message_params(request)
     try:
         # Exactly request.sent_settings("anthropic"): max_tokens, and thinking, a forced
         # tool or output_config when the critic asks for them.
         response = await client.messages.with_raw_response.create(
-            model=request.model,
-            max_tokens=settings["max_tokens"],
-            messages=[{"role": "user", "content": request.user}],
-            system=request.system or anthropic.omit,
-            thinking=settings.get("thinking", anthropic.omit),
-            tools=settings.get("tools", anthropic.omit),
-            tool_choice=settings.get("tool_choice", anthropic.omit),
-            output_config=settings.get("output_config", anthropic.omit),
+            model=params["model"],
+            max_tokens=params["max_tokens"],
+            messages=params["messages"],
+            system=params.get("system", anthropic.omit),
+            thinking=params.get("thinking", anthropic.omit),
+            tools=params.get("tools", anthropic.omit),
+            tool_choice=params.get("tool_choice", anthropic.omit),
+            output_config=params.get("output_config", anthropic.omit),
             timeout=timeout,
         )
     except anthropic.APIError as exc:
@@ -221,13 +227,149 @@ async def complete(
     return parse_message_response(http.status_code, http.headers, http.content)
 
 
+MIN_ANTHROPIC_THINKING_BUDGET = 1024
+"""The smallest ``budget_tokens`` Anthropic's extended thinking takes."""
+
+
+def message_params(request: ChatRequest) -> dict[str, Any]:
+    """The Messages body of ``request``: the model, its messages (the system messages'
+    text as ``system`` when not empty; a message of one text part as a string, else as
+    ``text`` blocks) and exactly :meth:`ChatRequest.sent_settings` for ``"anthropic"``."""
+    messages: list[dict[str, Any]] = []
+    system: list[str] = []
+    for message in request.messages:
+        if message.role == "system":
+            system.append(message.text())
+            continue
+        parts = message.parts
+        content: Any = (
+            parts[0].text
+            if len(parts) == 1
+            else [{"type": "text", "text": part.text} for part in parts]
+        )
+        messages.append({"role": message.role, "content": content})
+    params: dict[str, Any] = {"model": request.model, "messages": messages}
+    if any(system):
+        params["system"] = "".join(system)
+    params.update(_settings(request))
+    return params
+
+
+def _settings(request: ChatRequest) -> dict[str, Any]:
+    budget = request.thinking_budget
+    settings: dict[str, Any] = {"max_tokens": request.max_tokens + (budget or 0)}
+    if budget is not None:
+        settings["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    schema = request.schema
+    if request.structured == "tool" and schema is not None:
+        settings["tools"] = [
+            {
+                "name": schema.name,
+                "description": "Record your verdict.",
+                "input_schema": schema.as_dict(),
+            }
+        ]
+        settings["tool_choice"] = {"type": "tool", "name": schema.name}
+    output: dict[str, Any] = {}
+    if request.effort is not None:
+        output["effort"] = request.effort
+    if request.structured == "schema" and schema is not None:
+        output["format"] = {"type": "json_schema", "schema": schema.as_dict()}
+    if output:
+        settings["output_config"] = output
+    return settings
+
+
+class MessagesAdapter(WireAdapter):
+    """The ``"anthropic"`` protocol: the Messages API through the official SDK's pooled
+    client; Message Batches for batches."""
+
+    name = "anthropic"
+    title = "Anthropic's Messages API"
+    forms = frozenset({"tool", "schema", "off"})
+
+    def __init__(self) -> None:
+        self.batch = AnthropicBatchAPI(message_params, parse_message_response, sdk_base_url)
+
+    def sent_settings(self, request: ChatRequest, config: VendorConfig | None) -> dict[str, Any]:
+        return _settings(request)
+
+    def unsent_settings(self, request: ChatRequest, config: VendorConfig | None) -> dict[str, Any]:
+        unsent: dict[str, Any] = {"temperature": request.temperature}
+        if request.seed is not None:
+            unsent["seed"] = request.seed
+        if request.json_mode:
+            unsent["json_mode"] = True
+        return unsent
+
+    def sends_temperature(self, config: VendorConfig, effort: str | None) -> bool:
+        return False
+
+    def payload(self, config: VendorConfig, request: ChatRequest) -> dict[str, Any]:
+        return message_params(request)
+
+    async def connect(
+        self, config: VendorConfig, api_key: str | None, session: HTTPSession | None
+    ) -> Connection:
+        await prepare(config, api_key)
+
+        async def send(request: ChatRequest, timeout: float) -> Completion:
+            return await complete(config, request, api_key=api_key, timeout=timeout)
+
+        return Connection(send)
+
+    def parse(self, raw: RawResponse) -> Completion:
+        if raw.status >= 300:
+            try:
+                body: object = json.loads(raw.body)
+            except (ValueError, UnicodeDecodeError):
+                body = raw.body.decode("utf-8", "replace")
+            raise status_failure(raw.status, raw.headers, body)
+        return parse_message_response(raw.status, raw.headers, raw.body)
+
+    def form_problem(self, config: VendorConfig, structured: str) -> str | None:
+        if structured == "json":
+            return (
+                "Anthropic's Messages API has no JSON mode; use structured='tool' (a forced "
+                "tool), 'schema' (its JSON output format) or 'auto'"
+            )
+        return super().form_problem(config, structured)
+
+    def auto_form(self, config: VendorConfig, *, thinking: bool, json_ok: bool) -> StructuredForm:
+        return "schema" if thinking else "tool"
+
+    def reasoning_problem(
+        self,
+        config: VendorConfig,
+        effort: str | None,
+        thinking_budget: int | None,
+        structured: str | None,
+    ) -> str | None:
+        if thinking_budget is not None and thinking_budget < MIN_ANTHROPIC_THINKING_BUDGET:
+            return (
+                f"vendor {config.name!r}: Anthropic's extended thinking takes a budget of at "
+                f"least {MIN_ANTHROPIC_THINKING_BUDGET} tokens, got "
+                f"thinking_budget={thinking_budget}"
+            )
+        if thinking_budget is not None and structured == "tool":
+            return (
+                "Anthropic refuses a forced tool while extended thinking is on; use "
+                "structured='schema' (its JSON output format) or 'auto', or drop "
+                "thinking_budget"
+            )
+        return None
+
+    def endpoint_path(self, path: str) -> str:
+        return path[: -len("/v1")] if path.endswith("/v1") else path
+
+
 def warn_unsent(config: VendorConfig, request: ChatRequest) -> None:
     """Log a WARNING for each setting of ``request`` that asks for something the Messages
     API does not take (:meth:`ChatRequest.unsent_settings`): a ``temperature`` other than
     0 (the Critic's default), a ``seed``, ``json_mode``. Once per process for each vendor,
     model, setting and value, however many calls, critics or event loops repeat it. The
     request is sent without them; the message says so and how to silence it."""
-    for setting, value in request.unsent_settings(_PROTOCOL).items():
+    for setting, value in ADAPTER.unsent_settings(request, config).items():
         if value == _ASKS_NOTHING.get(setting):
             continue
         seen = (config.name, request.model, setting, repr(value))
@@ -625,3 +767,7 @@ def _str_or_none(value: Any) -> str | None:
 def _describe(exc: BaseException) -> str:
     detail = str(exc).strip()
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+ADAPTER = register_protocol(MessagesAdapter())
+"""The registered ``"anthropic"`` adapter."""

@@ -8,6 +8,10 @@ takes, their split into batches within each vendor's limits, and the parsing of 
 lines into the :class:`~cross_judge.transport.Completion` or
 :class:`~cross_judge.transport.CallFailure` a live call would have given, so the answers go
 through the same parsing, voting, cache and cost as live ones. It makes no call.
+
+Each protocol's own codec is its adapter's ``batch``
+(:attr:`~cross_judge.transport.WireAdapter.batch`); the functions here are the two
+original protocols' codecs under their long-standing names.
 """
 
 from __future__ import annotations
@@ -15,15 +19,15 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, ErrorKind
-from ._failure import CallFailure, failure_for_status
-from ._http import RawResponse
-from ._wire import ChatRequest, Completion
-from .anthropic import parse_message_response
-from .openai_compat import build_payload, parse_chat_response
+from ..errors import ConfigError
+from ._anthropic_batch import ANTHROPIC_LIMITS, parse_results as _anthropic_results
+from ._batch_api import BatchLimits, BatchRequest, Outcome, sized
+from ._openai_batch import OPENAI_LIMITS, parse_results as _openai_results
+from ._wire import ChatRequest
+from .anthropic import message_params, parse_message_response
+from .openai_compat import ADAPTER as _CHAT, parse_chat_response
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig
@@ -41,26 +45,6 @@ __all__ = [
     "request_id",
     "split",
 ]
-
-Protocol = Literal["openai", "anthropic"]
-
-Outcome = Completion | CallFailure
-"""What a batch gave for one request: the completion, or why there is none."""
-
-
-@dataclass(frozen=True)
-class BatchLimits:
-    """How much one batch may hold: requests, and bytes of its JSONL (or JSON) body."""
-
-    max_requests: int
-    max_bytes: int
-
-
-OPENAI_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
-"""OpenAI: at most 50,000 requests and 200 MB per input file, and one model per file."""
-
-ANTHROPIC_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
-"""Anthropic: at most 100,000 requests and 256 MB per message batch."""
 
 _ID_PREFIX = "cj-"
 _ID_HEX = 48
@@ -92,32 +76,11 @@ def request_id(
     return _ID_PREFIX + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:_ID_HEX]
 
 
-@dataclass(frozen=True)
-class BatchRequest:
-    """One request as a batch takes it: its ``custom_id``, its model, the JSON object to
-    submit (``line``), and ``size``, the bytes of that object as one JSONL line."""
-
-    custom_id: str
-    model: str
-    line: dict[str, Any]
-    size: int
-
-
-def _sized(custom_id: str, model: str, line: dict[str, Any]) -> BatchRequest:
-    size = len(json.dumps(line, ensure_ascii=False, separators=(",", ":")).encode()) + 1
-    return BatchRequest(custom_id, model, line, size)
-
-
 def openai_request(config: VendorConfig, request: ChatRequest, custom_id: str) -> BatchRequest:
     """A line of an OpenAI batch input file: ``request``'s chat-completions body exactly as
     a live call sends it (:func:`~cross_judge.transport.openai_compat.build_payload`)."""
-    line = {
-        "custom_id": custom_id,
-        "method": "POST",
-        "url": "/v1/chat/completions",
-        "body": build_payload(config, request),
-    }
-    return _sized(custom_id, request.model, line)
+    assert _CHAT.batch is not None
+    return _CHAT.batch.encode(config, request, custom_id)
 
 
 def anthropic_request(request: ChatRequest, custom_id: str) -> BatchRequest:
@@ -125,14 +88,8 @@ def anthropic_request(request: ChatRequest, custom_id: str) -> BatchRequest:
     the user message, the system prompt when there is one, and exactly
     :meth:`~cross_judge.transport.ChatRequest.sent_settings` for ``"anthropic"``:
     ``max_tokens``, and thinking, a forced tool or ``output_config`` when asked)."""
-    params: dict[str, Any] = {
-        "model": request.model,
-        "messages": [{"role": "user", "content": request.user}],
-    }
-    if request.system:
-        params["system"] = request.system
-    params.update(request.sent_settings("anthropic"))
-    return _sized(custom_id, request.model, {"custom_id": custom_id, "params": params})
+    params = message_params(request)
+    return sized(custom_id, request.model, {"custom_id": custom_id, "params": params})
 
 
 def split(
@@ -190,38 +147,7 @@ def parse_openai_results(jsonl: bytes) -> dict[str, Outcome]:
     Raises:
         ConfigError: a line that is not a JSON object with a ``custom_id``.
     """
-    outcomes: dict[str, Outcome] = {}
-    for number, data in _lines(jsonl):
-        custom_id = _custom_id(data, number)
-        response = data.get("response")
-        error = data.get("error")
-        status = response.get("status_code") if isinstance(response, dict) else None
-        body = response.get("body") if isinstance(response, dict) else None
-        if status == 200 and not error:
-            raw = RawResponse(200, {}, json.dumps(body).encode())
-            outcomes[custom_id] = _completion(lambda raw=raw: parse_chat_response(raw))
-            continue
-        message = _message(error) or _message(body) or "no answer"
-        code = error.get("code") if isinstance(error, dict) else None
-        if code == "batch_expired":
-            outcomes[custom_id] = CallFailure(ErrorKind.BATCH, f"expired: {message}")
-        elif isinstance(status, int) and status >= 300:
-            outcomes[custom_id] = failure_for_status(status, {}, message)
-        else:
-            outcomes[custom_id] = CallFailure(ErrorKind.BATCH, f"{code or 'failed'}: {message}")
-    return outcomes
-
-
-_ANTHROPIC_ERRORS = {
-    "invalid_request_error": ErrorKind.BAD_REQUEST,
-    "authentication_error": ErrorKind.AUTH,
-    "permission_error": ErrorKind.AUTH,
-    "not_found_error": ErrorKind.BAD_REQUEST,
-    "request_too_large": ErrorKind.BAD_REQUEST,
-    "rate_limit_error": ErrorKind.RATE_LIMIT,
-    "api_error": ErrorKind.SERVER,
-    "overloaded_error": ErrorKind.SERVER,
-}
+    return _openai_results(jsonl, parse_chat_response)
 
 
 def parse_anthropic_results(jsonl: bytes) -> dict[str, Outcome]:
@@ -235,64 +161,4 @@ def parse_anthropic_results(jsonl: bytes) -> dict[str, Outcome]:
     Raises:
         ConfigError: a line that is not a JSON object with a ``custom_id``.
     """
-    outcomes: dict[str, Outcome] = {}
-    for number, data in _lines(jsonl):
-        custom_id = _custom_id(data, number)
-        result = data.get("result")
-        kind = result.get("type") if isinstance(result, dict) else None
-        if kind == "succeeded" and isinstance(result, dict):
-            body = json.dumps(result.get("message")).encode()
-            outcomes[custom_id] = _completion(
-                lambda body=body: parse_message_response(200, {}, body)
-            )
-        elif kind == "errored" and isinstance(result, dict):
-            error = result.get("error")
-            inner = error.get("error") if isinstance(error, dict) else None
-            detail = inner if isinstance(inner, dict) else error
-            error_type = detail.get("type") if isinstance(detail, dict) else None
-            failure_kind = _ANTHROPIC_ERRORS.get(str(error_type), ErrorKind.SERVER)
-            message = _message(detail) or str(error_type or "errored")
-            outcomes[custom_id] = CallFailure(failure_kind, f"{error_type}: {message}")
-        else:
-            outcomes[custom_id] = CallFailure(
-                ErrorKind.BATCH, f"{kind or 'no result'}: the batch gave no answer"
-            )
-    return outcomes
-
-
-def _completion(parse: Any) -> Outcome:
-    try:
-        completion: Completion = parse()
-    except CallFailure as failure:
-        return failure
-    return completion
-
-
-def _lines(jsonl: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(jsonl.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError:
-            raise ConfigError(f"batch results line {number} is not JSON") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"batch results line {number} is not a JSON object")
-        yield number, data
-
-
-def _custom_id(data: dict[str, Any], number: int) -> str:
-    custom_id = data.get("custom_id")
-    if not isinstance(custom_id, str) or not custom_id:
-        raise ConfigError(f"batch results line {number} has no custom_id")
-    return custom_id
-
-
-def _message(value: object) -> str:
-    """The vendor's message in an error object (``{"message"}`` or ``{"error": {...}}``)."""
-    if not isinstance(value, dict):
-        return ""
-    message = value.get("message")
-    if isinstance(message, str):
-        return message
-    return _message(value.get("error"))
+    return _anthropic_results(jsonl, parse_message_response)

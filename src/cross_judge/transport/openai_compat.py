@@ -28,22 +28,30 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ErrorKind
 from ..verdict import Usage
+from ._adapter import Connection, WireAdapter, register_protocol
 from ._failure import CallFailure, failure_for_status, retry_after_seconds
 from ._http import HTTPSession, RawResponse
-from ._wire import ChatRequest, Completion, TokenLogprob
+from ._openai_batch import OpenAIBatchAPI
+from ._pool import ready_session
+from ._wire import ChatRequest, Completion, StructuredForm, TokenLogprob
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig
 
 __all__ = [
+    "ADAPTER",
+    "ChatCompletionsAdapter",
     "Completion",
     "build_payload",
     "chat_completion",
+    "chat_settings",
     "complete",
     "logprobs_of",
     "parse_chat_response",
     "read_logprobs",
+    "reasoning_fields",
     "retry_after_seconds",
+    "status_failure",
 ]
 
 _MAX_MESSAGE_CHARS = 500
@@ -53,12 +61,126 @@ _MAX_LOGPROB_TOKENS = 200_000
 _MAX_ALTERNATIVES = 64
 
 
+def chat_settings(request: ChatRequest, config: VendorConfig | None) -> dict[str, Any]:
+    """:meth:`ChatRequest.sent_settings` on chat completions: for ``config``'s schema and
+    reasoning dialects (``None``: ``json_schema`` and ``openai``)."""
+    schema_dialect = "json_schema" if config is None else config.schema_dialect
+    dialect = "openai" if config is None else (config.reasoning or "openai")
+    settings: dict[str, Any] = {}
+    if not (request.effort is not None and dialect == "openai"):
+        settings["temperature"] = request.temperature
+    settings["max_tokens"] = request.max_tokens
+    if request.structured == "json":
+        settings["response_format"] = {"type": "json_object"}
+    elif request.structured == "schema" and request.schema is not None:
+        if schema_dialect == "json_object":
+            settings["response_format"] = {
+                "type": "json_object",
+                "schema": request.schema.as_dict(),
+            }
+        else:
+            settings["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": request.schema.name,
+                    "strict": True,
+                    "schema": request.schema.as_dict(),
+                },
+            }
+    if request.seed is not None:
+        settings["seed"] = request.seed
+    if request.logprobs is not None:
+        settings["logprobs"] = True
+        settings["top_logprobs"] = request.logprobs
+    settings.update(reasoning_fields(dialect, request.effort, request.thinking_budget))
+    return settings
+
+
+class ChatCompletionsAdapter(WireAdapter):
+    """The ``"openai"`` protocol: ``POST {base_url}/chat/completions`` over the pooled HTTP
+    session (or a critic's injected client), OpenAI's Batch API for batches."""
+
+    name = "openai"
+    title = "The OpenAI chat-completions API"
+    forms = frozenset({"schema", "json", "off"})
+    takes_http_client = True
+    token_probabilities = True
+
+    def __init__(self) -> None:
+        self.batch = OpenAIBatchAPI(
+            "/v1/chat/completions", build_payload, parse_chat_response, self.name
+        )
+
+    def sent_settings(self, request: ChatRequest, config: VendorConfig | None) -> dict[str, Any]:
+        return chat_settings(request, config)
+
+    def unsent_settings(self, request: ChatRequest, config: VendorConfig | None) -> dict[str, Any]:
+        dialect = "openai" if config is None else (config.reasoning or "openai")
+        if request.effort is not None and dialect == "openai":
+            return {"temperature": request.temperature}
+        return {}
+
+    def sends_temperature(self, config: VendorConfig, effort: str | None) -> bool:
+        return effort is None or (config.reasoning or "openai") != "openai"
+
+    def payload(self, config: VendorConfig, request: ChatRequest) -> dict[str, Any]:
+        return build_payload(config, request)
+
+    async def connect(
+        self, config: VendorConfig, api_key: str | None, session: HTTPSession | None
+    ) -> Connection:
+        ready = session or await ready_session(config.base_url)
+
+        async def send(request: ChatRequest, timeout: float) -> Completion:
+            return await complete(ready, config, request, api_key=api_key, timeout=timeout)
+
+        return Connection(send, ready.enforces_total_timeout)
+
+    def parse(self, raw: RawResponse) -> Completion:
+        return parse_chat_response(raw)
+
+    def form_problem(self, config: VendorConfig, structured: str) -> str | None:
+        if structured == "tool":
+            return (
+                f"structured='tool' forces an Anthropic tool; vendor {config.name!r} speaks "
+                "the OpenAI protocol, where structured='schema' sends the schema as "
+                "response_format (or use 'auto')"
+            )
+        if structured == "schema" and config.json_schema is False:
+            return (
+                f"vendor {config.name!r} does not enforce JSON schemas; use structured='json' "
+                "(a JSON object), 'auto' (the strongest form it takes), or register the "
+                "endpoint with json_schema=True if it does"
+            )
+        return super().form_problem(config, structured)
+
+    def auto_form(self, config: VendorConfig, *, thinking: bool, json_ok: bool) -> StructuredForm:
+        if config.json_schema is not False:
+            return "schema"
+        if config.json_object is not False and json_ok:
+            return "json"
+        return "off"
+
+    def json_allowed(self, config: VendorConfig) -> bool:
+        return config.json_object is not False
+
+    def reasoning_problem(
+        self,
+        config: VendorConfig,
+        effort: str | None,
+        thinking_budget: int | None,
+        structured: str | None,
+    ) -> str | None:
+        problem = dialect_problem(config.reasoning, effort, thinking_budget)
+        return None if problem is None else f"vendor {config.name!r}: {problem}"
+
+
 def build_payload(config: VendorConfig, request: ChatRequest) -> dict[str, Any]:
     """The chat-completions body for ``request`` on ``config``'s vendor: the model, the
     messages and exactly :meth:`ChatRequest.sent_settings` for the vendor, its output cap
     under the vendor's field (``max_tokens`` or ``max_completion_tokens``)."""
     payload: dict[str, Any] = {"model": request.model, "messages": request.chat_messages()}
-    for name, value in request.sent_settings(config).items():
+    for name, value in chat_settings(request, config).items():
         payload[config.max_tokens_field if name == "max_tokens" else name] = value
     return payload
 
@@ -111,7 +233,7 @@ async def chat_completion(
 def parse_chat_response(raw: RawResponse) -> Completion:
     """Turn an HTTP response into a :class:`Completion` or raise a classified failure."""
     if raw.status >= 300:
-        raise _status_failure(raw)
+        raise status_failure(raw)
     data = _json_object(raw)
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
@@ -220,7 +342,9 @@ def _logprob(value: Any) -> float | None:
     return number if math.isfinite(number) and number <= 0.0 else None
 
 
-def _status_failure(raw: RawResponse) -> CallFailure:
+def status_failure(raw: RawResponse) -> CallFailure:
+    """The failure of an HTTP error response in OpenAI's error shape (``{"error":
+    {"message": ...}}`` and common variants), its ``Retry-After`` read."""
     return failure_for_status(raw.status, raw.headers, _vendor_message(raw.body))
 
 
@@ -302,3 +426,86 @@ def _usage_of(usage: Any) -> Usage | None:
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def reasoning_fields(
+    dialect: str, effort: str | None, thinking_budget: int | None
+) -> dict[str, Any]:
+    """The request fields of an OpenAI-compatible vendor's reasoning ``dialect`` for an
+    ``effort`` and a ``thinking_budget`` (both ``None``: none). What a dialect cannot
+    express is refused when the critic is built (:func:`reasoning_problem`); here it is
+    left out.
+
+    ==========  ==================================  ========================================
+    dialect     effort                              thinking_budget
+    ==========  ==================================  ========================================
+    openai      ``reasoning_effort``                (refused)
+    deepseek    ``thinking: {"type": "enabled"}``   (refused)
+    qwen        (refused)                           ``enable_thinking``, ``thinking_budget``
+    vllm        ``reasoning_effort``                (refused)
+    openrouter  ``reasoning: {"effort": ...}``      ``reasoning: {"max_tokens": ...}``
+    ==========  ==================================  ========================================
+
+    DeepSeek's thinking has no levels: only ``effort="high"`` is taken.
+    """
+    fields: dict[str, Any] = {}
+    if dialect in ("openai", "vllm"):
+        if effort is not None:
+            fields["reasoning_effort"] = effort
+    elif dialect == "deepseek":
+        if effort is not None:
+            fields["thinking"] = {"type": "enabled"}
+    elif dialect == "qwen":
+        if thinking_budget is not None:
+            fields["enable_thinking"] = True
+            fields["thinking_budget"] = thinking_budget
+    elif dialect == "openrouter":
+        if effort is not None:
+            fields["reasoning"] = {"effort": effort}
+        elif thinking_budget is not None:
+            fields["reasoning"] = {"max_tokens": thinking_budget}
+    return fields
+
+
+def dialect_problem(
+    dialect: str | None, effort: str | None, thinking_budget: int | None
+) -> str | None:
+    """Why a chat-completions vendor of reasoning ``dialect`` cannot be sent ``effort``
+    and ``thinking_budget`` as asked, or ``None`` when it can: the fix is in the text."""
+    if effort is None and thinking_budget is None:
+        return None
+    if dialect is None:
+        return (
+            "this vendor has no known reasoning fields, so effort/thinking_budget would be "
+            "dropped; register the endpoint with its dialect, e.g. register_vendor(name, "
+            "base_url, reasoning='openai') (reasoning_effort), 'qwen' (enable_thinking and "
+            "thinking_budget), 'vllm', 'deepseek' or 'openrouter', or leave both out"
+        )
+    if dialect in ("openai", "vllm") and thinking_budget is not None:
+        return (
+            f"the {dialect!r} reasoning fields take an effort (reasoning_effort), not a token "
+            "budget; use effort='low'|'medium'|'high' and leave thinking_budget out"
+        )
+    if dialect == "deepseek":
+        if thinking_budget is not None:
+            return (
+                "DeepSeek's thinking mode has no token budget; use effort='high' (thinking on) "
+                "and leave thinking_budget out"
+            )
+        if effort != "high":
+            return (
+                f"DeepSeek's thinking mode is on or off, with no levels, so effort={effort!r} "
+                "cannot be sent; effort='high' turns thinking on"
+            )
+    if dialect == "qwen" and effort is not None:
+        return (
+            "Qwen's thinking takes a token budget (enable_thinking, thinking_budget), not an "
+            "effort; use thinking_budget=N and leave effort out"
+        )
+    if dialect == "openrouter" and effort is not None and thinking_budget is not None:
+        return "OpenRouter's reasoning takes an effort or a token budget, not both; leave one out"
+    return None
+
+
+ADAPTER = register_protocol(ChatCompletionsAdapter())
+"""The registered ``"openai"`` adapter."""
