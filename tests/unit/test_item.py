@@ -91,3 +91,20 @@ def test_an_item_keys_a_mapping_though_its_context_is_a_dict() -> None:
     same = Item(query="q", context={"rule": "r"})
     assert {item: "KEEP"}[same] == "KEEP"
     assert len({item, same, Item(query="q", context={"rule": "other"})}) == 2
+
+
+def test_a_critics_request_is_made_of_its_system_turn_and_the_items_user_turn() -> None:
+    from cross_judge.transport import Message, TextPart
+
+    judge = critic(system_prompt="Be strict.")
+    request = judge.build_request(Item(query="q", context={"rule": "r"}))
+    assert request.messages == (
+        Message("system", (TextPart("Be strict."),)),
+        Message("user", (TextPart(judge.render_prompt("q", {"rule": "r"})),)),
+    )
+    assert (request.system, request.user) == ("Be strict.", request.messages[1].text())
+
+
+def test_a_critic_without_a_system_prompt_sends_the_user_turn_alone() -> None:
+    request = critic(system_prompt="").build_request(Item(query="q", context={"rule": "r"}))
+    assert [m.role for m in request.messages] == ["user"]

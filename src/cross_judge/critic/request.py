@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._item import Item
 from ..errors import ItemTooLongError, PromptError
-from ..transport import AnswerSchema, ChatRequest, StructuredForm, protocol_adapter
+from ..transport import (
+    AnswerSchema,
+    ChatRequest,
+    Message,
+    StructuredForm,
+    TextPart,
+    protocol_adapter,
+)
 from ..vendors import VendorConfig
 from .answer_schema import DEFAULT_OUTPUT, answer_schema, schema_name
 from .stepdown import learned_form, logprobs_refused
@@ -172,11 +179,29 @@ class RequestBuilder:
             ]
         return [{"role": "user", "content": user}]
 
+    def item_messages(
+        self, item: str | Item, context: Mapping[str, Any] | None = None
+    ) -> tuple[Message, ...]:
+        """The messages that ask this critic about ``item`` (an
+        :class:`~cross_judge.batch.Item`, or its query with ``context``): the system
+        prompt when there is one, then the user's turn, the rendered template as one text
+        part. The wire protocol's adapter sends them in its own form; what an item holds
+        beyond text becomes more parts and turns here.
+
+        Raises:
+            PromptError: as :meth:`render_prompt`.
+        """
+        user = Message("user", (TextPart(self.render_prompt(item, context)),))
+        if self.system_prompt:
+            return (Message("system", (TextPart(self.system_prompt),)), user)
+        return (user,)
+
     def build_request(
         self, item: str | Item, context: Mapping[str, Any] | None = None
     ) -> ChatRequest:
-        """The wire-neutral request sent for ``item`` (see :meth:`build_messages`): an
-        :class:`~cross_judge.batch.Item`, or its query as a string with ``context``.
+        """The wire-neutral request sent for ``item`` (an :class:`~cross_judge.batch.Item`,
+        or its query as a string with ``context``): :meth:`item_messages` and this
+        critic's settings.
 
         Raises:
             PromptError: as :meth:`render_prompt`.
@@ -186,8 +211,9 @@ class RequestBuilder:
         form = self.structured_form(config)
         return ChatRequest(
             model=self.model,
-            system=self.system_prompt,
-            user=self.render_prompt(item, context),
+            system="",
+            user="",
+            messages=self.item_messages(item, context),
             temperature=self.temperature,
             max_tokens=self.max_tokens,
             seed=self.seed,
