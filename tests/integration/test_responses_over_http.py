@@ -12,10 +12,10 @@ from typing import Any
 import openai
 import pytest
 
-from cross_judge import Critic, Ensemble, ErrorKind, register_price
+from cross_judge import Critic, Ensemble, ErrorKind, register_price, vendors
 from cross_judge.batch import BatchOptions
 from cross_judge.testing import Persona, Reply, VendorServer
-from cross_judge.transport import RawResponse, protocol_adapter, register_protocol
+from cross_judge.transport import RawResponse, _adapter, protocol_adapter, register_protocol
 from cross_judge.vendors import register_vendor
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
@@ -32,6 +32,7 @@ def server() -> Iterator[VendorServer]:
         Persona("r-plain", accuracy=1.0, labels=LABELS),
         Persona("r-think", labels=LABELS, thinking_tokens=400),
     ]
+    saved = dict(vendors._MORE_VENDORS)
     with VendorServer(personas, api_key=KEY) as running:
         register_vendor(
             VENDOR,
@@ -40,7 +41,11 @@ def server() -> Iterator[VendorServer]:
             protocol="openai-responses",
             replace_existing=True,
         )
-        yield running
+        try:
+            yield running
+        finally:  # the registry is global: later tests on this worker must not see it
+            vendors._MORE_VENDORS.clear()
+            vendors._MORE_VENDORS.update(saved)
 
 
 def critic(model: str, **kwargs: Any) -> Critic:
@@ -176,7 +181,18 @@ async def test_batch_mode_sends_responses_lines_through_the_batch_api(
     assert (stats["batch_requests"]["openai"], stats["requests"]) == (3, 0)  # none asked live
 
 
-async def test_batch_mode_asks_a_protocol_without_a_batch_api_live(server: VendorServer) -> None:
+@pytest.fixture
+def scratch_protocols() -> Iterator[None]:
+    """Forget the protocols a test registers (the registry is global to the worker)."""
+    saved = dict(_adapter._ADAPTERS)
+    yield
+    _adapter._ADAPTERS.clear()
+    _adapter._ADAPTERS.update(saved)
+
+
+async def test_batch_mode_asks_a_protocol_without_a_batch_api_live(
+    server: VendorServer, vendor_registry: None, scratch_protocols: None
+) -> None:
     class NoBatch(type(protocol_adapter("openai-responses"))):  # type: ignore[misc]
         name = "openai-responses-unbatched"
 
