@@ -62,7 +62,6 @@ from .pairwise import (
     shown_order,
     swapped,
 )
-from .ranking import Ranking, rank
 from .rubric.models import Rubric
 from .rubric.tally import RubricTally, criterion_verdicts, has_criteria, infer_rubric, tally
 from .transport import ChatRequest, aclose_sessions
@@ -94,6 +93,7 @@ from .voting import (
 
 if TYPE_CHECKING:
     from .critic.cache import ResponseCache
+    from .ranking import Ranking
     from .schema import Verdict as LegacyVerdict
 
 __all__ = ["EarlyStop", "Ensemble", "VotingName", "default_query_id", "revote"]
@@ -695,6 +695,8 @@ class Ensemble(PanelMethods):
         """
         chosen = order if order is not None else "both" if self.order == "fixed" else self.order
         panel = self if chosen == self.order else dataclasses.replace(self, order=chosen)
+        from .ranking import rank  # the ranking's modules load on the first ranking
+
         return await rank(panel, candidates, **options)
 
     def rank_sync(
