@@ -5,7 +5,12 @@
 run: what is left is what importing the package adds to a process start. Target <= 0.5 s:
 a CLI command or a serverless handler pays it on every start, and half a second is about
 where a one-shot command starts to feel slow. One ``python -X importtime`` run names the
-three slowest modules (self time) and the packages that cost most, in a note.
+three slowest modules (self time) and the packages that cost most, in a note. Two more
+targets (issue 38): the same difference for ``python -c "import pydantic, httpx, anyio"``
+(the libraries every use of the package needs), measured interleaved with the others,
+and ``import cross_judge`` costing at most 1.5x that; and at most 30 ``cross_judge``
+modules in ``sys.modules`` after it (counted in a fresh subprocess), so the report pages,
+statistics, ranking and integrations wait until used.
 
 (b) First call. In fresh subprocesses (``--processes``), against a simulated vendor in its
 own process at zero latency: the first ``await Ensemble.judge()`` (3 critics) is timed,
@@ -41,6 +46,13 @@ from _report import Report
 from _server import start_server
 
 TARGET_IMPORT_S = 0.5
+TARGET_IMPORT_RATIO = 1.5
+TARGET_MODULES = 30
+BASELINE_IMPORT = "import pydantic, httpx, anyio"
+COUNT_MODULES = (
+    "import sys, cross_judge\n"
+    "print(sum(1 for m in sys.modules if m.split('.')[0] == 'cross_judge'))"
+)
 TARGET_FIRST_EXTRA_S = 0.5
 CRITICS = 3
 TIMEOUT_S = 60
@@ -117,17 +129,32 @@ def wall(argv: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def import_times(runs: int) -> tuple[list[float], list[float]]:
-    """(import cross_judge walls, bare python walls), interleaved, after one warm-up each."""
+def import_times(runs: int) -> tuple[list[float], list[float], list[float]]:
+    """(import cross_judge walls, bare python walls, pydantic+httpx+anyio walls),
+    interleaved, after one warm-up each."""
     imp = [sys.executable, "-c", "import cross_judge"]
     bare = [sys.executable, "-c", "pass"]
-    wall(imp)  # .pyc files written, OS file cache warm
-    wall(bare)
-    imports, bares = [], []
+    base = [sys.executable, "-c", BASELINE_IMPORT]
+    for argv in (imp, bare, base):
+        wall(argv)  # .pyc files written, OS file cache warm
+    imports, bares, bases = [], [], []
     for _ in range(runs):
         imports.append(wall(imp))
         bares.append(wall(bare))
-    return imports, bares
+        bases.append(wall(base))
+    return imports, bares, bases
+
+
+def modules_loaded() -> int:
+    """How many ``cross_judge`` modules a fresh ``import cross_judge`` loads."""
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT_MODULES],
+        check=True,
+        timeout=TIMEOUT_S,
+        capture_output=True,
+        text=True,
+    )
+    return int(done.stdout.strip())
 
 
 def import_profile() -> tuple[list[tuple[str, int]], list[tuple[str, int]], int]:
@@ -189,12 +216,17 @@ def main() -> int:
     )
 
     # (a) import
-    imports, bares = import_times(args.runs)
+    imports, bares, bases = import_times(args.runs)
     imp, bare = statistics.median(imports), statistics.median(bares)
-    extra = imp - bare
+    base = statistics.median(bases)
+    extra, base_extra = imp - bare, base - bare
     row(report, "python -c 'import cross_judge'", imports)
     row(report, "python -c pass", bares)
+    row(report, f"python -c '{BASELINE_IMPORT}'", bases)
     report.row(measure="import cost (difference)", median_ms=ms(extra))
+    report.row(measure="pydantic, httpx, anyio cost (difference)", median_ms=ms(base_extra))
+    ratio = extra / base_extra if base_extra > 0 else None
+    loaded = modules_loaded()
     slowest, packages, total = import_profile()
     report.note(
         "-X importtime, three slowest modules (self time): "
@@ -204,6 +236,15 @@ def main() -> int:
         + f"; cross_judge cumulative {total / 1000:.0f} ms (importtime adds its own overhead)"
     )
     report.check("import cross_judge (over bare python)", extra, at_most=TARGET_IMPORT_S, unit=" s")
+    report.check(
+        f"import cross_judge / {BASELINE_IMPORT} (each over bare python)",
+        ratio,
+        at_most=TARGET_IMPORT_RATIO,
+        unit="x",
+        note=f"{1000 * extra:.0f} ms / {1000 * base_extra:.0f} ms; walls {1000 * imp:.0f} ms / "
+        f"{1000 * base:.0f} ms ({imp / base:.2f}x)",
+    )
+    report.check("cross_judge modules loaded by import cross_judge", loaded, at_most=TARGET_MODULES)
 
     # (b) first call
     with start_server(0.0) as url:

@@ -5,54 +5,61 @@ The result models (:class:`~cross_judge.verdict.Verdict`,
 base-layer data, yet some of their convenience methods are implemented further up:
 statistics (``stats/``), views (``report/``), dataframes (``integrations/``) and re-voting
 (the panels). Importing those from the models would close an import cycle. Instead, each
-implementing module registers its function here under a fixed name (:data:`METHODS`) when
-it is imported, and the model's method calls :func:`provider` by that name.
+implementing module registers its function here under a fixed name (:data:`PROVIDERS`)
+when it is imported, and the model's method calls :func:`provider` by that name.
 
-``cross_judge/__init__.py`` imports every providing module, and Python runs it before any
-``cross_judge.*`` module, so every method is provided before a model can exist. This is
-not a plugin system: the names are fixed and each is provided by one module of this
-package.
+Nothing has to import the providers in advance: :func:`provider` imports the one module
+that :data:`PROVIDERS` names for a method the first time the method is called, so a model
+unpickled, or built by a subprocess or a Ray worker that imported only
+``cross_judge.batch``, has every method. This is not a plugin system: the names are
+fixed, each is provided by one module of this package, and importing that module does
+nothing else here but register.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any, TypeVar
 
-__all__ = ["METHODS", "provide", "provider"]
+__all__ = ["METHODS", "PROVIDERS", "provide", "provider"]
 
-METHODS = frozenset(
+PROVIDERS: Mapping[str, str] = MappingProxyType(
     {
-        "add_votes",
-        "alpha_of_votes",
-        "batch_html",
-        "criteria_agreement",
-        "criteria_dawid_skene",
-        "criteria_gold_report",
-        "ensemble_html",
-        "estimate",
-        "estimate_accuracy",
-        "fleiss_kappa",
-        "from_votes",
-        "gold_report",
-        "label_page",
-        "label_queue",
-        "length_bias",
-        "pairwise_agreement",
-        "position_bias",
-        "ranking_html",
-        "ranking_page",
-        "reliability_alpha",
-        "render_summary",
-        "revote",
-        "revote_criteria_dawid_skene",
-        "revote_dawid_skene",
-        "self_consistency",
-        "to_pandas",
-        "to_polars",
-        "verdict_html",
+        "add_votes": "cross_judge.batch.votes",
+        "alpha_of_votes": "cross_judge.stats.agreement",
+        "batch_html": "cross_judge.report.notebook",
+        "criteria_agreement": "cross_judge.stats.criteria",
+        "criteria_dawid_skene": "cross_judge.stats.criteria",
+        "criteria_gold_report": "cross_judge.stats.criteria",
+        "ensemble_html": "cross_judge.report.notebook",
+        "estimate": "cross_judge.stats.estimates",
+        "estimate_accuracy": "cross_judge.stats.estimates",
+        "fleiss_kappa": "cross_judge.stats.agreement",
+        "from_votes": "cross_judge.batch.votes",
+        "gold_report": "cross_judge.stats.reliability",
+        "label_page": "cross_judge.report.label_page",
+        "label_queue": "cross_judge.stats.label_queue",
+        "length_bias": "cross_judge.stats.bias",
+        "pairwise_agreement": "cross_judge.stats.agreement",
+        "position_bias": "cross_judge.stats.bias",
+        "ranking_html": "cross_judge.report.leaderboard",
+        "ranking_page": "cross_judge.report.leaderboard",
+        "reliability_alpha": "cross_judge.stats.agreement",
+        "render_summary": "cross_judge.report.summary",
+        "revote": "cross_judge.ensemble",
+        "revote_criteria_dawid_skene": "cross_judge.stats.criteria",
+        "revote_dawid_skene": "cross_judge.stats.reliability",
+        "self_consistency": "cross_judge.stats.bias",
+        "to_pandas": "cross_judge.integrations.frames",
+        "to_polars": "cross_judge.integrations.frames",
+        "verdict_html": "cross_judge.report.notebook",
     }
 )
+"""Every name a model method may look up -> the module that provides it."""
+
+METHODS = frozenset(PROVIDERS)
 """Every name a model method may look up."""
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,16 +85,23 @@ def provide(name: str) -> Callable[[F], F]:
 
 
 def provider(name: str) -> Callable[..., Any]:
-    """The function registered for ``name``.
+    """The function registered for ``name``, importing its module (:data:`PROVIDERS`)
+    first if nothing has registered it yet.
 
     Raises:
-        RuntimeError: nothing registered it: the providing module was not imported, which
-            happens only if ``cross_judge/__init__.py`` lost that import.
+        KeyError: ``name`` is not one of :data:`METHODS`.
+        RuntimeError: the module :data:`PROVIDERS` names for ``name`` was imported and did
+            not register it (the table and the ``@provide`` decorators disagree).
     """
+    found = _provided.get(name)
+    if found is not None:
+        return found
+    module = PROVIDERS[name]
+    importlib.import_module(module)  # its @provide decorators register into _provided
     try:
         return _provided[name]
     except KeyError:
         raise RuntimeError(
-            f"no implementation of {name!r} is registered: cross_judge/__init__.py must "
-            "import the module that provides it"
+            f"{module} was imported and registered no implementation of {name!r}: "
+            "PROVIDERS names the wrong module"
         ) from None

@@ -57,7 +57,6 @@ from .batch.runner import stop_streams
 from .budget import Budget
 from .ensemble import Ensemble
 from .errors import ConfigError, ErrorKind
-from .ranking import Ranking, rank
 from .results import BatchResult
 from .rubric.models import CriterionConsensus, Rubric
 from .rubric.tally import criterion_verdicts, outcome
@@ -65,6 +64,7 @@ from .verdict import ABSTAIN, EnsembleVerdict, Usage
 
 if TYPE_CHECKING:
     from .critic.critic import Critic
+    from .ranking import Ranking
 
 __all__ = [
     "CalibrationItemsWarning",
@@ -729,6 +729,8 @@ class Cascade(PanelMethods):
         :func:`cross_judge.ranking.rank` for the options. Each tier shows pairs in its own
         ``order``: give the tiers ``order="both"`` for a ranking free of position bias.
         """
+        from .ranking import rank  # the ranking's modules load on the first ranking
+
         return await rank(self, candidates, **options)
 
     def rank_sync(self, candidates: Mapping[str, Any], **options: Any) -> Ranking:

@@ -63,7 +63,6 @@ from .pairwise import (
     shown_order,
     swapped,
 )
-from .ranking import Ranking, rank
 from .rubric.models import Rubric
 from .rubric.tally import RubricTally, criterion_verdicts, has_criteria, infer_rubric, tally
 from .transport import ChatRequest, aclose_sessions
@@ -97,6 +96,7 @@ from .voting import (
 
 if TYPE_CHECKING:
     from .critic.cache import ResponseCache
+    from .ranking import Ranking
     from .schema import Verdict as LegacyVerdict
 
 __all__ = ["EarlyStop", "Ensemble", "VotingName", "default_query_id", "revote"]
@@ -697,6 +697,8 @@ class Ensemble(PanelMethods):
         """
         chosen = order if order is not None else "both" if self.order == "fixed" else self.order
         panel = self if chosen == self.order else dataclasses.replace(self, order=chosen)
+        from .ranking import rank  # the ranking's modules load on the first ranking
+
         return await rank(panel, candidates, **options)
 
     def rank_sync(
