@@ -49,7 +49,15 @@ if _typing.TYPE_CHECKING:
         weighted,
     )
     from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
-    from .batch import BATCH_VENDORS, BatchOptions, BatchResult, Item, ItemError
+    from .batch import (
+        BATCH_VENDORS,
+        BatchOptions,
+        BatchResult,
+        Item,
+        ItemError,
+        PanelRunOptions,
+        RunOptions,
+    )
     from .budget import Budget
     from .cache import CacheStats, ResponseCache
     from .cascade import Cascade, Escalation
@@ -105,6 +113,8 @@ _LAZY: dict[str, str] = {
     "BatchResult": "batch",
     "Item": "batch",
     "ItemError": "batch",
+    "PanelRunOptions": "batch",
+    "RunOptions": "batch",
     "Budget": "budget",
     "CacheStats": "cache",
     "ResponseCache": "cache",
@@ -251,6 +261,7 @@ __all__ = [
     "LegacyVerdict",
     "MissingAPIKeyError",
     "PanelError",
+    "PanelRunOptions",
     "Price",
     "PromptError",
     "Ranking",
@@ -258,6 +269,7 @@ __all__ = [
     "ResultsLocked",
     "Reviewer",
     "Rubric",
+    "RunOptions",
     "SharedLimitError",
     "StatisticsWarning",
     "UnknownStrategyError",
