@@ -10,8 +10,10 @@
   ``OVER_SOFT_CAP`` lists it with its reason (a listed module back under it must leave the
   list, so the list stays true); at most ``MAX_TOP_LEVEL_MODULES`` modules sit at the top of
   the package (``__init__.py`` aside); every module has a layer.
-* No module imports another module's private (``_name``) names; private *modules* (``_sync``,
-  ``_yaml``, ...) may be imported.
+* No module imports another module's private (``_name``) names; private *modules* at the top
+  (``_sync``, ``_yaml``, ...) may be imported from anywhere, but a sub-package's private
+  module (``transport/_wire.py``) only from inside that sub-package: what other layers need
+  of it, the sub-package's ``__init__`` re-exports.
 
 The checker itself is tested on small synthetic packages (the ``test_checker_*`` tests).
 """
@@ -298,6 +300,25 @@ def private_imports(imports: Iterable[Import], allowed: set[tuple[str, str]]) ->
     ]
 
 
+def private_module_imports(imports: Iterable[Import]) -> list[str]:
+    """A message per import of a sub-package's private module (``pkg.sub._impl``) from
+    outside that sub-package: what other layers need of it, its ``__init__`` re-exports.
+    The top level's private modules (``pkg._sync``) serve the whole package."""
+    problems = []
+    for imp in imports:
+        parts = imp.target.split(".")
+        inner = next((i for i, part in enumerate(parts) if part.startswith("_")), None)
+        if inner is None or inner < 2:  # no private segment, or a top-level module
+            continue
+        home = ".".join(parts[:inner])
+        if imp.source != home and not imp.source.startswith(home + "."):
+            problems.append(
+                f"{imp}: {imp.source} imports {imp.target}, private to {home} "
+                f"(import it from {home})"
+            )
+    return problems
+
+
 def without_layer(modules: Mapping[str, Path], table: Mapping[str, str]) -> list[str]:
     """A message per module (or package ``__init__``) that ``table`` gives no layer."""
     return [
@@ -371,6 +392,11 @@ def test_no_module_imports_another_modules_private_names() -> None:
         "private names used across modules (make them public in their home module):\n"
         + "\n".join(problems)
     )
+
+
+def test_no_module_imports_another_sub_packages_private_module() -> None:
+    problems = private_module_imports(_package_imports())
+    assert not problems, "\n".join(problems)
 
 
 def test_no_module_is_over_the_line_limit() -> None:
@@ -533,6 +559,29 @@ def test_checker_reports_private_names_but_not_private_modules(tmp_path: Path) -
     assert len(problems) == 1
     assert problems[0].endswith(
         "b.py:3 (under TYPE_CHECKING): pkg.b imports the private name _loop from pkg._sync"
+    )
+
+
+def test_checker_reports_a_private_module_imported_from_another_sub_package(
+    tmp_path: Path,
+) -> None:
+    package = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "_sync.py": "",
+            "wire/__init__.py": "from ._impl import send\n",
+            "wire/_impl.py": "send = None\n",
+            "wire/user.py": "from ._impl import send\n",
+            "critic.py": "from . import _sync\nfrom .wire import send\n"
+            "from .wire._impl import send\n",
+        },
+    )
+    problems = private_module_imports(find_imports(package))
+    assert len(problems) == 1
+    assert problems[0].endswith(
+        "critic.py:3: pkg.critic imports pkg.wire._impl, private to pkg.wire "
+        "(import it from pkg.wire)"
     )
 
 

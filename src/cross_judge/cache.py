@@ -19,7 +19,7 @@ from .critic.cache import (
 from .errors import (
     ConfigError as ConfigError,
 )
-from .transport._wire import (
+from .transport import (
     Completion as Completion,
 )
 from .verdict import (

@@ -49,11 +49,12 @@ from .transport import (
     ChatRequest as ChatRequest,
     Completion as Completion,
     HTTPSession as HTTPSession,
+    HttpxSession as HttpxSession,
+    SyncDuckSession as SyncDuckSession,
     aclose_sessions as aclose_sessions,
     openai_compat as openai_compat,
     shared_session as shared_session,
 )
-from .transport._http import HttpxSession as HttpxSession, SyncDuckSession as SyncDuckSession
 from .transport.redaction import (
     Redactor as Redactor,
     redacted_exception as redacted_exception,

@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from ..budget import Budget
     from ..critic.critic import Critic
     from ..pricing import Price
-    from ..transport._wire import ChatRequest
+    from ..transport import ChatRequest
     from ..transport.batch_codecs import Outcome
     from ..vendors import VendorConfig
     from ..verdict import EnsembleVerdict, Verdict

@@ -33,8 +33,13 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import ConfigError
 from ..pricing import Price, price_for, registry_generation
 from ..stats.confidence_calibration import ConfidenceCalibration
-from ..transport import HTTPSession, aclose_sessions, protocol_adapter
-from ..transport._http import HttpxSession, SyncDuckSession
+from ..transport import (
+    HTTPSession,
+    HttpxSession,
+    SyncDuckSession,
+    aclose_sessions,
+    protocol_adapter,
+)
 from ..vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
 from .assembly import VerdictAssembly
 from .calls import CallPath

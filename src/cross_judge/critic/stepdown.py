@@ -19,8 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from ..transport import CallFailure, ChatRequest, StructuredForm
-from ..transport._wire import endpoint_identity
+from ..transport import CallFailure, ChatRequest, StructuredForm, endpoint_identity
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig

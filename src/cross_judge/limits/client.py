@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 
 from ..errors import SharedLimitError
-from ..transport._pool import loop_token
+from ..transport import loop_token
 from .broker import LeaseReply, LeaseRequest, PermitBroker
 from .gate import is_rate_limit, pause_after_rate_limit
 from .wire import TcpExchange, parse_address

@@ -117,8 +117,7 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 import anyio
 
 from ..errors import ErrorKind
-from ..transport import CallFailure
-from ..transport._pool import endpoint_key, loop_token
+from ..transport import CallFailure, endpoint_key, loop_token
 from ..transport.retry import MAX_RETRY_AFTER_S
 
 if TYPE_CHECKING:

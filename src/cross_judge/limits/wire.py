@@ -24,7 +24,7 @@ from anyio.abc import SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from ..errors import ConfigError, SharedLimitError
-from ..transport._pool import loop_token
+from ..transport import loop_token
 from .broker import LeaseReply, LeaseRequest
 
 __all__ = [

@@ -19,8 +19,8 @@ are not done here.
 from . import _responses, anthropic, openai_compat  # noqa: F401  # register the protocols
 from ._adapter import Connection, WireAdapter, protocol_adapter, protocol_names, register_protocol
 from ._failure import CallFailure
-from ._http import HTTPSession, RawResponse
-from ._pool import aclose_sessions, shared_session
+from ._http import HTTPSession, HttpxSession, RawResponse, SyncDuckSession
+from ._pool import aclose_sessions, endpoint_key, loop_token, shared_session
 from ._wire import (
     CACHE_KEY_VERSION,
     AnswerSchema,
@@ -43,14 +43,18 @@ __all__ = [
     "Connection",
     "ContentPart",
     "HTTPSession",
+    "HttpxSession",
     "Message",
     "RawResponse",
     "StructuredForm",
+    "SyncDuckSession",
     "TextPart",
     "TokenLogprob",
     "WireAdapter",
     "aclose_sessions",
     "endpoint_identity",
+    "endpoint_key",
+    "loop_token",
     "protocol_adapter",
     "protocol_names",
     "register_protocol",
