@@ -11,7 +11,7 @@ errors correlate (``error_correlation``, 0.3 as in ``bench_cascade.py``).
    two critics on the same model, so on the same answers: ``confidence="stated"`` and
    ``confidence="logprob"`` (``structured="auto"``, labels given). ``--items`` items each:
    the expected calibration error (10 bins,
-   :func:`~cross_judge.stats.confidence_calibration.expected_calibration_error`) of each
+   :func:`~cross_judge.stats._confidence_calibration.expected_calibration_error`) of each
    source, the ratio stated / logprob, and the AUROC of each (how well the confidence
    separates right answers from wrong ones, which is what a threshold feeds on).
 2. **Cascade.** A cheap tier of one, then of three, critics of accuracy 0.75, and a strong
@@ -58,7 +58,7 @@ from cross_judge import (
     Verdict,
     calibrate_cascade,
 )
-from cross_judge.stats.confidence_calibration import expected_calibration_error
+from cross_judge.stats._confidence_calibration import expected_calibration_error
 from cross_judge.testing import Persona, VendorServer
 
 LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")

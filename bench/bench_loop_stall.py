@@ -59,7 +59,7 @@ import json, sys, time
 import anyio
 import anyio.to_thread
 
-from cross_judge.transport import anthropic
+from cross_judge.transport import _anthropic as anthropic
 
 
 def sdk_and_client():
@@ -109,7 +109,7 @@ def set_up_on_the_loop():
     # What the first call did on the loop before: the same set-up functions, called here.
     # Returns the client made, to be closed.
     from cross_judge.critic import warmup
-    from cross_judge.transport import _http, anthropic
+    from cross_judge.transport import _http, _anthropic as anthropic
 
     warmup._set_up()
     if VENDOR == "anthropic":

@@ -37,7 +37,7 @@ from _report import Report
 from cross_judge import Critic, Ensemble, Item, _otel
 from cross_judge.critic.parking import active_job
 from cross_judge.critic.warmup import warm_up
-from cross_judge.transport import Completion, openai_compat
+from cross_judge.transport import Completion, _openai_compat as openai_compat
 from cross_judge.verdict import EnsembleVerdict, Usage, Verdict
 
 TARGET_ABSENT_NS = 1000.0

@@ -1,6 +1,6 @@
 """Redaction time per MiB of text: error bodies and answers, with and without a key in them.
 
-Every verdict's texts pass through :class:`cross_judge.transport.redaction.Redactor` on
+Every verdict's texts pass through :class:`cross_judge.transport._redaction.Redactor` on
 the event loop, so its cost on a large body (a vendor may send up to 8 MiB) is a loop
 stall. Texts of 1 MiB: English prose, an HTML error page full of percent-escapes, a base64
 blob, prose in other scripts, then the same prose with the key echoed in each form the
@@ -11,7 +11,7 @@ secrets a critic has (an API key, and a base URL's password, ``user:password`` a
 Basic header); the median of ``--repeats`` runs is reported.
 
 Targets: text without a key at most 60 ms per MiB; looking for the key's base64 readings
-(:func:`~cross_judge.transport.redaction.base64_forms`, 6 more strings per secret) costs
+(:func:`~cross_judge.transport._redaction.base64_forms`, 6 more strings per secret) costs
 at most 1.5x the search for the plain secrets alone (``Redactor(..., encodings=False)``,
 measured in the same run).
 
@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
-from cross_judge.transport.redaction import Redactor, secrets_of
+from cross_judge.transport._redaction import Redactor, secrets_of
 
 MIB = 1 << 20
 TARGET_MS_PER_MIB = 60.0

@@ -54,8 +54,8 @@ from cross_judge.reliability import (
     effective_votes,
     learn_weights,
 )
-from cross_judge.stats import dawid_skene as _dawid_skene
-from cross_judge.stats.confidence_calibration import expected_calibration_error
+from cross_judge.stats import _dawid_skene as _dawid_skene
+from cross_judge.stats._confidence_calibration import expected_calibration_error
 from cross_judge.testing import Persona, VendorServer
 
 LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")
@@ -227,7 +227,7 @@ def main() -> int:
         ]
         for truth in (gen.choice(LABELS) for _ in range(args.ds_items))
     ]
-    from cross_judge.stats.dawid_skene import dawid_skene as fit
+    from cross_judge.stats._dawid_skene import dawid_skene as fit
 
     started = time.perf_counter()
     fit(synthetic, classes=list(LABELS))

@@ -17,7 +17,7 @@ one with 0.93.
    strong critic), whose answers are then used either for the disputed criteria only (the
    same decisions: equal accuracy by construction) or for every criterion.
 3. **Agreement.** Krippendorff's alpha per criterion (nominal) from
-   ``cross_judge.stats.criteria`` against the ``krippendorff`` package.
+   ``cross_judge.stats._criteria`` against the ``krippendorff`` package.
 
 Targets: the jury is >= 3 points more accurate per criterion than its best single critic;
 disputed-only escalation makes >= 50% fewer strong-tier calls (and uses >= 50% fewer
@@ -229,7 +229,7 @@ def main() -> int:
         import krippendorff  # type: ignore[import-untyped]
         import numpy as np
 
-        from cross_judge.stats.criteria import criteria_agreement
+        from cross_judge.stats._criteria import criteria_agreement
     except ImportError as exc:
         report.note(f"alpha check skipped: {exc}")
     else:

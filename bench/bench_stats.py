@@ -21,7 +21,7 @@ Second section: ``batch.revote("dawid_skene")`` on a ``BatchResult`` of ``--ds-i
 ``--critics`` verdicts (the same kind of votes, a failed call where a rating is missing),
 built before timing. The revote is the fit plus one new result per item (consensus, score,
 agreement, dissenters); the fit is timed inside the same call (the Dawid-Skene EM of
-``cross_judge.stats.dawid_skene``, wrapped for the run), and what the revote adds beyond it
+``cross_judge.stats._dawid_skene``, wrapped for the run), and what the revote adds beyond it
 is reported with its ratio to the fit, the share spent in Python's garbage collector and
 its full collections (100,000 new results are enough to trigger one on a heap this size:
 the main source of run-to-run variance). Target: at most 2 s beyond the fit for 100,000
@@ -169,11 +169,11 @@ def nominal_batch(data: list[list[Any]]) -> BatchResult:
 
 class RevoteTimer:
     """Times ``batch.revote("dawid_skene")`` with the fit inside it (the module-level EM
-    entry point of ``cross_judge.stats.dawid_skene``, wrapped for the run) and the time
+    entry point of ``cross_judge.stats._dawid_skene``, wrapped for the run) and the time
     spent in the garbage collector."""
 
     def __init__(self) -> None:
-        from cross_judge.stats import dawid_skene as module
+        from cross_judge.stats import _dawid_skene as module
 
         self.module = module
         # The sparse EM entry point when there is one, else the dense fit.

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cross_judge import Critic, Verdict
-from cross_judge.stats.confidence_calibration import expected_calibration_error
+from cross_judge.stats._confidence_calibration import expected_calibration_error
 
 ITEMS: list[tuple[str, str]] = [
     ("Task: return the sum of two ints.\ndef add(a, b):\n    return a + b", "PASS"),

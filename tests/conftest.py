@@ -116,7 +116,7 @@ def model(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retries go at once (Retry-After and the limiter's pauses still apply)."""
-    monkeypatch.setattr("cross_judge.transport.retry._backoff", lambda state: 0.0)
+    monkeypatch.setattr("cross_judge.transport._retry._backoff", lambda state: 0.0)
 
 
 # -- a bound for every async test ----------------------------------------------------------------

@@ -55,7 +55,7 @@ LAYER_OF: dict[str, str] = {
         ],
         "base",
     ),
-    **dict.fromkeys(["_version", "_yaml", "_resources"], "base"),
+    **dict.fromkeys(["_version", "_yaml", "_resources", "_lazy"], "base"),
     # results: the batch's data, which names the statistics its methods return; only the
     # stats layer and above import it.
     **dict.fromkeys(["stats", "results"], "stats"),
@@ -84,14 +84,14 @@ MAX_TOP_LEVEL_MODULES = 30
 
 OVER_SOFT_CAP: dict[str, str] = {
     # Module (path under cross_judge/) -> why it is over SOFT_MAX_LINES lines.
-    "panel_file/schema.py": "the panel file's pydantic models and every load-time check, "
+    "panel_file/_schema.py": "the panel file's pydantic models and every load-time check, "
     "to split into models and checks",
     "results.py": "BatchResult's many views and statistics as thin methods over the stats "
     "layer, plus the results-line JSON form",
-    "report/page.py": "the one HTML page, its sections rendered in order",
+    "report/_page.py": "the one HTML page, its sections rendered in order",
     "cascade_calibration.py": "the threshold search, its guarantee and its report, one "
     "statistical procedure",
-    "stats/dawid_skene.py": "Dawid-Skene EM with its sparse form, intervals and edge cases",
+    "stats/_dawid_skene.py": "Dawid-Skene EM with its sparse form, intervals and edge cases",
     "ensemble.py": "the Ensemble: judging, early stop, orders and re-voting of one panel",
     "cascade.py": "the Cascade: tiers, escalation rules, all_tiers and replay",
     "batch/votes.py": "votes cast elsewhere: from_votes, add_votes and the votes file",
@@ -99,10 +99,10 @@ OVER_SOFT_CAP: dict[str, str] = {
     "critic/prompts.py": "the versioned prompts: loading, validation and rendering",
     "critic/cache.py": "the response cache's file format, locking and replay",
     "critic/parsing.py": "reading every answer shape a model gives, without raising",
-    "testing/server.py": "the simulated vendor's server, one route per wire protocol",
-    "stats/gold.py": "accuracy against gold and effective votes, with their intervals",
-    "report/digest.py": "the one-pass digest every summary reads",
-    "batch/provider_jobs.py": "provider batch mode: submitting, polling, resuming",
+    "testing/_server.py": "the simulated vendor's server, one route per wire protocol",
+    "stats/_gold.py": "accuracy against gold and effective votes, with their intervals",
+    "report/_digest.py": "the one-pass digest every summary reads",
+    "batch/_provider_jobs.py": "provider batch mode: submitting, polling, resuming",
     "stats/bradley_terry.py": "Bradley-Terry with Davidson's ties, the fit and its intervals",
 }
 """Each module over the soft cap, with the reason it is (the hard cap, ``MAX_LINES``,

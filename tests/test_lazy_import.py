@@ -3,7 +3,9 @@
 * A fresh ``import cross_judge`` loads at most 30 of the package's modules and no report
   page, statistic, cascade calibration, ranking or integration.
 * Every lazily exported name is the very object its module holds, listed in the
-  ``TYPE_CHECKING`` block (what type checkers and IDEs read) and in ``__all__``.
+  ``TYPE_CHECKING`` block (what type checkers and IDEs read) and in ``__all__``; the same
+  holds for each sub-package's lazy face (:class:`cross_judge._lazy.LazyExports`), and
+  importing a face imports none of its modules.
 * Every result-model method implemented in a higher layer works in a fresh process that
   imported only what a user would (``from cross_judge.batch import BatchResult``), or only
   ``pickle``: :func:`cross_judge._extensions.provider` imports the providing module.
@@ -25,6 +27,7 @@ import pytest
 
 import cross_judge
 from cross_judge import _extensions, errors
+from cross_judge._lazy import LazyExports
 from cross_judge.batch import BatchResult
 
 from .waits import SAFETY_NET_S
@@ -146,6 +149,100 @@ def test_dir_lists_every_public_name_before_it_is_imported() -> None:
     names = run_python("import cross_judge\nprint(' '.join(dir(cross_judge)))").split()
     assert set(cross_judge.__all__) <= set(names)
     assert {"report", "stats", "ranking"} <= set(names)
+
+
+# -- the sub-packages' lazy faces (cross_judge._lazy.LazyExports) ---------------------------
+
+
+def lazy_faces() -> dict[str, LazyExports]:
+    """Package -> its :class:`LazyExports`, for every sub-package whose ``__init__`` has one."""
+    faces = {}
+    for init in sorted(PACKAGE_DIR.glob("*/__init__.py")):
+        package = importlib.import_module(f"cross_judge.{init.parent.name}")
+        exports = vars(package).get("_exports")
+        if isinstance(exports, LazyExports):
+            faces[package.__name__] = exports
+    return faces
+
+
+def face_type_checking_imports(package: str) -> dict[str, str]:
+    """Name -> ``".module"`` or ``".module:attribute"`` of the package's ``TYPE_CHECKING``
+    imports, in the form of a :class:`LazyExports` table."""
+    path = PACKAGE_DIR / package.split(".", 1)[1] / "__init__.py"
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom) and statement.level == 1
+                for alias in statement.names:
+                    name = alias.asname or alias.name
+                    suffix = "" if alias.asname in (None, alias.name) else f":{alias.name}"
+                    found[name] = f".{statement.module}{suffix}"
+    return found
+
+
+def test_the_statistics_transport_limits_report_and_integrations_faces_are_lazy() -> None:
+    assert {
+        "cross_judge.stats",
+        "cross_judge.transport",
+        "cross_judge.limits",
+        "cross_judge.report",
+        "cross_judge.integrations",
+    } <= set(lazy_faces())
+
+
+@pytest.mark.parametrize("package", sorted(lazy_faces()))
+def test_a_faces_table_is_its_type_checking_imports(package: str) -> None:
+    assert dict(lazy_faces()[package].table) == face_type_checking_imports(package)
+
+
+@pytest.mark.parametrize("package", sorted(lazy_faces()))
+def test_a_faces_lazy_names_are_all_in_its_all(package: str) -> None:
+    module = importlib.import_module(package)
+    assert set(lazy_faces()[package].table) - set(module.__all__) == set()
+
+
+@pytest.mark.parametrize("package", sorted(lazy_faces()))
+def test_a_faces_names_are_the_objects_their_modules_hold(package: str) -> None:
+    module = importlib.import_module(package)
+    wrong = []
+    for name, target in lazy_faces()[package].table.items():
+        home, _, attribute = target.partition(":")
+        held = getattr(importlib.import_module(home, package), attribute or name)
+        if getattr(module, name) is not held:
+            wrong.append(name)
+    assert wrong == []
+
+
+def test_importing_the_statistics_face_imports_no_statistic() -> None:
+    code = (
+        "import sys, cross_judge.stats\n"
+        "print(sorted(m for m in sys.modules if m.startswith('cross_judge.stats.')))"
+    )
+    assert run_python(code).strip() == "[]"
+
+
+def test_a_face_name_is_imported_on_first_use_and_bound() -> None:
+    code = (
+        "import sys, cross_judge.stats as s\n"
+        "before = 'cross_judge.stats._gold' in sys.modules\n"
+        "f = s.gold_metrics\n"
+        "print(before, 'cross_judge.stats._gold' in sys.modules, 'gold_metrics' in vars(s))"
+    )
+    assert run_python(code).split() == ["False", "True", "True"]
+
+
+def test_an_unknown_face_name_is_an_attribute_error_and_dir_lists_the_lazy_ones() -> None:
+    import cross_judge.stats as stats
+
+    assert not hasattr(stats, "no_such_statistic")
+    assert "dawid_skene_matrix" in dir(stats)
+
+
+def test_a_lazy_table_entry_must_be_relative() -> None:
+    with pytest.raises(ValueError, match="must be relative"):
+        LazyExports("cross_judge.stats", {"x": "cross_judge.stats._gold"})
 
 
 # -- the registry of result-model methods ---------------------------------------------------
@@ -309,7 +406,7 @@ UNPICKLE = """
 import pickle, sys
 batch = pickle.loads(sys.stdin.buffer.read())
 print(type(batch).__module__, len(batch.summary().__class__.__name__) > 0,
-      "<" in batch._repr_html_(), "cross_judge.report.notebook" in sys.modules)
+      "<" in batch._repr_html_(), "cross_judge.report._notebook" in sys.modules)
 """
 
 

@@ -75,8 +75,7 @@ from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     from .critic.critic import Critic
-    from .transport import ChatRequest, Completion
-    from .transport.retry import Gate
+    from .transport import ChatRequest, Completion, Gate
     from .vendors import VendorConfig
     from .verdict import EnsembleVerdict, Verdict
 

@@ -1,9 +1,9 @@
 """Inter-rater agreement across a batch: how far critics agree over many items.
 
-This is the documented path; the implementation lives in :mod:`cross_judge.stats.agreement`.
+This is the documented path; the implementation lives in :mod:`cross_judge.stats._agreement`.
 """
 
-from .stats.agreement import (
+from .stats import (
     Level,
     cohen_kappa,
     fleiss_kappa,

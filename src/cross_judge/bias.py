@@ -1,6 +1,6 @@
 """Bias statistics of a batch: where critics lean for reasons other than the content.
 
-This is the documented path; the implementation lives in :mod:`cross_judge.stats.bias`.
+This is the documented path; the implementation lives in :mod:`cross_judge.stats._bias`.
 """
 
 from .errors import (
@@ -14,7 +14,7 @@ from .results import (
     as_batch as as_batch,
     is_fallback as is_fallback,
 )
-from .stats.bias import (
+from .stats import (
     LENGTH_BINS,
     LengthBias,
     LengthBin,

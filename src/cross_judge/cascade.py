@@ -51,9 +51,7 @@ import anyio
 
 from . import _sync
 from ._item import Item
-from .batch.panel_methods import PanelMethods
-from .batch.panel_protocol import Panel, PanelView
-from .batch.runner import stop_streams
+from .batch import Panel, PanelMethods, PanelView, stop_streams
 from .budget import Budget
 from .ensemble import Ensemble
 from .errors import ConfigError, ErrorKind

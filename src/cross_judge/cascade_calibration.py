@@ -81,8 +81,7 @@ from .errors import ConfigError
 from .results import BatchResult, as_batch, plain_text
 from .rubric.models import Rubric
 from .rubric.tally import FAIL, PASS
-from .stats.criteria import load_criteria_gold
-from .stats.gold import load_gold
+from .stats import load_criteria_gold, load_gold
 from .verdict import ABSTAIN, EnsembleVerdict
 
 if TYPE_CHECKING:

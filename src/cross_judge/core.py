@@ -35,7 +35,7 @@ from .errors import (
     MissingAPIKeyError as MissingAPIKeyError,
     PromptError as PromptError,
 )
-from .limits.gate import VendorGate as VendorGate
+from .limits import VendorGate as VendorGate
 from .pricing import (
     Price as Price,
     estimate_prompt_tokens as estimate_prompt_tokens,
@@ -43,25 +43,23 @@ from .pricing import (
     registry_generation as registry_generation,
     worst_case_cost as worst_case_cost,
 )
-from .stats.confidence_calibration import ConfidenceCalibration as ConfidenceCalibration
+from .stats import ConfidenceCalibration as ConfidenceCalibration
 from .transport import (
     CallFailure as CallFailure,
     ChatRequest as ChatRequest,
     Completion as Completion,
+    Gate as Gate,
     HTTPSession as HTTPSession,
     HttpxSession as HttpxSession,
+    Redactor as Redactor,
     SyncDuckSession as SyncDuckSession,
     aclose_sessions as aclose_sessions,
-    openai_compat as openai_compat,
-    shared_session as shared_session,
-)
-from .transport.redaction import (
-    Redactor as Redactor,
+    call_with_retries as call_with_retries,
     redacted_exception as redacted_exception,
     redactor_for as redactor_for,
     secrets_of as secrets_of,
+    shared_session as shared_session,
 )
-from .transport.retry import Gate as Gate, call_with_retries as call_with_retries
 from .vendors import (
     VendorConfig as VendorConfig,
     get_vendor as get_vendor,

@@ -44,8 +44,7 @@ from anyio.abc import TaskGroup
 from . import _otel, _sync
 from ._extensions import provide
 from ._item import Item
-from .batch.panel_methods import PanelMethods
-from .batch.runner import stop_streams
+from .batch import PanelMethods, stop_streams
 from .budget import Budget
 from .critic.critic import Critic
 from .critic.parking import active_job

@@ -38,7 +38,7 @@ classified failure, which the critic turns into an ``ERROR`` verdict), ``Redacte
 (a stand-in carrying a failure's traceback in a log record, its message redacted; never
 raised), ``YAMLSyntaxError`` and ``FileTooLargeError`` (the YAML loader's, which every
 reader turns into a ``PromptError``, ``PanelError`` or ``ConfigError`` naming the file). Nor
-are ``FieldProblem`` and ``FieldProblems`` (:mod:`cross_judge.panel_file.problems`): a panel
+are ``FieldProblem`` and ``FieldProblems`` (:mod:`cross_judge.panel_file._problems`): a panel
 file's checks raise them inside pydantic's validation, and the loader reports each in a
 ``PanelError``.
 """
@@ -188,7 +188,7 @@ class StatisticsWarning(UserWarning):
 
     Warned, not raised: the number is returned. For example Dawid-Skene estimating a critic
     below chance, which usually means the labels came out flipped
-    (:func:`cross_judge.stats.dawid_skene.below_chance_critics`). Turn it into an error with
+    (:func:`cross_judge.stats._dawid_skene.below_chance_critics`). Turn it into an error with
     ``warnings.simplefilter("error", StatisticsWarning)``.
     """
 

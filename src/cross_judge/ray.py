@@ -1,19 +1,17 @@
 """Judging on a Ray cluster: a Ray Dataset through async actors, under cluster-wide vendor
 limits (the optional extra ``cross-judge[ray]``).
 
-This is the documented path; the implementation lives in :mod:`cross_judge.integrations.ray`.
+This is the documented path; the implementation lives in :mod:`cross_judge.integrations._ray`.
 """
 
-from .batch.panel_protocol import (
+from .batch import (
     Panel as Panel,
-)
-from .batch.runner import (
     judge_many as judge_many,
 )
 from .errors import (
     ConfigError as ConfigError,
 )
-from .integrations.ray import (
+from .integrations import (
     DEFAULT_TERM_S as DEFAULT_TERM_S,
     RESULT_COLUMNS as RESULT_COLUMNS,
     judge_dataset,

@@ -1,6 +1,6 @@
 """How far to trust each critic, learned from the verdicts a batch already holds.
 
-This is the documented path; the implementation lives in :mod:`cross_judge.stats.reliability`.
+This is the documented path; the implementation lives in :mod:`cross_judge.stats._reliability`.
 """
 
 from .errors import (
@@ -10,10 +10,8 @@ from .results import (
     BatchResult as BatchResult,
     as_batch as as_batch,
 )
-from .stats.confidence_calibration import (
+from .stats import (
     ConfidenceCalibration,
-)
-from .stats.reliability import (
     DawidSkeneResult,
     WeightsFit,
     alpha_interval,

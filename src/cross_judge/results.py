@@ -29,11 +29,16 @@ from .voting import BATCH_STRATEGIES, strategy_name
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from .stats.agreement import Level
-    from .stats.bias import LengthBias, PositionBias, SelfStats
-    from .stats.criteria import CriterionAgreement, CriterionDawidSkene
+    from .stats import (
+        CriterionAgreement,
+        CriterionDawidSkene,
+        GoldReport,
+        LengthBias,
+        Level,
+        PositionBias,
+        SelfStats,
+    )
     from .stats.estimates import Estimate, Prediction
-    from .stats.gold import GoldReport
     from .stats.label_queue import LabelQueue, QueueStrategy
     from .voting import VotingStrategy
 
@@ -306,7 +311,7 @@ class BatchResult(BaseModel):
         scale, ordinal by the scale's scores for a longer one, or ``level``), Fleiss'
         kappa, pairwise agreement and the share of items disputed, from each critic's
         answers on it; ``{}`` without criteria. See
-        :func:`cross_judge.stats.criteria.criteria_agreement`.
+        :func:`cross_judge.stats._criteria.criteria_agreement`.
 
         Raises:
             ConfigError: a label outside the scale at the ordinal level.
@@ -324,8 +329,8 @@ class BatchResult(BaseModel):
     ) -> dict[str, GoldReport]:
         """Per criterion with gold (``{item id: {criterion id: label}}``, or a JSONL file of
         ``{"id", "criteria": {...}}``), each critic and the panel's consensus on it against
-        the labels: one :class:`~cross_judge.stats.gold.GoldReport` per criterion. See
-        :func:`cross_judge.stats.criteria.criteria_gold_metrics`.
+        the labels: one :class:`~cross_judge.stats._gold.GoldReport` per criterion. See
+        :func:`cross_judge.stats._criteria.criteria_gold_metrics`.
 
         Raises:
             ConfigError: gold ids that are no item, criteria no result holds, labels
@@ -343,7 +348,7 @@ class BatchResult(BaseModel):
         """Per criterion, the Dawid-Skene model fitted on the critics' answers on it: each
         item's most likely label, each critic's accuracy and confusion matrix on it.
         ``revote("dawid_skene")`` re-decides a rubric batch by these fits. See
-        :func:`cross_judge.stats.criteria.criteria_dawid_skene`."""
+        :func:`cross_judge.stats._criteria.criteria_dawid_skene`."""
         fits: dict[str, CriterionDawidSkene] = provider("criteria_dawid_skene")(
             self, one_coin=one_coin, errors=errors
         )
@@ -516,7 +521,7 @@ class BatchResult(BaseModel):
         item with no valid vote gets ``fallback`` (default ``"UNCLEAR"``) with
         ``fallback=True`` and no score, as under every other strategy. A rubric batch is
         re-decided per criterion, one model per criterion
-        (:func:`cross_judge.stats.criteria.revote_criteria_dawid_skene`), and each item's
+        (:func:`cross_judge.stats._criteria.revote_criteria_dawid_skene`), and each item's
         total and consensus recomputed from them.
 
         Raises:
@@ -798,7 +803,7 @@ class BatchResult(BaseModel):
     def _repr_html_(self) -> str:
         """The batch at a glance for Jupyter: headline statistics, per-critic and consensus
         tables, then up to 50 items, the disputed ones first (see
-        :func:`cross_judge.report.notebook.batch_html`)."""
+        :func:`cross_judge.report._notebook.batch_html`)."""
         html: str = provider("batch_html")(self)
         return html
 
@@ -823,7 +828,7 @@ class BatchResult(BaseModel):
         (int?, the cascade tier that decided), ``query`` (str?, the text judged as the
         result stores it: ``item``), for rubric results per criterion ``criterion.<id>``,
         ``.score``, ``.disputed`` and the row's critic's label ``criterion.<id>.kind``
-        (:data:`cross_judge.integrations.frames.CRITERION_COLUMNS`), then ``context.<key>``
+        (:data:`cross_judge.integrations._frames.CRITERION_COLUMNS`), then ``context.<key>``
         for each key of the stored
         items' context and ``meta.<key>`` for each key of the items' ``meta`` (missing
         where an item lacks it). Item totals such as cost are left out on purpose: summed
@@ -895,7 +900,7 @@ class CriticTally:
 
     Memory is bounded whatever the number of verdicts: failed calls are tallied by error
     kind as they come, with at most 16 distinct messages per kind (a streaming pass over a
-    results file, ``cross_judge.report.digest``, uses it too)."""
+    results file, ``cross_judge.report._digest``, uses it too)."""
 
     __slots__ = (
         "agreeing",
@@ -1084,7 +1089,7 @@ def load_result(line: str | bytes) -> EnsembleVerdict:
 
 def manifest_path(results: str | os.PathLike[str]) -> Path:
     """The run manifest beside a results file: ``out.jsonl`` -> ``out.jsonl.manifest.json``
-    (see :mod:`cross_judge.report.manifest`)."""
+    (see :mod:`cross_judge.report._manifest`)."""
     path = Path(results)
     return path.with_name(path.name + ".manifest.json")
 

@@ -21,8 +21,8 @@ An injected client is a blocking object, called in a worker thread. ``timeout``
 (:data:`DEFAULT_REVIEWER_TIMEOUT`, 600 s) bounds the whole call: a client that has not
 returned by then gives an ``ERROR`` verdict, and its thread, which nothing can stop, is left
 to finish. A client holds at most
-:data:`~cross_judge.transport.blocking.THREADS_PER_CLIENT` threads at once, counting those
-(:func:`~cross_judge.transport.blocking.run_blocking`); a call beyond them waits for one,
+:data:`~cross_judge.transport._blocking.THREADS_PER_CLIENT` threads at once, counting those
+(:func:`~cross_judge.transport._blocking.run_blocking`); a call beyond them waits for one,
 within its timeout. 0.1 had no timeout of its own here: a call waited as long as the client
 did (an ``openai.OpenAI`` gives up after 600 s per attempt, 3 attempts).
 
@@ -50,8 +50,7 @@ from .critic.critic import DEFAULT_SYSTEM_PROMPT, Critic
 from .critic.parsing import extract_json, parse_answer
 from .errors import ConfigError, ErrorKind
 from .schema import Verdict
-from .transport.blocking import run_blocking
-from .transport.redaction import Redactor, redact, redactor_for, secrets_of
+from .transport import Redactor, redact, redactor_for, run_blocking, secrets_of
 from .vendors import make_client
 
 __all__ = ["DEFAULT_REVIEWER_TIMEOUT", "LEGACY_LABEL_KEYS", "LEGACY_REASONING_KEYS", "Reviewer"]

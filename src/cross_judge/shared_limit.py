@@ -1,7 +1,7 @@
 """A concurrency limit shared by many processes: N of them under a limit L behave like one.
 
 A vendor that allows L requests at once counts them across everything that calls it. The
-loop-local limits of :mod:`cross_judge.limits.gate` cannot see other processes: two
+loop-local limits of :mod:`cross_judge.limits._gate` cannot see other processes: two
 processes each capped at 4 against a vendor that allows 4 send up to 8 and draw 429s. A
 :class:`SharedLimit` attached to a vendor
 (``set_vendor_limits("openai", shared=SharedLimit.connect("host:7007"))``) makes every
@@ -39,7 +39,7 @@ client may keep, the limit, a pause, the term). Its rules:
   permits (:class:`SharedLimit` renews before its term runs out), so a process killed
   with ``kill -9`` costs the others its permits for three terms at most, and a call it
   left running at the vendor has three terms to finish before its permit is reused.
-* **AIMD, as** :class:`~cross_judge.limits.gate.VendorLimiter` **does.** A 429 reported
+* **AIMD, as** :class:`~cross_judge.limits._gate.VendorLimiter` **does.** A 429 reported
   (``rate_limits``, one entry per 429 with its ``Retry-After``) is a *new* congestion
   signal unless it comes within the echo window of the latest decrease; a new signal
   sets ``n += 1``, ``L = min(limit, held)`` (held stands for in flight) and
@@ -49,8 +49,8 @@ client may keep, the limit, a pause, the term). Its rules:
   of the same overload. An echo does not halve again; it keeps ``limit`` at or below what
   the vendor did not refuse of that burst (``limit = max(1, min(limit, L - refused))``).
   Every 429 pauses all clients: no call may start before ``now + wait``, ``wait`` from
-  :func:`~cross_judge.limits.gate.pause_after_rate_limit` (the vendor's ``Retry-After``
-  capped at :data:`~cross_judge.transport.retry.MAX_RETRY_AFTER_S`, else 0.25 s
+  :func:`~cross_judge.limits._gate.pause_after_rate_limit` (the vendor's ``Retry-After``
+  capped at :data:`~cross_judge.transport._retry.MAX_RETRY_AFTER_S`, else 0.25 s
   doubling per consecutive signal up to 8 s); a pause is only ever extended. Successes
   reset ``n`` and raise ``limit`` by one per ``limit`` successes, up to the configured
   limit. A request carrying both is applied successes first.
@@ -69,32 +69,33 @@ news to clients (they learn of a decrease or a pause at their next exchange, wit
 term), or survive a broker restart without a term of doubt (clients then start afresh).
 
 The implementation lives in :mod:`cross_judge.limits`: the broker
-(:mod:`~cross_judge.limits.broker`), the client (:mod:`~cross_judge.limits.client`), the
-TCP protocol (:mod:`~cross_judge.limits.wire`) and the server
-(:mod:`~cross_judge.limits.server`). This is the documented path: its public classes show
+(:mod:`~cross_judge.limits._broker`), the client (:mod:`~cross_judge.limits._client`), the
+TCP protocol (:mod:`~cross_judge.limits._wire`) and the server
+(:mod:`~cross_judge.limits._server`). This is the documented path: its public classes show
 it in reprs and pickles.
 """
 
 from .errors import ConfigError as ConfigError, SharedLimitError
-from .limits.broker import DEAD_AFTER_TERMS, LeaseReply, LeaseRequest, PermitBroker
-from .limits.client import (
+from .limits import (
+    CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S,
+    DEAD_AFTER_TERMS,
+    DEFAULT_PORT as DEFAULT_PORT,
+    EXCHANGE_TIMEOUT_S as EXCHANGE_TIMEOUT_S,
     GIVE_BACK_TIMEOUT_S as GIVE_BACK_TIMEOUT_S,
     LINGER_S,
+    MAX_LINE_BYTES as MAX_LINE_BYTES,
     POLL_MAX_S as POLL_MAX_S,
     POLL_MIN_S as POLL_MIN_S,
     RENEW_FRACTION as RENEW_FRACTION,
     RETRY_AFTER_FAILURE_S as RETRY_AFTER_FAILURE_S,
     Exchange as Exchange,
+    LeaseReply,
+    LeaseRequest,
+    LimitServer,
+    PermitBroker,
     SharedLimit,
-    logger as logger,
-)
-from .limits.gate import pause_after_rate_limit as pause_after_rate_limit
-from .limits.server import LimitServer, main
-from .limits.wire import (
-    CONNECT_TIMEOUT_S as CONNECT_TIMEOUT_S,
-    DEFAULT_PORT as DEFAULT_PORT,
-    EXCHANGE_TIMEOUT_S as EXCHANGE_TIMEOUT_S,
-    MAX_LINE_BYTES as MAX_LINE_BYTES,
+    main,
+    pause_after_rate_limit as pause_after_rate_limit,
 )
 
 __all__ = [

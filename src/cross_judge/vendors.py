@@ -59,7 +59,7 @@ shown in a message or repr.
 Rate-limit scope (``limit_scope``). Vendors count their limits either per model (OpenAI,
 Anthropic, and gateways such as OpenRouter, LiteLLM or a company proxy, where every model
 has its own) or per account (DeepSeek). ``"model"`` (the default) keeps the adaptive 429
-state (pause and lowered concurrency, :mod:`cross_judge.limits.gate`) per endpoint and model,
+state (pause and lowered concurrency, :mod:`cross_judge.limits._gate`) per endpoint and model,
 so a 429 on one model never slows another on the same base URL; ``"endpoint"`` shares it
 by every model of the endpoint. ``max_concurrency`` and ``rpm`` are per endpoint either
 way: they are the caller's caps for the whole vendor account.
@@ -72,7 +72,7 @@ the official ``anthropic`` SDK, which appends ``/v1/messages`` to the base URL; 
 ``url``) reach the same endpoint. The key goes out as ``x-api-key``. No sampling
 parameter is sent on that protocol: the API version the SDK speaks (``2026-10-21``) refuses
 ``temperature``, ``top_p`` and ``top_k`` for every model, so a critic's ``temperature``
-has no effect there (see :mod:`cross_judge.transport.anthropic`).
+has no effect there (see :mod:`cross_judge.transport._anthropic`).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ from .errors import ConfigError, MissingAPIKeyError, UnknownVendorError
 if TYPE_CHECKING:
     import openai
 
-    from .limits.client import SharedLimit
+    from .limits import SharedLimit
 
 __all__ = [
     "VENDORS",
@@ -262,7 +262,7 @@ class VendorConfig:
             and model on it (per event loop and endpoint); the others queue. ``None`` =
             no configured cap. Either way what is allowed adapts to 429s: halved on a
             rate limit, raised back by one per window of successes, per ``limit_scope``
-            (see :mod:`cross_judge.limits.gate`).
+            (see :mod:`cross_judge.limits._gate`).
         rpm: requests per minute sent to this vendor, paced evenly (one every
             ``60 / rpm`` s, no burst), retries included, shared like ``max_concurrency``.
             ``None`` = unpaced. Queueing for either limit counts against a critic's
@@ -571,7 +571,7 @@ def _check_max_concurrency(where: str, value: object) -> None:
 
 
 def _check_shared(where: str, value: object) -> None:
-    from .limits.client import SharedLimit
+    from .limits import SharedLimit
 
     if not isinstance(value, SharedLimit):
         raise ConfigError(
@@ -666,8 +666,7 @@ def with_base_url(config: VendorConfig, base_url: str | None) -> VendorConfig:
 
 
 def _speaks_chat_completions(config: VendorConfig) -> bool:
-    from .transport import protocol_adapter
-    from .transport.openai_compat import ChatCompletionsAdapter
+    from .transport import ChatCompletionsAdapter, protocol_adapter
 
     return isinstance(protocol_adapter(config.protocol), ChatCompletionsAdapter)
 

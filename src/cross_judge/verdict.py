@@ -539,7 +539,7 @@ class Verdict(BaseModel):
         return self.error is None
 
     def _repr_html_(self) -> str:
-        """A one-row table for Jupyter (see :func:`cross_judge.report.notebook.verdict_html`)."""
+        """A one-row table for Jupyter (see :func:`cross_judge.report._notebook.verdict_html`)."""
         html: str = provider("verdict_html")(self)
         return html
 
@@ -669,7 +669,7 @@ class ItemText(BaseModel):
     what was judged.
 
     ``query`` and ``context`` are the item's, each text kept up to a cap (see
-    :data:`cross_judge.batch.items.ITEM_TEXT_CAP`) and, past it, cut with a visible marker;
+    :data:`cross_judge.batch._items.ITEM_TEXT_CAP`) and, past it, cut with a visible marker;
     ``cut`` names what was cut (``"query"``, ``"context.<key>"``), empty when all is whole.
     Context values are kept as the critics saw them: text, numbers and booleans as they
     are, anything else as its ``str()``.
@@ -763,7 +763,7 @@ class EnsembleVerdict(BaseModel):
 
     def _repr_html_(self) -> str:
         """The consensus and one row per critic verdict, for Jupyter (see
-        :func:`cross_judge.report.notebook.ensemble_html`)."""
+        :func:`cross_judge.report._notebook.ensemble_html`)."""
         html: str = provider("ensemble_html")(self)
         return html
 

@@ -23,7 +23,7 @@ import pytest
 
 from cross_judge import Critic, Ensemble
 from cross_judge.batch import BatchResult
-from cross_judge.stats.gold import load_gold
+from cross_judge.stats._gold import load_gold
 from cross_judge.stats.label_queue import LabelQueue
 from cross_judge.testing import Persona, VendorServer
 

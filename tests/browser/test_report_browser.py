@@ -31,8 +31,8 @@ import pytest
 from cross_judge.batch import BatchResult
 from cross_judge.cli import main
 from cross_judge.report import write_report
-from cross_judge.report.label_page import render_label_page
-from cross_judge.report.summary import BIDI_CONTROLS
+from cross_judge.report._label_page import render_label_page
+from cross_judge.report._summary import BIDI_CONTROLS
 from cross_judge.stats.label_queue import label_queue
 from cross_judge.verdict import EnsembleVerdict, ItemText, Verdict
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cross_judge.batch import BatchResult, ResultsFile
-from cross_judge.batch.items import ITEM_TEXT_CAP, ITEM_TEXT_TOTAL_CAP
+from cross_judge.batch._items import ITEM_TEXT_CAP, ITEM_TEXT_TOTAL_CAP
 from cross_judge.testing import VendorServer
 from cross_judge.verdict import ItemText
 

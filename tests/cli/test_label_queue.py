@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cross_judge.batch import BatchResult
-from cross_judge.stats.gold import load_gold
+from cross_judge.stats._gold import load_gold
 from cross_judge.stats.label_queue import LabelQueue
 
 from .conftest import run

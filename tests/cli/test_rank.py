@@ -337,7 +337,7 @@ def run_report(capsys: pytest.CaptureFixture[str], folder: Path, ranking: Path) 
 def test_the_printed_leaderboard_stops_at_its_rows_and_says_how_many_more(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cross_judge.cli import rank
+    from cross_judge.cli import _rank as rank
 
     monkeypatch.setattr(rank, "LEADERBOARD_ROWS", 2)
     file = candidates(tmp_path, *STRENGTHS)

@@ -13,7 +13,7 @@ import pytest
 
 from cross_judge import Critic
 from cross_judge.batch import BatchOptions
-from cross_judge.cli.review import batch_mode_note, ledger_path
+from cross_judge.cli._review import batch_mode_note, ledger_path
 from cross_judge.testing import Persona, VendorServer
 
 from .conftest import run

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cross_judge.batch.lock import ResultsLock
+from cross_judge.batch._lock import ResultsLock
 from cross_judge.testing import VendorServer
 
 from .conftest import run, write_items, write_panel

@@ -129,7 +129,7 @@ def test_review_writes_a_run_manifest_without_secrets(
 def test_review_refuses_an_out_another_review_holds_naming_it(
     tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str], tag: str
 ) -> None:
-    from cross_judge.batch.lock import ResultsLock
+    from cross_judge.batch._lock import ResultsLock
 
     items = write_items(tmp_path, [{"id": "a", "query": f"{tag} a"}])
     out = tmp_path / "out.jsonl"

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from cross_judge.batch import BatchResult
-from cross_judge.report.manifest import manifest_path
+from cross_judge.report._manifest import manifest_path
 from cross_judge.testing import Persona, pairwise_rates
 
 from .conftest import run, write_items

@@ -111,7 +111,7 @@ def test_a_budget_below_one_calls_worst_case_is_priced_at_the_worst_case_of_the_
 
 def test_the_budget_note_names_the_other_failed_items_the_command_retries_too() -> None:
     from cross_judge.budget import Budget
-    from cross_judge.cli.review_budget import Shortfall, shortfall_note
+    from cross_judge.cli._review_budget import Shortfall, shortfall_note
 
     budget = Budget(0.01, spent_usd=0.008)
     assert not budget.reserve(0.003)  # one call refused, its worst case $0.003

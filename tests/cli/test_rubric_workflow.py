@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cross_judge.panel_file.schema import EscalateSpec
+from cross_judge.panel_file._schema import EscalateSpec
 
 from .conftest import run
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cross_judge.batch import BatchResult
-from cross_judge.stats.criteria import criteria_agreement
+from cross_judge.stats._criteria import criteria_agreement
 from cross_judge.verdict import EnsembleVerdict, Verdict
 
 from ..unit.stats.criteria_batches import FIVE_POINT, batch

@@ -14,7 +14,7 @@ each such block is reported as a skipped test carrying its page, line and reason
 of any language preceded by ``<!-- docs: file PATH -->`` (a prompt, a price file) is
 written to PATH when the page's run reaches it, so the blocks after it can read it. A
 ```bash block preceded by ``<!-- docs: run -->`` holds ``cross-judge`` commands that work
-offline (the shipped simulated panels): each runs through ``cross_judge.cli.main`` in the
+offline (the shipped simulated panels): each runs through ``cross_judge.cli._main`` in the
 page's directory and must exit 0.
 """
 

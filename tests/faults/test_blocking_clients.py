@@ -4,7 +4,7 @@
 ``Reviewer(client=X)`` calls ``X.chat.completions.create(...)``, each in a worker thread so
 that the event loop keeps running. A thread blocked in such a call cannot be stopped. So
 that timed-out and retried calls do not each leave one more thread behind, a client holds
-at most :data:`~cross_judge.transport.blocking.THREADS_PER_CLIENT` threads at once,
+at most :data:`~cross_judge.transport._blocking.THREADS_PER_CLIENT` threads at once,
 counting threads still blocked in calls given up on; a call beyond that waits for one of
 them (and times out waiting, an ``ERROR`` verdict like any other timeout).
 
@@ -29,7 +29,7 @@ from cross_judge import Critic, ErrorKind
 from cross_judge.errors import ConfigError
 from cross_judge.panel import JudgePanel
 from cross_judge.reviewer import DEFAULT_REVIEWER_TIMEOUT, Reviewer
-from cross_judge.transport.blocking import THREADS_PER_CLIENT, calls_waiting, threads_in_use
+from cross_judge.transport._blocking import THREADS_PER_CLIENT, calls_waiting, threads_in_use
 
 from ..waits import SAFETY_NET_S
 from .conftest import wait_until
@@ -112,7 +112,7 @@ def openai_client() -> Iterator[BlockingOpenAIClient]:
 
 @pytest.fixture
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("cross_judge.transport.retry._backoff", lambda state: 0.0)
+    monkeypatch.setattr("cross_judge.transport._retry._backoff", lambda state: 0.0)
 
 
 def _critic(client: Any, *, model: str = "m", timeout: float = FIRES_S, **kwargs: Any) -> Critic:

@@ -47,7 +47,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from rich.console import Console
 
 from cross_judge.batch import Item, ItemError
-from cross_judge.cli.items import ItemReader
+from cross_judge.cli._items import ItemReader
 from cross_judge.critic.critic import Critic
 from cross_judge.critic.parsing import (
     ParsedAnswer,

@@ -63,10 +63,10 @@ import pytest
 import cross_judge
 from cross_judge import Critic, Ensemble, _sync
 from cross_judge.budget import Budget
-from cross_judge.limits.gate import VendorLimiter, limiter_for
+from cross_judge.limits._gate import VendorLimiter, limiter_for
 from cross_judge.pricing import register_price
 from cross_judge.testing import Reply, VendorServer
-from cross_judge.transport import retry as _retry
+from cross_judge.transport import _retry as _retry
 from cross_judge.vendors import VENDORS, get_vendor, register_vendor, set_vendor_limits
 
 from ..waits import PROMPTLY_S, SAFETY_NET_S
@@ -243,7 +243,7 @@ def long_retry_after(monkeypatch: pytest.MonkeyPatch) -> None:
     """Let a Retry-After of ``LONG_RETRY_AFTER_S`` be honoured as sent: the retry policy and
     the vendor limiter cap waits at 60 s, which a prompt stop must stay well clear of."""
     monkeypatch.setattr(_retry, "MAX_RETRY_AFTER_S", LONG_RETRY_AFTER_S)
-    monkeypatch.setattr("cross_judge.limits.gate.MAX_RETRY_AFTER_S", LONG_RETRY_AFTER_S)
+    monkeypatch.setattr("cross_judge.limits._gate.MAX_RETRY_AFTER_S", LONG_RETRY_AFTER_S)
 
 
 @pytest.fixture
@@ -840,7 +840,7 @@ SLOW_STEP_REVIEW = """
 import sys, time
 from pathlib import Path
 
-import cross_judge.report.manifest
+import cross_judge.report._manifest
 import cross_judge.ensemble
 from cross_judge.cli import main
 
@@ -864,13 +864,13 @@ if step == "closing connections":
 
     cross_judge.ensemble.Ensemble.aclose = aclose
 else:  # "writing the manifest"
-    real_finish = cross_judge.report.manifest.RunManifest.finish
+    real_finish = cross_judge.report._manifest.RunManifest.finish
 
     def finish(self, status, totals):
         held_until_the_second_ctrl_c()
         real_finish(self, status, totals)
 
-    cross_judge.report.manifest.RunManifest.finish = finish
+    cross_judge.report._manifest.RunManifest.finish = finish
 sys.exit(main(sys.argv[3:]))
 """
 TWICE_MODELS = ("cli-twice-a", "cli-twice-b")

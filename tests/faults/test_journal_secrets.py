@@ -15,7 +15,7 @@ from cross_judge import Critic, Ensemble
 from cross_judge.batch import ResultsFile
 from cross_judge.critic.journal import journal_path, journaling
 from cross_judge.testing import Persona, Reply, VendorServer
-from cross_judge.transport.redaction import MARKER
+from cross_judge.transport._redaction import MARKER
 
 pytestmark = [pytest.mark.anyio, pytest.mark.integration]
 

@@ -26,7 +26,7 @@ import pytest
 
 from cross_judge.reviewer import Reviewer
 from cross_judge.schema import Verdict as LegacyVerdict
-from cross_judge.transport.redaction import MARKER
+from cross_judge.transport._redaction import MARKER
 
 pytestmark = pytest.mark.anyio
 

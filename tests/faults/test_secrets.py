@@ -57,7 +57,7 @@ from cross_judge.panel_file import PanelError, load_panel
 from cross_judge.reviewer import Reviewer
 from cross_judge.testing import Persona, Reply, VendorServer
 from cross_judge.transport import aclose_sessions
-from cross_judge.transport.redaction import MARKER
+from cross_judge.transport._redaction import MARKER
 from cross_judge.vendors import (
     VendorConfig,
     all_vendors,
@@ -240,7 +240,7 @@ def logs(caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> L
 
 @pytest.fixture
 def no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("cross_judge.transport.retry._backoff", lambda state: 0.0)
+    monkeypatch.setattr("cross_judge.transport._retry._backoff", lambda state: 0.0)
 
 
 @pytest.fixture
@@ -748,7 +748,7 @@ async def test_an_internal_failure_logs_its_traceback_without_the_key(
     def broken(raw: object) -> object:  # a client library failing in an undocumented way
         raise RuntimeError(f"cannot use header 'Authorization: Bearer {KEY}'")
 
-    monkeypatch.setattr("cross_judge.transport.openai_compat.parse_chat_response", broken)
+    monkeypatch.setattr("cross_judge.transport._openai_compat.parse_chat_response", broken)
     critic = critic_on(vendor, "openai", model)
     try:
         verdict = await critic.judge("Is a whale a fish?")

@@ -21,7 +21,7 @@ import anyio
 import pytest
 
 from cross_judge import Critic, Ensemble
-from cross_judge.batch.runner import DEFAULT_CONCURRENCY, ResultStream
+from cross_judge.batch._runner import DEFAULT_CONCURRENCY, ResultStream
 from cross_judge.testing import Reply, VendorServer
 
 from ..waits import SAFETY_NET_S

@@ -17,7 +17,7 @@ import time
 import anyio
 
 from cross_judge import Critic, Verdict
-from cross_judge.limits.client import SharedLimit
+from cross_judge.limits._client import SharedLimit
 from cross_judge.vendors import register_vendor
 
 

@@ -307,7 +307,7 @@ async def test_an_html_page_with_status_200_is_an_invalid_response_not_retried(
 async def test_a_body_over_the_size_cap_is_an_invalid_response(
     server: VendorServer, model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("cross_judge.transport.anthropic.MAX_RESPONSE_BYTES", 4096)
+    monkeypatch.setattr("cross_judge.transport._anthropic.MAX_RESPONSE_BYTES", 4096)
     server.script(model, Reply.content("x" * 10_000))
     async with claude(server, model) as c:
         v = await c.judge("item")
@@ -498,7 +498,7 @@ class SlowSdkImport:
 
 @pytest.fixture
 def slow_import(monkeypatch: pytest.MonkeyPatch) -> SlowSdkImport:
-    from cross_judge.transport import anthropic as transport
+    from cross_judge.transport import _anthropic as transport
 
     slow = SlowSdkImport(1.0)
     # Each test runs on a new event loop, whose first Anthropic call loads the SDK anew.
@@ -549,7 +549,7 @@ async def test_the_sdk_loads_before_the_first_attempt_which_gets_the_whole_deadl
 async def test_cancelling_a_call_while_the_sdk_loads_returns_and_sends_nothing(
     server: VendorServer, model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cross_judge.transport import anthropic as transport
+    from cross_judge.transport import _anthropic as transport
 
     importing, release = threading.Event(), threading.Event()
 

@@ -292,7 +292,7 @@ async def test_a_critic_whose_endpoint_became_invalid_raises_before_anything_is_
 async def test_a_critic_whose_call_fails_to_start_gives_an_error_verdict_for_it_alone(
     sims: VendorServer, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    from cross_judge.transport import openai_compat as core  # the chat adapter's session
+    from cross_judge.transport import _openai_compat as core  # the chat adapter's session
 
     broken_url = sims.url.rstrip("/") + "/broken/v1"
     real = core.ready_session

@@ -18,8 +18,8 @@ from cross_judge.batch import BatchResult
 from cross_judge.errors import ConfigError, ErrorKind
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.transport import CallFailure
-from cross_judge.transport.batch_codecs import request_id
-from cross_judge.transport.batches import poll
+from cross_judge.transport._batch_codecs import request_id
+from cross_judge.transport._batches import poll
 
 from ..waits import SAFETY_NET_S
 
@@ -184,7 +184,7 @@ async def test_a_batch_the_vendor_refuses_gives_error_verdicts_not_an_exception(
 async def test_a_poll_that_fails_transiently_is_tried_again(
     server: VendorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cross_judge.transport.batches as batches_module
+    import cross_judge.transport as batches_module  # the provider jobs call it from here
 
     real_poll = batches_module.poll
     failed: list[str] = []
@@ -205,7 +205,7 @@ async def test_a_poll_that_fails_transiently_is_tried_again(
 async def test_a_poll_refused_for_good_fails_the_batchs_requests(
     server: VendorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cross_judge.transport.batches as batches_module
+    import cross_judge.transport as batches_module  # the provider jobs call it from here
 
     async def refused(*args: Any) -> Any:
         raise CallFailure(ErrorKind.AUTH, "HTTP 401: key revoked")
@@ -256,7 +256,7 @@ async def test_a_batch_whose_submission_returns_after_the_deadline_is_cancelled_
     # machine): the batch must still be cancelled and its requests asked live, not
     # polled until a vendor ends it. Timers fire in the order of their times, so the
     # deadline's comes first however busy the machine is.
-    from cross_judge.transport import batches
+    from cross_judge.transport import _batches as batches
 
     deadline_s, late_s = 0.2, 0.5
     real_submit = batches.submit

@@ -1,5 +1,5 @@
 """Submitting, polling and fetching provider batches through the official SDKs
-(``cross_judge.transport.batches``) against the simulated vendor's batch endpoints: the
+(``cross_judge.transport._batches``) against the simulated vendor's batch endpoints: the
 answers that come back are the ones a live call gets for the same request."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from cross_judge import Critic
 from cross_judge.errors import ErrorKind
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.transport import CallFailure, Completion
-from cross_judge.transport.batch_codecs import (
+from cross_judge.transport._batch_codecs import (
     anthropic_request,
     openai_request,
     request_id,
 )
-from cross_judge.transport.batches import fetch_results, poll, submit
+from cross_judge.transport._batches import fetch_results, poll, submit
 
 pytestmark = pytest.mark.anyio
 

@@ -19,7 +19,7 @@ import pytest
 import cross_judge
 from cross_judge.batch import BatchResult
 from cross_judge.cli import main
-from cross_judge.cli.review import ledger_path
+from cross_judge.cli._review import ledger_path
 from cross_judge.testing import Persona, VendorServer
 
 from ..waits import SAFETY_NET_S

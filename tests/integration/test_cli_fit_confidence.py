@@ -15,9 +15,9 @@ import yaml
 
 from cross_judge import BatchResult, Ensemble, Verdict
 from cross_judge.cli import main
-from cross_judge.cli.fit_confidence import calibration_snippet
+from cross_judge.cli._fit_confidence import calibration_snippet
 from cross_judge.panel_file import load_panel
-from cross_judge.stats.reliability import ConfidenceCalibration, calibrate_confidence
+from cross_judge.stats._reliability import ConfidenceCalibration, calibrate_confidence
 from cross_judge.testing import Reply, VendorServer
 
 pytestmark = pytest.mark.integration

@@ -189,7 +189,7 @@ def test_an_id_on_another_shard_is_not_reported_as_a_duplicate(
 
 
 def test_the_progress_total_counts_the_shards_items_still_to_judge(tmp_path: Path) -> None:
-    from cross_judge.cli.items import count_shard_items
+    from cross_judge.cli._items import count_shard_items
 
     lines = item_lines(50)
     items, _ = write(tmp_path, [*lines, "not json\n", "[1, 2]\n", '"a bare string"\n'])

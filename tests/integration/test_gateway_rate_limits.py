@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from cross_judge import Critic, ErrorKind, Verdict
-from cross_judge.limits.gate import limiter_for
+from cross_judge.limits._gate import limiter_for
 from cross_judge.testing import Reply, VendorServer
 from cross_judge.vendors import register_vendor
 
@@ -34,7 +34,7 @@ WAIT_S = SAFETY_NET_S
 def hour_long_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
     """A vendor's ``Retry-After: 3600`` pauses it for the hour: the limiter's 60 s cap would
     put the pause within ``DEADLINE_S``, and a held call would wait it out."""
-    monkeypatch.setattr("cross_judge.limits.gate.MAX_RETRY_AFTER_S", HOUR)
+    monkeypatch.setattr("cross_judge.limits._gate.MAX_RETRY_AFTER_S", HOUR)
 
 
 def critic(name: str, model: str, vendor: str, base_url: str, **kwargs: object) -> Critic:
@@ -95,7 +95,7 @@ async def test_a_run_of_429s_on_one_model_leaves_no_pause_on_another_model(
 ) -> None:
     # No Retry-After: each consecutive 429 doubles the pause (8 s at most), for that model
     # only. Pauses are scaled down so that the four calls in a row stay quick.
-    monkeypatch.setattr("cross_judge.limits.gate.PAUSE_BASE_S", 0.01)
+    monkeypatch.setattr("cross_judge.limits._gate.PAUSE_BASE_S", 0.01)
     limited, healthy = f"{model}-limited", f"{model}-healthy"
     server.always(limited, Reply.status(429))
     server.script(healthy, Reply.content(ANSWER))

@@ -57,9 +57,9 @@ async def test_adaptive_limit_keeps_deepseek_style_429s_down(
     # policy acts, then with it. Retry backoff and pause are scaled down for both runs so
     # the test stays short; only counts are compared, never durations.
     monkeypatch.setattr(
-        "cross_judge.transport.retry._backoff", wait_random_exponential(multiplier=0.005, max=0.02)
+        "cross_judge.transport._retry._backoff", wait_random_exponential(multiplier=0.005, max=0.02)
     )
-    monkeypatch.setattr("cross_judge.limits.gate.PAUSE_BASE_S", 0.05)
+    monkeypatch.setattr("cross_judge.limits._gate.PAUSE_BASE_S", 0.05)
 
     async def run(*, adaptive: bool) -> tuple[list[Verdict], int]:
         with VendorServer([Persona(model, latency=0.2)], capacity=4) as srv:

@@ -20,8 +20,8 @@ import anyio
 import pytest
 
 from cross_judge import Critic, Verdict
-from cross_judge.limits.client import SharedLimit
-from cross_judge.limits.server import LimitServer, main
+from cross_judge.limits._client import SharedLimit
+from cross_judge.limits._server import LimitServer, main
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.vendors import register_vendor
 

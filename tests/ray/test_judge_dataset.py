@@ -11,7 +11,7 @@ import pytest
 
 from cross_judge import Cascade, ConfigError, Critic, Ensemble, register_price
 from cross_judge.batch import judge_many
-from cross_judge.integrations.ray import judge_dataset, label_column
+from cross_judge.integrations._ray import judge_dataset, label_column
 from cross_judge.testing import Persona, VendorServer
 
 from .conftest import KEY

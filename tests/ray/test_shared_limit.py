@@ -11,7 +11,7 @@ import pytest
 
 from cross_judge import ConfigError, Critic, Ensemble
 from cross_judge.errors import SharedLimitError
-from cross_judge.integrations.ray import judge_dataset, shared_limit, shared_limit_state
+from cross_judge.integrations._ray import judge_dataset, shared_limit, shared_limit_state
 from cross_judge.testing import Persona, VendorServer
 
 ray = pytest.importorskip("ray")

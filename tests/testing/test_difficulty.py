@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from cross_judge.testing import Persona, VendorServer, decisions, main
+from cross_judge.testing import Persona, VendorServer, _decisions as decisions, main
 
 LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")
 CLIENT_OPTIONS: dict[str, Any] = {"timeout": 30.0, "trust_env": False, "verify": False}

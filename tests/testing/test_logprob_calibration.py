@@ -14,8 +14,8 @@ import hashlib
 import pytest
 
 from cross_judge.testing import Persona
-from cross_judge.testing.decisions import decide
-from cross_judge.testing.logprobs import label_distribution, served_confidence, token_logprobs
+from cross_judge.testing._decisions import decide
+from cross_judge.testing._logprobs import label_distribution, served_confidence, token_logprobs
 
 LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")
 ITEMS = 2000

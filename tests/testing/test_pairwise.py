@@ -30,7 +30,7 @@ from cross_judge.testing import (
     VendorServer,
     pairwise_rates,
 )
-from cross_judge.testing.decisions import Pair, decide_pair, pair_digest
+from cross_judge.testing._decisions import Pair, decide_pair, pair_digest
 
 CLIENT_OPTIONS: dict[str, Any] = {"timeout": 30.0, "trust_env": False, "verify": False}
 SWAP = {"A": "B", "B": "A", "TIE": "TIE"}

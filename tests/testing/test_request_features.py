@@ -133,7 +133,7 @@ def test_a_label_outside_the_enum_becomes_the_closest_enum_value() -> None:
 
 
 def test_closest_label_prefers_the_same_label_then_case_then_spelling() -> None:
-    from cross_judge.testing.structured import closest_label
+    from cross_judge.testing._structured import closest_label
 
     assert closest_label("KEEP", ["KEEP", "keep"]) == "KEEP"
     assert closest_label("keep", ["REJECT", "KEEP"]) == "KEEP"

@@ -31,12 +31,12 @@ import pytest
 from cross_judge import BatchResult, ConfigError, Critic, Ensemble, Verdict
 from cross_judge.batch import ResultsFile, dump_result, load_result
 from cross_judge.schema import Verdict as LegacyVerdict
-from cross_judge.stats.confidence_calibration import (
+from cross_judge.stats._confidence_calibration import (
     ConfidenceCalibration,
     fit_confidence_calibration,
 )
-from cross_judge.stats.gold import gold_metrics
-from cross_judge.stats.reliability import apply_calibration, calibrate_confidence, gold_report
+from cross_judge.stats._gold import gold_metrics
+from cross_judge.stats._reliability import apply_calibration, calibrate_confidence, gold_report
 from cross_judge.testing import Persona, Reply, VendorServer
 
 PANEL = Ensemble(critics=[])
@@ -212,7 +212,7 @@ def test_the_detailed_summary_draws_no_reliability_table_for_a_silent_critic() -
         ["KEEP", "KEEP"],
         confidences=[[None, 0.9], [None, 0.6]],
     )
-    from cross_judge.report.summary import plain_text
+    from cross_judge.report._summary import plain_text
 
     text = plain_text(report.summary(detailed=True))
     assert "y: reliability" in text and "silent: reliability" not in text

@@ -20,13 +20,13 @@ from cross_judge import errors
 NOT_RAISED = {
     # Exceptions that exist but never reach a caller, and why.
     "cross_judge.transport._failure.CallFailure": "the critic turns it into an ERROR verdict",
-    "cross_judge.transport.retry._QueuedPastDeadline": "a CallFailure (a timeout verdict)",
-    "cross_judge.transport.redaction.RedactedError": "only carries a traceback into a log",
+    "cross_judge.transport._retry._QueuedPastDeadline": "a CallFailure (a timeout verdict)",
+    "cross_judge.transport._redaction.RedactedError": "only carries a traceback into a log",
     "cross_judge._yaml.YAMLSyntaxError": "each reader turns it into a ConfigError subclass",
     "cross_judge._yaml.FileTooLargeError": "each reader turns it into a ConfigError subclass",
     "cross_judge.critic.prompts._FieldProblem": "a template check's internal signal",
-    "cross_judge.panel_file.problems.FieldProblem": "a panel validator's internal signal",
-    "cross_judge.panel_file.problems.FieldProblems": "a panel validator's internal signal",
+    "cross_judge.panel_file._problems.FieldProblem": "a panel validator's internal signal",
+    "cross_judge.panel_file._problems.FieldProblems": "a panel validator's internal signal",
 }
 
 
@@ -152,7 +152,7 @@ def test_no_exception_a_user_can_see_has_a_private_name() -> None:
 
 def test_moved_exceptions_still_import_from_their_old_homes() -> None:
     from cross_judge.batch import ItemError
-    from cross_judge.batch.lock import ResultsLocked
+    from cross_judge.batch._lock import ResultsLocked
     from cross_judge.critic.cache import UnusableCacheError
 
     assert ItemError is errors.ItemError

@@ -24,13 +24,16 @@ or a :class:`~cross_judge.cascade.Cascade`), live or through the vendors' batch 
   (``cross-judge review --shard i/N``), the same everywhere.
 
 This package is the public path of these names; the modules inside it each hold one part
-(:mod:`~cross_judge.batch.items`, :mod:`~cross_judge.batch.runner`,
-:mod:`~cross_judge.batch.admission`, :mod:`~cross_judge.batch.provider_jobs`,
-:mod:`~cross_judge.batch.results_file`, :mod:`~cross_judge.batch.lock`,
-:mod:`~cross_judge.batch.progress`), and :class:`BatchResult` is stats-layer data defined in
+(:mod:`~cross_judge.batch._items`, :mod:`~cross_judge.batch._runner`,
+:mod:`~cross_judge.batch._admission`, :mod:`~cross_judge.batch._provider_jobs`,
+:mod:`~cross_judge.batch._results_file`, :mod:`~cross_judge.batch._lock`,
+:mod:`~cross_judge.batch._progress`), and :class:`BatchResult` is stats-layer data defined in
 :mod:`cross_judge.results`.
 """
 
+from typing import TYPE_CHECKING
+
+from .._lazy import LazyExports
 from ..results import (
     BatchResult,
     CriticStats,
@@ -43,28 +46,33 @@ from ..results import (
     load_result,
     read_results,
 )
+from ._admission import judge_item
+from ._items import ITEM_TEXT_CAP, Item, ItemError, shard_of
+from ._panel_protocol import Panel
+from ._provider_jobs import BATCH_VENDORS, BatchOptions
+from ._results_file import ResultsFile
 from ._run_options import PanelRunOptions, RunOptions
-from .admission import judge_item
-from .items import Item, ItemError, shard_of
-from .panel_protocol import Panel
-from .provider_jobs import BATCH_VENDORS, BatchOptions
-from .results_file import ResultsFile
-from .runner import DEFAULT_CONCURRENCY, Mode, ResultStream, judge_many, stop_streams, stream
+from ._runner import DEFAULT_CONCURRENCY, Mode, ResultStream, judge_many, stop_streams, stream
 from .votes import read_votes_file  # also registers from_votes / add_votes
 
 __all__ = [
     "BATCH_VENDORS",
     "DEFAULT_CONCURRENCY",
+    "ITEM_TEXT_CAP",
     "BatchOptions",
+    "BatchProgress",
     "BatchResult",
     "CriticStats",
     "Item",
     "ItemError",
     "Mode",
     "Panel",
+    "PanelMethods",
     "PanelRunOptions",
+    "PanelView",
     "ResultStream",
     "ResultsFile",
+    "ResultsLock",
     "RunOptions",
     "TierStats",
     "as_batch",
@@ -87,3 +95,28 @@ __all__ = [
 for _public in (Item, ResultStream, ResultsFile, BatchOptions, Panel, RunOptions, PanelRunOptions):
     _public.__module__ = __name__
 del _public
+
+# The names the layers above use from this package's modules, imported on first use.
+if TYPE_CHECKING:
+    from ._lock import ResultsLock
+    from ._panel_methods import PanelMethods
+    from ._panel_protocol import PanelView
+    from ._progress import BatchProgress
+
+_exports = LazyExports(
+    __name__,
+    {
+        "BatchProgress": "._progress",
+        "PanelMethods": "._panel_methods",
+        "PanelView": "._panel_protocol",
+        "ResultsLock": "._lock",
+    },
+)
+
+
+def __getattr__(name: str) -> object:
+    return _exports.load(name)
+
+
+def __dir__() -> list[str]:
+    return _exports.names(globals())

@@ -5,7 +5,7 @@ Every entry point of a batch (:func:`~cross_judge.batch.judge_many`,
 ``stream``) takes them as keywords, typed ``**options: Unpack[RunOptions]``; what each
 means, and its default, is written here and nowhere else. :class:`PanelRunOptions` adds
 the one option of a panel's own (a Cascade's ``all_tiers``). Checking the values is the
-runner's work (:mod:`cross_judge.batch.runner`); this module only declares and merges them.
+runner's work (:mod:`cross_judge.batch._runner`); this module only declares and merges them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing_extensions import TypedDict
 
 if TYPE_CHECKING:
     from ..budget import Budget
-    from .provider_jobs import BatchOptions
+    from ._provider_jobs import BatchOptions
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -66,7 +66,7 @@ class RunOptions(TypedDict, total=False):
     """``"live"`` (the default) calls each vendor at once; ``"batch"`` sends the calls of
     critics on vendors with a batch API through it, at about half the price, results
     within the vendor's window (24 h), and the others live
-    (:mod:`cross_judge.batch.provider_jobs`). Another value: ``ConfigError``."""
+    (:mod:`cross_judge.batch._provider_jobs`). Another value: ``ConfigError``."""
 
     batch: BatchOptions | None
     """Batch mode's options (:class:`~cross_judge.BatchOptions`: which vendors, the ledger
@@ -75,7 +75,7 @@ class RunOptions(TypedDict, total=False):
 
     item_text: bool
     """Store each item's query and context with its result (``item``, bounded:
-    :data:`~cross_judge.batch.items.ITEM_TEXT_CAP`), so reports show what was judged;
+    :data:`~cross_judge.batch._items.ITEM_TEXT_CAP`), so reports show what was judged;
     default ``True``. ``False`` leaves them out (private data)."""
 
 

@@ -15,7 +15,7 @@ How a row is read (one set of checks, :func:`read_votes`, ``from_votes`` and
 * labels, items and voters are text, kept as given once stripped; a number is written as
   its decimal text (``4`` -> ``"4"``, ``0.5`` -> ``"0.5"``, ``7.0`` stays ``"7.0"``), an
   infinite one is refused. Labels are not upper-cased, as gold labels are not
-  (:func:`cross_judge.stats.gold.load_gold`). :func:`add_votes` alone folds case, and only
+  (:func:`cross_judge.stats._gold.load_gold`). :func:`add_votes` alone folds case, and only
   onto a label the batch already holds (``"pass"`` -> ``"PASS"``), since a critic's
   answers are upper-cased by its parser;
 * a boolean, a mapping (a JSON object), a list or bytes where text is expected (item,
@@ -33,7 +33,7 @@ How a row is read (one set of checks, :func:`read_votes`, ``from_votes`` and
   and ``confidence_source="none"`` (the calibration statistics leave it out);
 * a person's verdict has ``vendor="human"`` (:data:`HUMAN_VENDOR`) and ``model=None``.
 
-Rows are first read into a :class:`~cross_judge.batch.vote_table.VoteTable` (a few tens of
+Rows are first read into a :class:`~cross_judge.batch._vote_table.VoteTable` (a few tens of
 bytes a vote), then grouped and voted item by item. :func:`import_votes` (``cross-judge
 import``) hands out the voted items one at a time, so a file of millions of votes is never
 held as models.
@@ -65,7 +65,7 @@ from ..errors import ConfigError
 from ..results import HUMAN_VENDOR, BatchResult, dump_result
 from ..verdict import RESERVED_KINDS, EnsembleVerdict, Verdict, label_skeleton
 from ..voting import BATCH_STRATEGIES, strategy_name
-from .vote_table import Clash, VoteTable
+from ._vote_table import Clash, VoteTable
 
 __all__ = [
     "VOTES_FORMATS",
@@ -673,7 +673,7 @@ def import_votes(
     """The votes of ``rows`` read and checked as by ``from_votes`` (same arguments), ready
     to be voted and written item by item (:meth:`ImportedVotes.lines`): what
     ``cross-judge import`` runs. Memory holds a few tens of bytes a vote
-    (:class:`~cross_judge.batch.vote_table.VoteTable`), never every vote as a model.
+    (:class:`~cross_judge.batch._vote_table.VoteTable`), never every vote as a model.
     ``spill``: a folder for the unnamed temporary file that holds reasoning text (default:
     in memory).
 

@@ -1,6 +1,6 @@
 """The ``cross-judge`` command."""
 
-from .main import (
+from ._main import (
     main,
 )
 

@@ -1,5 +1,5 @@
 """``python -m cross_judge.cli``: the ``cross-judge`` command."""
 
-from .main import main
+from ._main import main
 
 raise SystemExit(main())

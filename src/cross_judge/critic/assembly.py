@@ -23,9 +23,8 @@ from ..budget import Budget
 from ..errors import ErrorKind, MissingAPIKeyError
 from ..pricing import Price
 from ..rubric.models import CriterionVerdict, Rubric
-from ..stats.confidence_calibration import ConfidenceCalibration
-from ..transport import AnswerSchema, CallFailure, Completion
-from ..transport.redaction import Redactor, redactor_for, secrets_of
+from ..stats import ConfidenceCalibration
+from ..transport import AnswerSchema, CallFailure, Completion, Redactor, redactor_for, secrets_of
 from ..vendors import VendorConfig, resolve_api_key
 from ..verdict import Answer, ConfidenceSource, Usage, Verdict, call_totals
 from .logprobs import LabelProbabilities, label_probabilities
@@ -76,7 +75,7 @@ class VerdictAssembly:
         self, outcome: Completion | CallFailure, *, structured: str | None = None
     ) -> Verdict:
         """The verdict for this critic's request answered through a vendor's batch API
-        (:mod:`cross_judge.transport.batch_codecs`): a completion is parsed as a live answer is
+        (:mod:`cross_judge.transport._batch_codecs`): a completion is parsed as a live answer is
         (labels, confidence, calibration, refusals, empty answers) and priced at the
         model's batch rate; a failure is an ``ERROR`` verdict of its kind. Secrets are
         redacted as for live verdicts. One attempt; ``elapsed_s`` is 0 (the batch's wall

@@ -31,19 +31,23 @@ import anyio
 from .. import _otel, _sync
 from ..budget import Budget
 from ..errors import ConfigError, ErrorKind, MissingAPIKeyError
-from ..limits.gate import VendorGate
+from ..limits import VendorGate
 from ..pricing import Price, estimate_prompt_tokens, usage_is_plausible, worst_case_cost
 from ..rubric.models import Rubric
-from ..stats.confidence_calibration import ConfidenceCalibration
+from ..stats import ConfidenceCalibration
 from ..transport import (
     CallFailure,
     ChatRequest,
     Completion,
+    Gate,
     HTTPSession,
+    Redactor,
+    call_with_retries,
     protocol_adapter,
+    redacted_exception,
+    redactor_for,
+    secrets_of,
 )
-from ..transport.redaction import Redactor, redacted_exception, redactor_for, secrets_of
-from ..transport.retry import Gate, call_with_retries
 from ..vendors import VendorConfig, resolve_api_key
 from ..verdict import Usage, Verdict, call_totals
 from .assembly import combine_samples, redacted_verdict

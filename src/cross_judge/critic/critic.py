@@ -32,7 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import ConfigError
 from ..pricing import Price, price_for, registry_generation
-from ..stats.confidence_calibration import ConfidenceCalibration
+from ..stats import ConfidenceCalibration
 from ..transport import (
     HTTPSession,
     HttpxSession,
@@ -145,7 +145,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
             10 MB item pasted by mistake would otherwise be billed, or refused by the
             vendor after the upload). The default, 1,000,000, is above any context window
             at about four characters a token; ``None`` removes the check.
-        calibration: a :class:`~cross_judge.stats.confidence_calibration.ConfidenceCalibration`
+        calibration: a :class:`~cross_judge.stats._confidence_calibration.ConfidenceCalibration`
             fitted for this critic (``calibrate_confidence(results, gold)[name]`` from
             :mod:`cross_judge.reliability`), or its ``to_dict()`` form. Every valid verdict
             whose answer states a confidence then has ``confidence`` mapped by it and the
@@ -181,7 +181,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         effort: a reasoning model's effort, ``"low"``, ``"medium"`` or ``"high"``, sent
             as the vendor takes it (OpenAI ``reasoning_effort``, Anthropic
             ``output_config.effort``, DeepSeek's thinking switch, ...; see
-            :func:`~cross_judge.transport.openai_compat.reasoning_fields`). With the ``openai``
+            :func:`~cross_judge.transport._openai_compat.reasoning_fields`). With the ``openai``
             dialect ``temperature`` is then not sent (reasoning models refuse it).
         thinking_budget: tokens a reasoning model may think before answering: Anthropic
             extended thinking (``max_tokens`` becomes the budget plus ``max_tokens``,

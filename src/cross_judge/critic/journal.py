@@ -29,7 +29,7 @@ rewritten without them, and without the answers of items already in the results 
 it is opened for a resume. The run that finishes removes it (:meth:`AnswerJournal.remove`).
 
 Which calls go through the journal: those made while it is active (:func:`journaling`,
-which :func:`cross_judge.batch.runner.stream` carries into its work) for an item set by
+which :func:`cross_judge.batch._runner.stream` carries into its work) for an item set by
 :func:`judging_item` (the batch runner does it for every item), live or through a provider
 batch job.
 

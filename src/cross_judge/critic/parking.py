@@ -2,7 +2,7 @@
 
 A :class:`~cross_judge.critic.critic.Critic` asks :func:`active_job` before each call. With
 no job (the usual case) it calls the vendor live. Inside a batch-mode run
-(:mod:`cross_judge.batch.provider_jobs`, a higher layer) the job is set here for the run's
+(:mod:`cross_judge.batch._provider_jobs`, a higher layer) the job is set here for the run's
 tasks with :func:`set_active_job`, and the critic hands it the call
 (:meth:`ParkingJob.ask`), which parks it for the vendor's batch API or makes it live.
 

@@ -13,11 +13,11 @@ first use is done here, in a worker thread, before the call path gets to it:
 
 The HTTP side is set up by the transports, off the loop too: the session of the
 chat-completions path by :func:`cross_judge.transport._pool.ready_session`, the Anthropic
-SDK and its pool by :func:`cross_judge.transport.anthropic.prepare`.
+SDK and its pool by :func:`cross_judge.transport._anthropic.prepare`.
 
 :func:`warm_up` runs once per process. Concurrent first calls on one event loop share one
 worker thread and go on in the order they came
-(:class:`~cross_judge.transport.first_use.SetUpLine`); on several loops at once each may
+(:class:`~cross_judge.transport._first_use.SetUpLine`); on several loops at once each may
 start one, and the work itself runs once (a process-wide lock). It deliberately does
 nothing that could fail for a user's reason: a broken price table or OpenTelemetry install
 is left for the call path to report, where it reports it today.
@@ -34,7 +34,7 @@ import anyio.to_thread
 
 from .. import _otel
 from ..pricing import prices_as_of
-from ..transport.first_use import SetUpLine
+from ..transport import SetUpLine
 
 __all__ = ["warm_up", "warmed_up"]
 

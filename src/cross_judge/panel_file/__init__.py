@@ -150,16 +150,19 @@ at exit). To control its lifetime, start it yourself::
         ensemble = spec.build(simulator_url=server.url)
 
 This package does not call any model, read items or write results. Its modules: the
-schema and its checks (:mod:`~cross_judge.panel_file.schema`), reading a file
-(:mod:`~cross_judge.panel_file.loader`), building what it describes
-(:mod:`~cross_judge.panel_file.builder`), and the problems reported
-(:mod:`~cross_judge.panel_file.problems`); import from ``cross_judge.panel_file``.
+schema and its checks (:mod:`~cross_judge.panel_file._schema`), reading a file
+(:mod:`~cross_judge.panel_file._loader`), building what it describes
+(:mod:`~cross_judge.panel_file._builder`), and the problems reported
+(:mod:`~cross_judge.panel_file._problems`); import from ``cross_judge.panel_file``.
 """
 
+from typing import TYPE_CHECKING
+
+from .._lazy import LazyExports
 from ..errors import PanelError
-from .loader import load_panel, parse_panel
-from .problems import PanelProblem
-from .schema import (
+from ._loader import load_panel, parse_panel
+from ._problems import PanelProblem
+from ._schema import (
     SIMULATED_VENDOR,
     CriticSpec,
     EscalateSpec,
@@ -170,6 +173,7 @@ from .schema import (
 )
 
 __all__ = [
+    "PLACEHOLDER_URL",
     "SIMULATED_VENDOR",
     "CriticSpec",
     "EscalateSpec",
@@ -198,3 +202,22 @@ for _public in (
 ):
     _public.__module__ = __name__
 del _public
+
+# The names the layers above use from this package's modules, imported on first use.
+if TYPE_CHECKING:
+    from ._builder import PLACEHOLDER_URL
+
+_exports = LazyExports(
+    __name__,
+    {
+        "PLACEHOLDER_URL": "._builder",
+    },
+)
+
+
+def __getattr__(name: str) -> object:
+    return _exports.load(name)
+
+
+def __dir__() -> list[str]:
+    return _exports.names(globals())

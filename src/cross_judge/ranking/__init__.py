@@ -11,8 +11,11 @@ This package sits in the panels layer and uses a panel only through the
 
 from __future__ import annotations
 
-from .engine import DEFAULT_MAX_CALLS, PairDesign, RankPlan, calls_per_pair, check_pairwise, rank
-from .model import CIMethod, Ranking, comparisons_of, fit_ranking, recorded_calls, spearman
+from typing import TYPE_CHECKING
+
+from .._lazy import LazyExports
+from ._engine import DEFAULT_MAX_CALLS, PairDesign, RankPlan, calls_per_pair, check_pairwise, rank
+from ._model import CIMethod, Ranking, comparisons_of, fit_ranking, recorded_calls, spearman
 
 # The public path in reprs, docs and pickles (the implementation module may move).
 Ranking.__module__ = __name__
@@ -20,6 +23,7 @@ RankPlan.__module__ = __name__
 
 __all__ = [
     "DEFAULT_MAX_CALLS",
+    "META_KEY",
     "CIMethod",
     "PairDesign",
     "RankPlan",
@@ -32,3 +36,22 @@ __all__ = [
     "recorded_calls",
     "spearman",
 ]
+
+# The names the layers above use from this package's modules, imported on first use.
+if TYPE_CHECKING:
+    from ._model import META_KEY
+
+_exports = LazyExports(
+    __name__,
+    {
+        "META_KEY": "._model",
+    },
+)
+
+
+def __getattr__(name: str) -> object:
+    return _exports.load(name)
+
+
+def __dir__() -> list[str]:
+    return _exports.names(globals())

@@ -1,6 +1,12 @@
-"""A batch's results as one self-contained HTML page (``cross-judge report``)."""
+"""A batch's results as one self-contained HTML page (``cross-judge report``), and the
+views the other layers show: the terminal summary (:func:`render_summary`), the digest of
+a batch (:class:`BatchDigest`), the run manifest (:class:`RunManifest`) and the label page
+(:func:`render_label_page`). Names beyond the page's are imported on first use."""
 
-from .page import (
+from typing import TYPE_CHECKING
+
+from .._lazy import LazyExports
+from ._page import (
     DEFAULT_MAX_ITEMS,
     RUNTIME_VERSIONS,
     render_report,
@@ -10,6 +16,51 @@ from .page import (
 __all__ = [
     "DEFAULT_MAX_ITEMS",
     "RUNTIME_VERSIONS",
+    "BatchDigest",
+    "RunManifest",
+    "failure_message",
+    "offered_labels",
+    "printable",
+    "render_disputed",
+    "render_label_page",
     "render_report",
+    "render_summary",
+    "simulated_note",
     "write_report",
 ]
+
+# The names the layers above use from this package's modules, imported on first use.
+if TYPE_CHECKING:
+    from ._digest import BatchDigest
+    from ._label_page import offered_labels, render_label_page
+    from ._manifest import RunManifest
+    from ._summary import (
+        failure_message,
+        printable,
+        render_disputed,
+        render_summary,
+        simulated_note,
+    )
+
+_exports = LazyExports(
+    __name__,
+    {
+        "BatchDigest": "._digest",
+        "RunManifest": "._manifest",
+        "failure_message": "._summary",
+        "offered_labels": "._label_page",
+        "printable": "._summary",
+        "render_disputed": "._summary",
+        "render_label_page": "._label_page",
+        "render_summary": "._summary",
+        "simulated_note": "._summary",
+    },
+)
+
+
+def __getattr__(name: str) -> object:
+    return _exports.load(name)
+
+
+def __dir__() -> list[str]:
+    return _exports.names(globals())

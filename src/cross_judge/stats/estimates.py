@@ -46,7 +46,7 @@ interval.
 
 Calls no model and reads only stored results and labels. It deliberately does not choose
 what to label (:mod:`~cross_judge.stats.label_queue`) nor learn weights from labels
-(:mod:`~cross_judge.stats.reliability`).
+(:mod:`~cross_judge.stats._reliability`).
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ from pydantic import BaseModel, ConfigDict
 from .._extensions import provide
 from ..errors import ConfigError
 from ..verdict import EnsembleVerdict
-from .gold import check_gold
-from .gold_file import GoldFile, read_gold, vocabulary_of
+from ._gold import check_gold
+from ._gold_file import GoldFile, read_gold, vocabulary_of
 from .label_queue import LabelQueue
 
 if TYPE_CHECKING:
@@ -726,7 +726,7 @@ def estimate_accuracy(
 
     The population is the items (not excluded) where ``critic`` gave a valid vote: a
     failed or skipped call is neither right nor wrong, as in
-    :func:`~cross_judge.stats.gold.gold_metrics`. A labelled item outside it counts as a
+    :func:`~cross_judge.stats._gold.gold_metrics`. A labelled item outside it counts as a
     draw of that population's complement (domain estimation), so the queue's
     probabilities still apply. ``Y`` is 1 when the critic's vote equals the gold label;
     the prediction is, with ``prediction="consensus"`` (default), 1 when its vote equals

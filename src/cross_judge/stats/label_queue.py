@@ -210,7 +210,7 @@ class LabelQueue(BaseModel):
         show_jury: bool = False,
     ) -> str:
         """A self-contained offline page for labelling the queued items of ``results``
-        (see :mod:`cross_judge.report.label_page`); written to ``path`` when given. The
+        (see :mod:`cross_judge.report._label_page`); written to ``path`` when given. The
         jury's answers are hidden until asked for, item by item; ``show_jury=True`` shows
         them on every item (each exported label records whether they were shown)."""
         html: str = provider("label_page")(self, results, path, show_jury=show_jury)

@@ -70,12 +70,12 @@ Nothing happens at import time: no thread, no socket, no event loop.
 #   chat_endpoints, batches, batch_endpoints   the live and the provider-batch endpoints
 #   server        VendorServer: configuration, lifecycle, routes
 #   cli           python -m cross_judge.testing
-from .cli import main
-from .personas import PairwiseRates, Persona, Style as Style, pairwise_rates
-from .replies import Reply
-from .rubrics import rubric_items
-from .server import VendorServer
-from .strengths import bradley_terry_probabilities, strength_rates
+from ._cli import main
+from ._personas import PairwiseRates, Persona, Style as Style, pairwise_rates
+from ._replies import Reply
+from ._rubrics import rubric_items
+from ._server import VendorServer
+from ._strengths import bradley_terry_probabilities, strength_rates
 
 __all__ = [
     "PairwiseRates",

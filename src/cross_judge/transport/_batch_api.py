@@ -4,7 +4,7 @@ and the helpers its codecs use (results lines, SDK errors as failures).
 
 The protocols' own batch APIs are :mod:`._openai_batch` (OpenAI's Batch API, for chat
 completions and responses) and :mod:`._anthropic_batch` (Anthropic's Message Batches);
-:mod:`.batch_codecs` and :mod:`.batches` are the public faces.
+:mod:`._batch_codecs` and :mod:`._batches` are the public faces.
 """
 
 from __future__ import annotations

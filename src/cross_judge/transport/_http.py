@@ -21,7 +21,7 @@ Three implementations of :class:`HTTPSession`:
 Every implementation caps the body it reads at :data:`MAX_RESPONSE_BYTES` *after*
 decompression, and turns transport exceptions into
 :class:`~cross_judge.transport.CallFailure`; none retries (retries live in
-:mod:`cross_judge.transport.retry`, one policy for everything).
+:mod:`cross_judge.transport._retry`, one policy for everything).
 
 Compressed bodies are decoded here, by :class:`BodyDecoder`, not by the HTTP libraries:
 they inflate a whole network read at once (64-256 KiB of a gzip bomb is 64-256 MiB), and
@@ -58,10 +58,10 @@ import anyio
 import anyio.to_thread
 
 from ..errors import ErrorKind
+from ._blocking import run_blocking
 from ._failure import CallFailure
+from ._first_use import SetUpLine
 from ._framing import desynchronised, guard_client, stray_bytes
-from .blocking import run_blocking
-from .first_use import SetUpLine
 
 if TYPE_CHECKING:
     import aiohttp
@@ -138,7 +138,7 @@ async def import_in_worker(*modules: str) -> None:
 
     Once per process and module: afterwards it returns at once, without a thread. Calls
     that ask at the same time on one event loop wait in line for one thread
-    (:class:`~cross_judge.transport.first_use.SetUpLine`) and go on in the order they
+    (:class:`~cross_judge.transport._first_use.SetUpLine`) and go on in the order they
     asked: a batch's first calls still reach the vendor in the order they were made.
     Cancelling it returns at once; the import finishes in its thread and serves the next
     call.
@@ -317,7 +317,7 @@ class AiohttpSession:
         loop); once aiohttp is imported that takes well under a millisecond. Concurrent
         callers all get the one session, and go on in the order they came (a call arriving
         once the session exists waits behind those still in line:
-        :class:`~cross_judge.transport.first_use.SetUpLine`). Costs an attribute check and
+        :class:`~cross_judge.transport._first_use.SetUpLine`). Costs an attribute check and
         a lookup once the session exists.
         """
 
@@ -417,7 +417,7 @@ class HttpxSession:
         bundle take 0.1-1 s); nothing to do for an injected one.
 
         One caller builds it while the others wait in line (in the order they came,
-        :class:`~cross_judge.transport.first_use.SetUpLine`); the build is not abandoned
+        :class:`~cross_judge.transport._first_use.SetUpLine`); the build is not abandoned
         when its caller is cancelled (the client would be made and dropped), so a
         cancellation waits for it. Costs an attribute check once the client exists.
         """
@@ -573,7 +573,7 @@ class SyncDuckSession:
 
     The object is used as 0.1 used it: ``raise_for_status()`` is called if it exists, then
     ``json()``. It runs in a worker thread, one of the at most
-    :data:`~cross_judge.transport.blocking.THREADS_PER_CLIENT` the client holds (blocked
+    :data:`~cross_judge.transport._blocking.THREADS_PER_CLIENT` the client holds (blocked
     ones included); the caller's timeout still bounds the wait, for a thread too.
     """
 

@@ -10,7 +10,7 @@ Two kinds of client live here, keyed the same way and closed together:
 
 * ``"http"``: the :class:`~cross_judge.transport.HTTPSession` of the chat-completions path
   (:func:`shared_session`; :func:`ready_session` also sets it up, off the event loop);
-* ``"anthropic"``: the Anthropic SDK's pooled client of :mod:`.anthropic`, registered
+* ``"anthropic"``: the Anthropic SDK's pooled client of :mod:`._anthropic`, registered
   through :func:`shared_client`.
 
 Nothing is created at import or construction time; the first call on a loop makes the

@@ -40,9 +40,9 @@ from ._adapter import Connection, WireAdapter, register_protocol
 from ._failure import CallFailure
 from ._http import HTTPSession, RawResponse
 from ._openai_batch import OpenAIBatchAPI
+from ._openai_compat import read_logprobs, status_failure
 from ._pool import ready_session
 from ._wire import ChatRequest, Completion, StructuredForm
-from .openai_compat import read_logprobs, status_failure
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig

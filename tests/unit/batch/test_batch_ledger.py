@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cross_judge import BATCH_VENDORS, BatchOptions
-from cross_judge.batch.provider_jobs import BatchLedger
+from cross_judge.batch._provider_jobs import BatchLedger
 from cross_judge.errors import ConfigError
 from cross_judge.vendors import VendorConfig, get_vendor, with_base_url
 

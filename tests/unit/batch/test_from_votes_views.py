@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cross_judge.batch import BatchResult
-from cross_judge.report.digest import BatchDigest
-from cross_judge.report.page import render_report
+from cross_judge.report._digest import BatchDigest
+from cross_judge.report._page import render_report
 
 JURY = [("q1", "gpt", "PASS"), ("q1", "claude", "FAIL"), ("q2", "gpt", "FAIL"),
         ("q2", "claude", "FAIL")]  # fmt: skip

@@ -12,7 +12,7 @@ import pytest
 
 from cross_judge import ConfigError
 from cross_judge.batch import BatchResult, dump_result, load_result
-from cross_judge.batch.vote_table import TextIds, VoteTable
+from cross_judge.batch._vote_table import TextIds, VoteTable
 from cross_judge.batch.votes import NamedRows, import_votes, read_votes_file
 
 

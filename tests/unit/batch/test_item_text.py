@@ -12,7 +12,7 @@ import pytest
 
 from cross_judge import Critic, Ensemble
 from cross_judge.batch import BatchResult, Item, ResultsFile, dump_result, load_result
-from cross_judge.batch.items import (
+from cross_judge.batch._items import (
     ITEM_TEXT_CAP,
     ITEM_TEXT_TOTAL_CAP,
     cut_marker,

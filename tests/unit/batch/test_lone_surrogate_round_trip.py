@@ -12,8 +12,8 @@ import pytest
 
 from cross_judge.batch import BatchResult, ResultsFile, dump_result, load_result
 from cross_judge.report import render_report, write_report
-from cross_judge.report.notebook import batch_html, ensemble_html
-from cross_judge.report.summary import plain_text, printable, render_disputed, render_summary
+from cross_judge.report._notebook import batch_html, ensemble_html
+from cross_judge.report._summary import plain_text, printable, render_disputed, render_summary
 from cross_judge.verdict import EnsembleVerdict, ItemText, Verdict
 
 LONE = ["\ud800", "\udbff", "\udc80", "\udfff"]

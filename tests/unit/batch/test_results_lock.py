@@ -1,4 +1,4 @@
-"""The lock that keeps two reviews off one results file (``cross_judge.batch.lock``)."""
+"""The lock that keeps two reviews off one results file (``cross_judge.batch._lock``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import cross_judge
-from cross_judge.batch.lock import ResultsLock, ResultsLocked, lock_path
+from cross_judge.batch._lock import ResultsLock, ResultsLocked, lock_path
 from cross_judge.errors import ConfigError
 
 from ...waits import SAFETY_NET_S
@@ -57,7 +57,7 @@ def test_a_lock_file_left_by_a_dead_process_does_not_block(tmp_path: Path) -> No
     out = tmp_path / "out.jsonl"
     script = (
         "import sys, time; from pathlib import Path; "
-        "from cross_judge.batch.lock import ResultsLock; "
+        "from cross_judge.batch._lock import ResultsLock; "
         "ResultsLock.acquire(Path(sys.argv[1])); print('locked', flush=True); time.sleep(600)"
     )
     child = subprocess.Popen(

@@ -1,5 +1,5 @@
 """The results lock holds the file itself, not one of its names: a symlink or a hard link
-to a results file another review writes is refused (``cross_judge.batch.lock``)."""
+to a results file another review writes is refused (``cross_judge.batch._lock``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cross_judge.batch.lock import ResultsLock, ResultsLocked, lock_path
+from cross_judge.batch._lock import ResultsLock, ResultsLocked, lock_path
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX links and flock")
 

@@ -13,8 +13,8 @@ import pytest
 
 from cross_judge import ConfigError, Critic, Ensemble
 from cross_judge.batch import PanelRunOptions, RunOptions, _run_options, judge_many, stream
+from cross_judge.batch._panel_methods import PanelMethods
 from cross_judge.batch._run_options import RUN_DEFAULTS, split_options, with_defaults
-from cross_judge.batch.panel_methods import PanelMethods
 from cross_judge.cascade import Cascade, Escalation
 
 pytestmark = pytest.mark.anyio

@@ -17,7 +17,7 @@ from cross_judge import ConfigError, Critic, ErrorKind
 from cross_judge.critic import assembly
 from cross_judge.critic.stepdown import forget_steps, steps_taken
 from cross_judge.transport import CallFailure, Completion
-from cross_judge.transport.batch_codecs import openai_request
+from cross_judge.transport._batch_codecs import openai_request
 
 pytestmark = pytest.mark.anyio
 

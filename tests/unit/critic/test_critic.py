@@ -357,7 +357,7 @@ async def test_an_unexpected_exception_becomes_an_internal_error_verdict(
     async def broken(*args: Any, **kwargs: Any) -> Any:
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr("cross_judge.transport.openai_compat.complete", broken)
+    monkeypatch.setattr("cross_judge.transport._openai_compat.complete", broken)
     mock = LegacySyncClient(completion('{"kind": "KEEP"}'))
     c = Critic(name="c", model="m", api_key=KEY, http_client=mock)
     v = await c.judge("q")

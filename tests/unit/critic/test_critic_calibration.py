@@ -24,11 +24,11 @@ from cross_judge import (
     Verdict,
 )
 from cross_judge.critic.cache import ResponseCache
-from cross_judge.stats.confidence_calibration import (
+from cross_judge.stats._confidence_calibration import (
     ConfidenceCalibration,
     expected_calibration_error,
 )
-from cross_judge.stats.reliability import apply_calibration, calibrate_confidence
+from cross_judge.stats._reliability import apply_calibration, calibrate_confidence
 from cross_judge.testing import Persona, Reply, VendorServer
 
 KEY = "sk-calibration-test-key-5a4b3c2d1e"
@@ -266,8 +266,8 @@ async def test_a_critic_calibrated_on_half_the_gold_items_halves_the_error_on_th
 
 
 def test_a_changed_calibration_is_a_panel_change_on_resume(tmp_path: Path) -> None:
-    from cross_judge.report.manifest import RunManifest
-    from cross_judge.stats.reliability import ConfidenceCalibration
+    from cross_judge.report._manifest import RunManifest
+    from cross_judge.stats._reliability import ConfidenceCalibration
 
     def entry(temperature: float | None) -> dict[str, Any]:
         calibration = (

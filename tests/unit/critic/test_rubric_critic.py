@@ -387,7 +387,7 @@ async def test_a_critic_whose_answers_state_no_confidence_states_none() -> None:
 
 @pytest.mark.anyio
 async def test_a_one_call_critics_calibration_maps_each_stated_confidence() -> None:
-    from cross_judge.stats.confidence_calibration import ConfidenceCalibration
+    from cross_judge.stats._confidence_calibration import ConfidenceCalibration
 
     steps = ConfidenceCalibration(
         method="isotonic", breakpoints=(0.0, 0.95), values=(0.4, 0.7), n=100, ece_before=0.3,

@@ -13,7 +13,7 @@ import pytest
 from cross_judge import ConfigError, Critic, Ensemble
 from cross_judge.batch import BatchResult
 from cross_judge.errors import ErrorKind
-from cross_judge.integrations.frames import COLUMNS, columns_of
+from cross_judge.integrations._frames import COLUMNS, columns_of
 from cross_judge.verdict import EnsembleVerdict, Usage, Verdict
 
 CRITICS = ["a", "b", "c"]

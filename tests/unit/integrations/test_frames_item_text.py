@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from cross_judge.batch import BatchResult
-from cross_judge.integrations.frames import COLUMNS, columns_of
+from cross_judge.integrations._frames import COLUMNS, columns_of
 from cross_judge.verdict import EnsembleVerdict, ItemText, Verdict
 
 

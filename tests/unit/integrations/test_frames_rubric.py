@@ -11,7 +11,7 @@ from cross_judge import Ensemble
 from cross_judge.batch import BatchResult
 from cross_judge.ensemble import revote
 from cross_judge.errors import ErrorKind
-from cross_judge.integrations.frames import COLUMNS, columns_of
+from cross_judge.integrations._frames import COLUMNS, columns_of
 from cross_judge.rubric import Criterion, CriterionVerdict, Rubric
 from cross_judge.verdict import EnsembleVerdict, Verdict
 

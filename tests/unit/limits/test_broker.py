@@ -1,4 +1,4 @@
-"""The permit broker's rules (cross_judge.limits.broker), on a fake clock."""
+"""The permit broker's rules (cross_judge.limits._broker), on a fake clock."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import pytest
 from hypothesis import example, given, settings, strategies as st
 
-from cross_judge.limits.broker import DEAD_AFTER_TERMS, LeaseReply, LeaseRequest, PermitBroker
-from cross_judge.limits.gate import PAUSE_BASE_S, pause_after_rate_limit
-from cross_judge.transport.retry import MAX_RETRY_AFTER_S
+from cross_judge.limits._broker import DEAD_AFTER_TERMS, LeaseReply, LeaseRequest, PermitBroker
+from cross_judge.limits._gate import PAUSE_BASE_S, pause_after_rate_limit
+from cross_judge.transport._retry import MAX_RETRY_AFTER_S
 
 
 class Clock:

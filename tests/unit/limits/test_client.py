@@ -1,4 +1,4 @@
-"""The shared limit's client (cross_judge.limits.client) over a local broker, and attached
+"""The shared limit's client (cross_judge.limits._client) over a local broker, and attached
 to a vendor's gate."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import pytest
 
 from cross_judge import ConfigError, ErrorKind
 from cross_judge.errors import SharedLimitError
-from cross_judge.limits.broker import DEAD_AFTER_TERMS, LeaseReply, LeaseRequest, PermitBroker
-from cross_judge.limits.client import SharedLimit
-from cross_judge.limits.gate import VendorGate
+from cross_judge.limits._broker import DEAD_AFTER_TERMS, LeaseReply, LeaseRequest, PermitBroker
+from cross_judge.limits._client import SharedLimit
+from cross_judge.limits._gate import VendorGate
 from cross_judge.transport import CallFailure
 from cross_judge.vendors import VendorConfig, get_vendor, register_vendor, set_vendor_limits
 
@@ -404,7 +404,7 @@ async def test_a_gate_with_local_limits_frees_its_slot_when_the_shared_permit_ti
     await holder.enter(WAIT_S)
     with pytest.raises(TimeoutError):
         await waiting.enter(0.2)
-    from cross_judge.limits.gate import limiter_for
+    from cross_judge.limits._gate import limiter_for
 
     endpoint = limiter_for(config)
     assert endpoint is not None

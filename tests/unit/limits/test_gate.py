@@ -14,7 +14,7 @@ import pytest
 import respx
 
 from cross_judge import ConfigError, Critic, ErrorKind, UnknownVendorError, Verdict
-from cross_judge.limits.gate import (
+from cross_judge.limits._gate import (
     PAUSE_BASE_S,
     PAUSE_MAX_S,
     Pacer,
@@ -24,7 +24,7 @@ from cross_judge.limits.gate import (
     pause_after_rate_limit,
 )
 from cross_judge.transport import CallFailure
-from cross_judge.transport.retry import MAX_RETRY_AFTER_S, call_with_retries
+from cross_judge.transport._retry import MAX_RETRY_AFTER_S, call_with_retries
 from cross_judge.vendors import VendorConfig, get_vendor, set_vendor_limits
 
 pytestmark = pytest.mark.anyio
@@ -614,7 +614,7 @@ class RecordingGate:
 async def test_every_attempt_passes_the_gate_and_reports_how_it_ended(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr("cross_judge.transport.retry._backoff", lambda state: 0.0)
+    monkeypatch.setattr("cross_judge.transport._retry._backoff", lambda state: 0.0)
     failures: list[CallFailure] = [
         rate_limited(0),
         CallFailure(ErrorKind.SERVER, "HTTP 503", status=503),

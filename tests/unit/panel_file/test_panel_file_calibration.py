@@ -11,7 +11,7 @@ import pytest
 
 from cross_judge import Ensemble
 from cross_judge.panel_file import PanelError, load_panel
-from cross_judge.stats.reliability import ConfidenceCalibration
+from cross_judge.stats._reliability import ConfidenceCalibration
 
 TEMPER = ConfidenceCalibration(
     method="temperature", temperature=1.7, n=200, bins=10, ece_before=0.21, ece_after=0.04

@@ -8,7 +8,7 @@ import pytest
 from cross_judge import ConfigError, Critic, Ensemble, ErrorKind, Ranking
 from cross_judge.cascade import Cascade
 from cross_judge.ranking import rank, spearman
-from cross_judge.ranking.engine import CandidatePool, next_pairs
+from cross_judge.ranking._engine import CandidatePool, next_pairs
 
 from .strength_judge import StrengthJudge
 

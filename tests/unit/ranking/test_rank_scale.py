@@ -16,7 +16,7 @@ import pytest
 
 from cross_judge import ConfigError, Critic, Ensemble, Ranking
 from cross_judge.ranking import rank
-from cross_judge.ranking.engine import CandidatePool, RankPlan, next_pairs
+from cross_judge.ranking._engine import CandidatePool, RankPlan, next_pairs
 from cross_judge.stats import bradley_terry
 
 from .strength_judge import StrengthJudge

@@ -15,10 +15,10 @@ import pytest
 from cross_judge.batch import BatchResult
 from cross_judge.ranking import fit_ranking
 from cross_judge.report import render_report
-from cross_judge.report.label_page import render_label_page
-from cross_judge.report.leaderboard import render_leaderboard
-from cross_judge.report.notebook import batch_html, ensemble_html, verdict_html
-from cross_judge.report.summary import (
+from cross_judge.report._label_page import render_label_page
+from cross_judge.report._leaderboard import render_leaderboard
+from cross_judge.report._notebook import batch_html, ensemble_html, verdict_html
+from cross_judge.report._summary import (
     BIDI_CONTROLS,
     plain_text,
     printable,

@@ -1,4 +1,4 @@
-"""The one-pass digest of results (cross_judge.report.digest.BatchDigest) gives the numbers
+"""The one-pass digest of results (cross_judge.report._digest.BatchDigest) gives the numbers
 BatchResult's methods give on the same results: panels, pairs, cascades, failures,
 fallbacks, scores and gold; and it holds whole results only where their number is bounded.
 """
@@ -14,10 +14,10 @@ import pytest
 
 from cross_judge.batch import BatchResult
 from cross_judge.errors import ConfigError, ErrorKind
-from cross_judge.report.digest import BatchDigest
-from cross_judge.report.summary import render_disputed, render_summary
+from cross_judge.report._digest import BatchDigest
+from cross_judge.report._summary import render_disputed, render_summary
 from cross_judge.results import plain_text
-from cross_judge.stats.reliability import effective_votes, learn_weights
+from cross_judge.stats._reliability import effective_votes, learn_weights
 from cross_judge.verdict import ABSTAIN, Answer, EnsembleVerdict, Usage, Verdict
 
 LABELS = ("KEEP", "REJECT", "MERGE")

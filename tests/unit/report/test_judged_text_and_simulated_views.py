@@ -11,8 +11,8 @@ from typing import Any
 
 from cross_judge.batch import BatchResult
 from cross_judge.report import render_report
-from cross_judge.report.notebook import batch_html, ensemble_html
-from cross_judge.report.summary import plain_text, render_disputed, render_summary
+from cross_judge.report._notebook import batch_html, ensemble_html
+from cross_judge.report._summary import plain_text, render_disputed, render_summary
 from cross_judge.verdict import EnsembleVerdict, ItemText, Verdict
 
 HOSTILE = "<script>alert(1)</script>"

@@ -1,5 +1,5 @@
 """The offline labelling page of a label queue (``LabelQueue.to_html``,
-cross_judge.report.label_page), read as text: no browser (tests/browser opens it in
+cross_judge.report._label_page), read as text: no browser (tests/browser opens it in
 Chromium and labels items with key presses)."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import pytest
 
 from cross_judge.batch import BatchResult
 from cross_judge.errors import ConfigError, ErrorKind
-from cross_judge.report.label_page import (
+from cross_judge.report._label_page import (
     EXPORT_NAME,
     offered_labels,
     queue_id,
     render_label_page,
 )
-from cross_judge.stats.gold import load_gold
+from cross_judge.stats._gold import load_gold
 from cross_judge.stats.label_queue import LabelQueue, label_queue
 from cross_judge.verdict import EnsembleVerdict, ItemText, Verdict
 

@@ -12,7 +12,7 @@ import pytest
 from cross_judge import EnsembleVerdict, Verdict
 from cross_judge.errors import ConfigError
 from cross_judge.ranking import Ranking, fit_ranking
-from cross_judge.report.leaderboard import (
+from cross_judge.report._leaderboard import (
     MATRIX_LIMIT,
     leaderboard_html,
     render_leaderboard,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from cross_judge import EnsembleVerdict, Verdict
 from cross_judge.ranking import Ranking, fit_ranking
-from cross_judge.report.leaderboard import TEXT_CLIP, leaderboard_html, render_leaderboard
+from cross_judge.report._leaderboard import TEXT_CLIP, leaderboard_html, render_leaderboard
 from cross_judge.verdict import ItemText
 
 QUESTION = "Why is the sky blue?"

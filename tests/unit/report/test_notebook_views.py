@@ -15,7 +15,7 @@ import pytest
 from cross_judge import Critic, Ensemble
 from cross_judge.batch import BatchResult
 from cross_judge.errors import ErrorKind
-from cross_judge.report.notebook import MAX_ROWS, batch_html
+from cross_judge.report._notebook import MAX_ROWS, batch_html
 from cross_judge.verdict import ABSTAIN, Answer, EnsembleVerdict, Usage, Verdict
 
 CRITICS = ["a", "b", "c"]

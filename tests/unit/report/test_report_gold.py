@@ -20,9 +20,9 @@ from cross_judge.cli import main
 from cross_judge.ensemble import revote
 from cross_judge.errors import ConfigError, ErrorKind
 from cross_judge.report import render_report
-from cross_judge.report.digest import BatchDigest
+from cross_judge.report._digest import BatchDigest
 from cross_judge.rubric import Criterion, CriterionVerdict, Rubric
-from cross_judge.stats.criteria import criteria_gold_metrics
+from cross_judge.stats._criteria import criteria_gold_metrics
 from cross_judge.verdict import EnsembleVerdict, ItemText, Verdict
 
 GOLD = {"calm": "REJECT", "split": "REJECT", "right": "REJECT", "undecided": "KEEP"}

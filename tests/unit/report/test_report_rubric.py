@@ -12,7 +12,7 @@ from cross_judge.batch import BatchResult
 from cross_judge.ensemble import revote
 from cross_judge.report import render_report
 from cross_judge.rubric import Criterion, CriterionVerdict, Rubric
-from cross_judge.stats.criteria import criteria_agreement
+from cross_judge.stats._criteria import criteria_agreement
 from cross_judge.verdict import EnsembleVerdict, Verdict
 
 RUBRIC = Rubric(

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from cross_judge import BatchResult, Critic, Ensemble, Verdict
 from cross_judge.testing import Persona, VendorServer
-from cross_judge.testing.decisions import decide, distractor_key, seeded_difficulty
+from cross_judge.testing._decisions import decide, distractor_key, seeded_difficulty
 
 LABELS = ("PASS", "FAIL")
 TARGET = "FAIL"
@@ -87,7 +87,7 @@ def offline(
     seed: int = 29,
 ) -> Judged:
     """What :func:`judged` gets from the simulator, without a server: the same personas'
-    decisions (:func:`cross_judge.testing.decisions.decide`, as the server draws them),
+    decisions (:func:`cross_judge.testing._decisions.decide`, as the server draws them),
     voted by majority. Fast enough for unit tests; a test checks it matches the server."""
     items, truth_by_text, personas = _setup(n_items, share, accuracy, critics, seed)
     panel = Ensemble(critics=[], voting="majority")

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cross_judge.stats.agreement import (
+from cross_judge.stats._agreement import (
     Level,
     cohen_kappa,
     fleiss_kappa,

@@ -1,4 +1,4 @@
-"""Bias statistics of a batch (``cross_judge.stats.bias``): position bias per critic and for the
+"""Bias statistics of a batch (``cross_judge.stats._bias``): position bias per critic and for the
 panel, length bias per critic and for the consensus, and self-consistency; their tables in
 the summary and in ``cross-judge stats``.
 
@@ -19,7 +19,7 @@ import pytest
 
 from cross_judge import BatchResult, ConfigError, Critic, Ensemble
 from cross_judge.errors import ErrorKind
-from cross_judge.stats.bias import (
+from cross_judge.stats._bias import (
     LENGTH_BINS,
     PositionStats,
     length_bias,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cross_judge.errors import ConfigError
-from cross_judge.stats.confidence_calibration import (
+from cross_judge.stats._confidence_calibration import (
     TEMPERATURE_BOUNDS,
     ConfidenceCalibration,
     expected_calibration_error,

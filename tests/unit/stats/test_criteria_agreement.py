@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from cross_judge.errors import ConfigError
-from cross_judge.stats.agreement import fleiss_kappa
-from cross_judge.stats.criteria import (
+from cross_judge.stats._agreement import fleiss_kappa
+from cross_judge.stats._criteria import (
     CriteriaVotes,
     criteria_agreement,
     criterion_agreement,

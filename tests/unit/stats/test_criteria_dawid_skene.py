@@ -10,8 +10,8 @@ import pytest
 
 from cross_judge.batch import BatchResult
 from cross_judge.errors import ConfigError, StatisticsWarning
-from cross_judge.stats.criteria import CriteriaVotes, criteria_dawid_skene
-from cross_judge.stats.dawid_skene import dawid_skene
+from cross_judge.stats._criteria import CriteriaVotes, criteria_dawid_skene
+from cross_judge.stats._dawid_skene import dawid_skene
 
 from .criteria_batches import FIVE_POINT, batch
 

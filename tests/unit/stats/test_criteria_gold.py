@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cross_judge.errors import ConfigError
-from cross_judge.stats.criteria import criteria_gold_metrics, load_criteria_gold, read_gold_file
+from cross_judge.stats._criteria import criteria_gold_metrics, load_criteria_gold, read_gold_file
 
 from .criteria_batches import batch
 

@@ -1,4 +1,4 @@
-"""Dawid-Skene EM (cross_judge.stats.dawid_skene): hand-computed steps, invariants, recovery of
+"""Dawid-Skene EM (cross_judge.stats._dawid_skene): hand-computed steps, invariants, recovery of
 known critic accuracies on synthetic votes, and agreement with crowd-kit's recorded labels."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cross_judge.errors import ConfigError
-from cross_judge.stats import dawid_skene as _dawid_skene
-from cross_judge.stats.dawid_skene import DawidSkeneFit, dawid_skene
+from cross_judge.stats import _dawid_skene as _dawid_skene
+from cross_judge.stats._dawid_skene import DawidSkeneFit, dawid_skene
 
 CROWDKIT_FIXTURE = Path(__file__).parents[2] / "fixtures" / "dawid_skene_crowdkit.json.gz"
 ISSUE_ACCURACIES = (0.9, 0.75, 0.7, 0.65, 0.6)

@@ -18,9 +18,9 @@ from hypothesis import given, settings, strategies as st
 
 from cross_judge import BatchResult, EnsembleVerdict, Verdict
 from cross_judge.errors import ConfigError
-from cross_judge.stats import dawid_skene as _dawid_skene
-from cross_judge.stats.dawid_skene import dawid_skene
-from cross_judge.stats.reliability import dawid_skene as dawid_skene_of_batch
+from cross_judge.stats import _dawid_skene as _dawid_skene
+from cross_judge.stats._dawid_skene import dawid_skene
+from cross_judge.stats._reliability import dawid_skene as dawid_skene_of_batch
 
 pytestmark = pytest.mark.skipif(
     not _dawid_skene.numpy_available(), reason="errors='correlated' needs numpy"
@@ -342,7 +342,7 @@ def test_revote_refuses_an_unknown_error_model() -> None:
 
 
 def test_the_error_correlation_the_difficulty_levels_imply_matches_the_hand_computation() -> None:
-    from cross_judge.stats.dawid_skene_correlated import Correlation
+    from cross_judge.stats._dawid_skene_correlated import Correlation
 
     # Wrong: i 0.5 * 0.1 + 0.5 * 0.5 = 0.3; j 0.5 * 0.2 + 0.5 * 0.6 = 0.4.
     # Both wrong: 0.5 * 0.1 * 0.2 + 0.5 * 0.5 * 0.6 = 0.16; covariance 0.16 - 0.12 = 0.04.

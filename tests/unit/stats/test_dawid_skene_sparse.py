@@ -1,4 +1,4 @@
-"""Dawid-Skene on sparse crowds (cross_judge.stats.dawid_skene.fit_votes): accuracy against
+"""Dawid-Skene on sparse crowds (cross_judge.stats._dawid_skene.fit_votes): accuracy against
 crowd-kit's recorded answer and the majority vote, shrinkage of sparse annotators, the sparse
 entry point, and the below-chance warning."""
 
@@ -15,8 +15,8 @@ import pytest
 
 from cross_judge import BatchResult, Ensemble, StatisticsWarning, Verdict
 from cross_judge.errors import ConfigError
-from cross_judge.stats import dawid_skene as _dawid_skene, reliability
-from cross_judge.stats.dawid_skene import below_chance_critics, dawid_skene, fit_votes
+from cross_judge.stats import _dawid_skene as _dawid_skene, _reliability as reliability
+from cross_judge.stats._dawid_skene import below_chance_critics, dawid_skene, fit_votes
 from tests.fixtures.dawid_skene_sparse import SparseCrowd, majority, sparse_crowd
 from tests.unit.stats.test_dawid_skene import synthetic_votes
 

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from cross_judge.errors import ConfigError
-from cross_judge.stats.dawid_skene import DawidSkeneFit, dawid_skene, numpy_available
+from cross_judge.stats._dawid_skene import DawidSkeneFit, dawid_skene, numpy_available
 
 LABELS = ("A", "B", "C")
 

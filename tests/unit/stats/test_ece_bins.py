@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cross_judge.errors import ConfigError
-from cross_judge.stats.confidence_calibration import calibration_bin, expected_calibration_error
-from cross_judge.stats.gold import gold_metrics
+from cross_judge.stats._confidence_calibration import calibration_bin, expected_calibration_error
+from cross_judge.stats._gold import gold_metrics
 
 
 def reliability_counts(confidences: list[float], bins: int) -> list[int]:

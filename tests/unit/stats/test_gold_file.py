@@ -1,4 +1,4 @@
-"""One reader and one set of checks for every gold or labels file (cross_judge.stats.gold_file):
+"""One reader and one set of checks for every gold or labels file (cross_judge.stats._gold_file):
 ``stats --gold``, ``batch.against``, ``batch.estimate``, ``estimate_accuracy`` and the
 criteria's gold all refuse the same labels, and read the labelling page's ``jury_shown``."""
 
@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from cross_judge import BatchResult, ConfigError, Ensemble, EnsembleVerdict, Verdict
-from cross_judge.stats.criteria import criteria_gold_metrics, read_gold_file
+from cross_judge.stats._criteria import criteria_gold_metrics, read_gold_file
+from cross_judge.stats._gold import load_gold
+from cross_judge.stats._gold_file import gold_labels, read_gold, vocabulary_of
 from cross_judge.stats.estimates import estimate_accuracy, estimate_share
-from cross_judge.stats.gold import load_gold
-from cross_judge.stats.gold_file import gold_labels, read_gold, vocabulary_of
 
 from .criteria_batches import batch as rubric_batch
 

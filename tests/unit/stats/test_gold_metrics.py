@@ -1,4 +1,4 @@
-"""Gold metrics, bootstrap intervals and effective votes (cross_judge.stats.gold).
+"""Gold metrics, bootstrap intervals and effective votes (cross_judge.stats._gold).
 
 Every expected number is worked by hand in the comments next to it; numpy's percentile is
 the oracle for the bootstrap's quantiles.
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from cross_judge.errors import ConfigError
-from cross_judge.stats.agreement import cohen_kappa
-from cross_judge.stats.gold import (
+from cross_judge.stats._agreement import cohen_kappa
+from cross_judge.stats._gold import (
     CONSENSUS,
     GoldReport,
     _accuracy_kappa,

@@ -1,4 +1,4 @@
-"""cross_judge.stats.reliability: trust learned from a batch's verdicts, with no vendor call."""
+"""cross_judge.stats._reliability: trust learned from a batch's verdicts, with no vendor call."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import given, settings, strategies as st
 
 from cross_judge import BatchResult, ConfigError, Ensemble, EnsembleVerdict, Verdict
 from cross_judge.cli import main
-from cross_judge.stats.confidence_calibration import expected_calibration_error
-from cross_judge.stats.reliability import (
+from cross_judge.stats._confidence_calibration import expected_calibration_error
+from cross_judge.stats._reliability import (
     alpha_interval,
     apply_calibration,
     calibrate_confidence,
@@ -265,7 +265,7 @@ def test_without_gold_effective_votes_come_from_the_correlated_model() -> None:
 def test_without_numpy_effective_votes_fall_back_to_the_consensus_and_say_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from cross_judge.stats import dawid_skene as _dawid_skene
+    from cross_judge.stats import _dawid_skene as _dawid_skene
 
     batch, gold = correlated_panel(4000, rho=0.3)
     monkeypatch.setattr(_dawid_skene, "numpy_available", lambda: False)
@@ -319,7 +319,7 @@ def test_stats_ci_without_gold_is_a_usage_error(
 
 
 def test_the_summary_with_gold_warns_when_the_panel_is_worth_under_two_votes() -> None:
-    from cross_judge.report.summary import plain_text
+    from cross_judge.report._summary import plain_text
 
     rng = random.Random(5)
     results, gold = [], {}
@@ -334,7 +334,7 @@ def test_the_summary_with_gold_warns_when_the_panel_is_worth_under_two_votes() -
 
 
 def test_the_summary_without_gold_warns_that_echoing_critics_may_be_one_vote() -> None:
-    from cross_judge.report.summary import plain_text
+    from cross_judge.report._summary import plain_text
 
     rng = random.Random(5)
     results = []
@@ -349,7 +349,7 @@ def test_the_summary_without_gold_warns_that_echoing_critics_may_be_one_vote() -
 
 
 def test_the_summary_without_gold_shows_effective_votes_from_the_model() -> None:
-    from cross_judge.report.summary import plain_text
+    from cross_judge.report._summary import plain_text
 
     batch, _ = simulated(400, {"a": 0.9, "b": 0.7, "c": 0.6})
     text = " ".join(plain_text(batch.summary()).split())  # unwrapped
@@ -359,7 +359,7 @@ def test_the_summary_without_gold_shows_effective_votes_from_the_model() -> None
 
 
 def test_the_summary_without_gold_leaves_effective_votes_out_below_200_items() -> None:
-    from cross_judge.report.summary import plain_text
+    from cross_judge.report._summary import plain_text
 
     batch, _ = simulated(199, {"a": 0.9, "b": 0.7, "c": 0.6})
     assert "effective votes" not in plain_text(batch.summary())

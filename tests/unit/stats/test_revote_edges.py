@@ -21,7 +21,7 @@ from cross_judge import (
     revote,
 )
 from cross_judge.errors import ErrorKind
-from cross_judge.stats.reliability import dawid_skene, learn_weights
+from cross_judge.stats._reliability import dawid_skene, learn_weights
 from cross_judge.voting import agreement_pct
 
 PANEL = Ensemble(critics=[])

@@ -22,9 +22,9 @@ from cross_judge import ErrorKind
 from cross_judge.transport import (
     CallFailure,
     ChatRequest,
+    _anthropic as wire,
     _pool,
     aclose_sessions,
-    anthropic as wire,
 )
 from cross_judge.vendors import get_vendor, with_base_url
 from cross_judge.verdict import Usage
@@ -303,7 +303,7 @@ async def test_aclose_sessions_closes_the_anthropic_pool_of_that_origin_only(
 
 def test_importing_cross_judge_and_the_adapter_does_not_import_the_sdk() -> None:
     code = (
-        "import sys, cross_judge, cross_judge.transport.anthropic; "
+        "import sys, cross_judge, cross_judge.transport._anthropic; "
         "print('anthropic' in sys.modules)"
     )
     result = subprocess.run(

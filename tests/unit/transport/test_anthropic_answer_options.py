@@ -14,7 +14,7 @@ import pytest
 
 from cross_judge import Critic, ErrorKind
 from cross_judge.transport import AnswerSchema, ChatRequest
-from cross_judge.transport.batch_codecs import parse_anthropic_results
+from cross_judge.transport._batch_codecs import parse_anthropic_results
 
 from .test_anthropic import (  # noqa: F401
     KEY,

@@ -1,6 +1,6 @@
 """Worker threads for blocking clients: at most THREADS_PER_CLIENT per client, given up or not.
 
-:func:`cross_judge.transport.blocking.run_blocking` on asyncio and trio, with clients that
+:func:`cross_judge.transport._blocking.run_blocking` on asyncio and trio, with clients that
 block on events the tests set: every outcome is decided by an event, never by a timer. The
 end-to-end behaviour (Critic and Reviewer with a client that never returns) is in
 ``tests/faults/test_blocking_clients.py``.
@@ -16,7 +16,7 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from cross_judge.transport.blocking import (
+from cross_judge.transport._blocking import (
     THREADS_PER_CLIENT,
     calls_waiting,
     run_blocking,

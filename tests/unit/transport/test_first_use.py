@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from cross_judge.transport.first_use import SetUpLine
+from cross_judge.transport._first_use import SetUpLine
 
 pytestmark = pytest.mark.anyio
 

@@ -11,7 +11,7 @@ import pytest
 
 from cross_judge.transport import TokenLogprob
 from cross_judge.transport._http import RawResponse
-from cross_judge.transport.openai_compat import logprobs_of, parse_chat_response
+from cross_judge.transport._openai_compat import logprobs_of, parse_chat_response
 
 
 def entry(token: str, logprob: float, *top: tuple[str, float]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""cross_judge.transport.batch_codecs: the requests a vendor's batch API takes, split within its
+"""cross_judge.transport._batch_codecs: the requests a vendor's batch API takes, split within its
 limits, and its result lines mapped back to what a live call would have given."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 from cross_judge.errors import ConfigError, ErrorKind
 from cross_judge.transport import CallFailure, ChatRequest, Completion
-from cross_judge.transport.batch_codecs import (
+from cross_judge.transport._batch_codecs import (
     ANTHROPIC_LIMITS,
     BatchLimits,
     BatchRequest,
@@ -24,7 +24,7 @@ from cross_judge.transport.batch_codecs import (
     request_id,
     split,
 )
-from cross_judge.transport.openai_compat import build_payload
+from cross_judge.transport._openai_compat import build_payload
 from cross_judge.vendors import get_vendor
 
 ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

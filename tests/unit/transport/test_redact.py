@@ -1,6 +1,6 @@
 """The redactor: every run of 8 or more characters of a secret, and nothing else, is hidden.
 
-:class:`cross_judge.transport.redaction.Redactor` is checked against a brute-force reference
+:class:`cross_judge.transport._redaction.Redactor` is checked against a brute-force reference
 (mark every position any 8-character piece of a secret covers, replace each stretch of marks by one
 marker) on texts built to be hard: pieces of several secrets side by side, overlapping,
 from a small alphabet so that secrets share pieces. The end-to-end rule (no piece of a key
@@ -24,7 +24,7 @@ from collections.abc import Callable
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cross_judge.transport.redaction import (
+from cross_judge.transport._redaction import (
     MARKER,
     MIN_SECRET,
     WINDOW,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from cross_judge.transport.batch_codecs import request_id
+from cross_judge.transport._batch_codecs import request_id
 
 
 def test_an_item_id_with_a_lone_surrogate_has_a_request_id() -> None:

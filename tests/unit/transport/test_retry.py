@@ -10,8 +10,8 @@ import pytest
 
 from cross_judge import ErrorKind
 from cross_judge.transport import CallFailure
-from cross_judge.transport.openai_compat import retry_after_seconds
-from cross_judge.transport.retry import MAX_RETRY_AFTER_S, call_with_retries
+from cross_judge.transport._openai_compat import retry_after_seconds
+from cross_judge.transport._retry import MAX_RETRY_AFTER_S, call_with_retries
 
 pytestmark = pytest.mark.anyio
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cross_judge.transport import ChatRequest
-from cross_judge.transport.openai_compat import build_payload
+from cross_judge.transport._openai_compat import build_payload
 from cross_judge.vendors import all_vendors, get_vendor, with_base_url
 
 VARIANTS: list[dict[str, Any]] = [

@@ -28,8 +28,8 @@ ADAPTER_MODULES = {
     "transport/_anthropic_batch.py",
     "transport/_openai_batch.py",
     "transport/_responses.py",
-    "transport/anthropic.py",
-    "transport/openai_compat.py",
+    "transport/_anthropic.py",
+    "transport/_openai_compat.py",
 }
 """Where a protocol's name may be compared: the adapters themselves."""
 
