@@ -25,7 +25,7 @@ import random
 import anyio
 
 from cross_judge import BatchResult, Critic, Ensemble
-from cross_judge.report._summary import plain_text
+from cross_judge.results import plain_text
 from cross_judge.testing import Persona, VendorServer, pairwise_rates
 
 BIASES = (0.0, 0.3, 0.6)

@@ -256,16 +256,16 @@ async def test_a_batch_whose_submission_returns_after_the_deadline_is_cancelled_
     # machine): the batch must still be cancelled and its requests asked live, not
     # polled until a vendor ends it. Timers fire in the order of their times, so the
     # deadline's comes first however busy the machine is.
-    from cross_judge.transport import _batches as batches
+    import cross_judge.transport as transport
 
     deadline_s, late_s = 0.2, 0.5
-    real_submit = batches.submit
+    real_submit = transport.submit
 
     async def late_submit(*args: Any, **kwargs: Any) -> str:
         await anyio.sleep(late_s)
         return await real_submit(*args, **kwargs)
 
-    monkeypatch.setattr(batches, "submit", late_submit)
+    monkeypatch.setattr(transport, "submit", late_submit)  # the face the runner imports from
     personas = [Persona(m, accuracy=0.75) for m in MODELS]
     with VendorServer(personas, api_key=KEY, batch_polls=10**9) as server:
         ledger = tmp_path / "run.batches.jsonl"
