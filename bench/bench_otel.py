@@ -6,8 +6,9 @@ Two measurements, both in this one process:
    to the call path is timed directly, against the same path without them: each hooked
    method is driven as a bare coroutine (``coro.send(None)``, no event loop, so no loop
    noise) with the work below it replaced by one that returns at once, and compared with
-   the pre-hook code of that method (``_judge_once`` as it was, and ``Ensemble._judge``
-   called directly instead of ``Ensemble.judge``). The two checks inside ``Critic._call``
+   the pre-hook code of that method (the critic's caller's ``_judge_once`` as it was, and
+   ``Ensemble._judge`` called directly instead of ``Ensemble.judge``). The two checks inside
+   the caller's ``_call``
    are timed as statements. Per call = ``_judge_once``'s delta + the two checks + the
    judge hook's delta shared by the panel's critics.
 2. **End to end** (reported): a panel judging items over an in-process transport that
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
 from cross_judge import Critic, Ensemble, Item, _otel
+from cross_judge.critic.calls import Caller
 from cross_judge.critic.parking import active_job
 from cross_judge.critic.warmup import warm_up
 from cross_judge.transport import Completion, _openai_compat as openai_compat
@@ -62,10 +64,10 @@ def drive(make: Callable[[], Coroutine[Any, Any, Any]], n: int) -> float:
 
 
 async def pre_hook_judge_once(
-    self: Critic, config: Any, request: Any, price: Any, spending: Any, store: Any
+    self: Caller, config: Any, request: Any, price: Any, spending: Any, store: Any
 ) -> Verdict:
-    """``Critic._judge_once`` before the OpenTelemetry hook, verbatim (bound to a critic
-    below, so both sides are called as methods)."""
+    """``Caller._judge_once`` before the OpenTelemetry hook, verbatim (bound to a critic's
+    caller below, so both sides are called as methods)."""
     job = active_job()
     if job is None:
         return await self._judge_one(config, request, price, spending, store, None)
@@ -86,11 +88,17 @@ def hook_costs(n: int, critics: int) -> dict[str, float]:
     async def done_judge(*args: Any) -> EnsembleVerdict:
         return result
 
-    critic._judge_one = done_one  # type: ignore[method-assign]
+    caller = critic._parts().caller  # the critic's caller (critic.calls.Caller)
+
+    class Done(Caller):  # the work below _judge_once returns at once
+        __slots__ = ()
+        _judge_one = done_one  # type: ignore[assignment]
+
+    stub = Done(caller.settings, caller.builder, caller.assembler, session=None, owner=critic)
     panel = Ensemble([critic])
     panel._judge = done_judge  # type: ignore[method-assign]
     once = (config, request, None, None, None)
-    pre_hook = pre_hook_judge_once.__get__(critic)
+    pre_hook = pre_hook_judge_once.__get__(stub)
 
     def statements(k: int) -> float:
         module = _otel
@@ -113,7 +121,7 @@ def hook_costs(n: int, critics: int) -> dict[str, float]:
     was, _otel.available = _otel.available, False  # the path taken when it is not installed
     try:
         for _ in range(7):  # interleaved; the median resists a busy moment
-            hooked = drive(lambda: critic._judge_once(*once), n)
+            hooked = drive(lambda: stub._judge_once(*once), n)
             plain = drive(lambda: pre_hook(*once), n)
             samples["once"].append(hooked - plain)
             hooked = drive(lambda: panel.judge("item", query_id="q"), n)

@@ -5,8 +5,8 @@
 runner and the results file carry: the text to judge, the values for the prompt's other
 fields, the caller's metadata and an id. A string is still accepted wherever an item is
 and becomes ``Item(query=...)`` (:meth:`Item.of`); a critic's request is built from the
-item (:meth:`RequestBuilder.build_request
-<cross_judge.critic.request.RequestBuilder.build_request>`) as messages with content parts,
+item (:meth:`Critic.build_request <cross_judge.critic.critic.Critic.build_request>`, done by
+:class:`~cross_judge.critic.request.RequestBuilder`) as messages with content parts,
 which the wire protocol's adapter sends in its own form.
 
 Base layer: the critic and everything above take it; it takes nothing from them. Its public

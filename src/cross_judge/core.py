@@ -1,9 +1,10 @@
 """The :class:`Critic`: one LLM, on one vendor, with one prompt, judging one item at a time.
 
 This is the documented path; the implementation lives in :mod:`cross_judge.critic`
-(:mod:`~cross_judge.critic.critic` the class, :mod:`~cross_judge.critic.request`,
-:mod:`~cross_judge.critic.calls` and :mod:`~cross_judge.critic.assembly` its parts). The
-other names below are those this module held before, kept importable from here.
+(:mod:`~cross_judge.critic.critic` the class; :mod:`~cross_judge.critic.request`,
+:mod:`~cross_judge.critic.calls`, :mod:`~cross_judge.critic.assembly` and
+:mod:`~cross_judge.critic.rubric` the collaborators it delegates to). The other names below
+are those this module held before, kept importable from here.
 """
 
 import logging

@@ -1,111 +1,84 @@
 """Turning what a vendor sent into a critic's :class:`~cross_judge.verdict.Verdict`.
 
-:class:`VerdictAssembly` is one of the parts :class:`~cross_judge.critic.critic.Critic` is
-made of: its methods are the critic's. It parses a completion (labels, confidence, score,
-refusals, empty or cut-off answers), applies the critic's confidence calibration, prices
-the call, stamps the critic's provenance, and makes the verdicts of calls that failed,
-were over budget, never ran, or were answered through a vendor's batch API
-(:meth:`~VerdictAssembly.verdict_from_batch`). :func:`combine_samples` votes a critic's
-self-consistency samples into one verdict and :func:`redacted_verdict` removes secrets a
-vendor echoed. Nothing here sends a request.
+:class:`VerdictAssembler` is the collaborator of :class:`~cross_judge.critic.critic.Critic`
+that makes its verdicts, from the critic's frozen configuration
+(:class:`~cross_judge.critic._config.CriticConfig`) alone. It parses a completion (labels,
+confidence, score, refusals, empty or cut-off answers, a ``one_call`` rubric's criteria),
+applies the confidence calibration, prices the call, stamps the critic's provenance, and
+makes the verdicts of calls that failed, were over budget, never ran, or were answered
+through a vendor's batch API (:meth:`~VerdictAssembler.from_batch`). :func:`combine_samples`
+votes a critic's self-consistency samples into one verdict and :func:`redacted_verdict`
+removes secrets a vendor echoed. Nothing here sends a request.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..budget import Budget
 from ..errors import ErrorKind, MissingAPIKeyError
 from ..pricing import Price
-from ..rubric.models import CriterionVerdict, Rubric
-from ..stats import ConfidenceCalibration
-from ..transport import AnswerSchema, CallFailure, Completion, Redactor, redactor_for, secrets_of
-from ..vendors import VendorConfig, resolve_api_key
+from ..rubric.models import Rubric
+from ..transport import CallFailure, ChatRequest, Completion, Redactor, redactor_for, secrets_of
+from ..vendors import resolve_api_key
 from ..verdict import Answer, ConfidenceSource, Usage, Verdict, call_totals
+from ._config import CriticConfig
+from .journal import KeptAnswer
 from .logprobs import LabelProbabilities, label_probabilities
-from .parsing import ExampleAnswer, parse_answer
-from .rubric import criteria_verdict
+from .parsing import parse_answer
+from .rubric import criteria_verdict, parse_criteria
 
 logger = logging.getLogger("cross_judge")
 
 _WARNED_NO_LOGPROBS: set[tuple[str, str]] = set()
 
-if TYPE_CHECKING:
-    from .prompts import PromptSpec
-
-__all__ = ["VerdictAssembly", "combine_samples", "redacted_verdict"]
+__all__ = ["VerdictAssembler", "combine_samples", "redacted_verdict"]
 
 
-class VerdictAssembly:
-    """The verdict-making methods of :class:`~cross_judge.critic.critic.Critic`."""
+class VerdictAssembler:
+    """Makes one critic's verdicts from its configuration."""
 
-    if TYPE_CHECKING:  # what these methods use of the critic (defined in .critic)
-        name: str
-        model: str
-        api_key: str | None
-        max_tokens: int
-        labels: Sequence[str] | None
-        prompt: PromptSpec | str | None
-        structured: str | None
-        confidence: str
-        thinking_budget: int | None
-        calibration: ConfidenceCalibration | Mapping[str, Any] | None
-        _label_keys: tuple[str, ...]
-        _reasoning_keys: tuple[str, ...]
+    __slots__ = ("settings",)
 
-        def endpoint(self) -> VendorConfig: ...
-        def price(self) -> Price | None: ...
-        def prompt_provenance(self) -> tuple[str | None, str | None]: ...
-        def _examples(self) -> tuple[ExampleAnswer, ...]: ...
-        def _answer_regex(self) -> re.Pattern[str] | None: ...
-        def _calibration_in_use(self) -> ConfidenceCalibration | None: ...
-        @property
-        def prompt_sha256(self) -> str: ...
-        @property
-        def rubric(self) -> Rubric | None: ...
-        def read_criteria(self, text: str) -> dict[str, CriterionVerdict] | str: ...
-        def answer_schema(self) -> AnswerSchema: ...
+    def __init__(self, settings: CriticConfig) -> None:
+        self.settings = settings
 
-    def verdict_from_batch(
-        self, outcome: Completion | CallFailure, *, structured: str | None = None
+    def from_batch(
+        self,
+        outcome: Completion | CallFailure,
+        *,
+        price: Price | None,
+        structured: str | None = None,
     ) -> Verdict:
-        """The verdict for this critic's request answered through a vendor's batch API
-        (:mod:`cross_judge.transport._batch_codecs`): a completion is parsed as a live answer is
-        (labels, confidence, calibration, refusals, empty answers) and priced at the
-        model's batch rate; a failure is an ``ERROR`` verdict of its kind. Secrets are
-        redacted as for live verdicts. One attempt; ``elapsed_s`` is 0 (the batch's wall
-        time is the job's, not the request's). ``structured`` is the answer shape the
-        request asked for, recorded as a live call records it; a batch has no step down
-        (a refused shape is the request's error).
+        """The verdict of a request answered through a vendor's batch API: a completion
+        parsed as a live answer is and priced at ``price``'s batch rate, a failure an
+        ``ERROR`` of its kind; redacted; one attempt, ``elapsed_s`` 0.
 
         Raises:
-            ConfigError: a completion reports usage, and the model has a price but no batch
-                rate (its vendor has no batch API the price table knows).
+            ConfigError: a completion reports usage, and the price has no batch rate.
         """
-        config = self.endpoint()
+        config = self.settings.endpoint
         try:
-            api_key: str | None = resolve_api_key(config, self.api_key)
+            api_key: str | None = resolve_api_key(config, self.settings.api_key)
         except MissingAPIKeyError:
             api_key = None
         hide = redactor_for(*secrets_of(config.base_url, api_key))
-        price = self.price()
         started = time.perf_counter()
         if isinstance(outcome, CallFailure):
-            verdict = self._failed(outcome.kind, str(outcome), started, attempts=1, price=price)
-            if structured is not None and self.structured is not None:
+            verdict = self.failed(outcome.kind, str(outcome), started, attempts=1, price=price)
+            if structured is not None and self.settings.structured is not None:
                 verdict = verdict.model_copy(update={"structured": structured})
         else:
-            verdict = self._verdict_from(
+            verdict = self.from_completion(
                 outcome, 1, started, price=price, batch=True, structured=structured
             )
         return redacted_verdict(verdict, hide).model_copy(update={"elapsed_s": 0.0})
 
-    def _verdict_from(
+    def from_completion(
         self,
         completion: Completion,
         attempts: int,
@@ -129,8 +102,9 @@ class VerdictAssembly:
         completion, ``confidence`` is the chosen label's probability renormalised over the
         labels (:mod:`.logprobs`) and a prompt with a ``score`` map gets the expected score.
         """
-        common = self._common(started, attempts)
-        if structured is not None and self.structured is not None:
+        settings = self.settings
+        common = self.common(started, attempts)
+        if structured is not None and settings.structured is not None:
             common["structured"] = structured
         if cached:
             common.update(cached=True, cost_usd=0.0)
@@ -147,11 +121,8 @@ class VerdictAssembly:
                 usage=completion.usage,
                 **common,
             )
-        stray = (
-            _stray_tool(completion.tools, self._forced_tool(structured))
-            if completion.tools
-            else None
-        )
+        forced = settings.schema_name if structured == "tool" else None
+        stray = _stray_tool(completion.tools, forced) if completion.tools else None
         if stray is not None:
             return Verdict(
                 kind="ERROR",
@@ -177,16 +148,16 @@ class VerdictAssembly:
                 usage=completion.usage,
                 **common,
             )
-        rubric = self.rubric
+        rubric = settings.rubric
         if rubric is not None and rubric.mode == "one_call":
             return self._one_call_verdict(completion, text, common, rubric)
         parsed = parse_answer(
             text,
-            labels=self.labels,
-            label_keys=self._label_keys,
-            reasoning_keys=self._reasoning_keys,
-            examples=self._examples(),
-            answer_regex=self._answer_regex(),
+            labels=settings.labels,
+            label_keys=settings.label_keys,
+            reasoning_keys=settings.reasoning_keys,
+            examples=settings.examples,
+            answer_regex=settings.answer_regex,
         )
         if not parsed.ok:
             if completion.truncated:
@@ -203,8 +174,7 @@ class VerdictAssembly:
                 **common,
             )
         score = parsed.score
-        spec = self.prompt
-        scores = spec.score if spec is not None and not isinstance(spec, str) else None
+        scores = settings.scores
         if score is None and scores:
             score = scores.get(parsed.kind)
         confidence, stated, given = parsed.confidence, None, parsed.confidence_given
@@ -217,14 +187,13 @@ class VerdictAssembly:
             if scores:
                 expected = measured.expected_score(scores)
                 score = expected if expected is not None else score
-        elif self.confidence == "logprob":
+        elif settings.confidence == "logprob":
             self._warn_no_logprobs(completion)
             confidence, given, source = 0.0, False, "none"
         # Applied here, on every parse of an answer (a cache hit is re-parsed), never
         # stored: the cache keeps the raw text, so a changed calibration cannot go stale.
-        if self.calibration is not None and given:
-            calibration = self._calibration_in_use()
-            assert calibration is not None
+        calibration = settings.calibration
+        if calibration is not None and given:
             if stated is None:
                 stated = confidence
             confidence = calibration.apply(confidence)
@@ -244,19 +213,22 @@ class VerdictAssembly:
         verdict.keep_logprobs(completion.logprobs if measured is not None else None)
         return verdict
 
-    def _forced_tool(self, structured: str | None) -> str | None:
-        """The name of the tool a request of answer shape ``structured`` forces (its
-        answer schema's name, for ``"tool"``), else ``None``."""
-        return self.answer_schema().name if structured == "tool" else None
-
     def _one_call_verdict(
         self, completion: Completion, text: str, common: dict[str, Any], rubric: Rubric
     ) -> Verdict:
-        """The verdict of a ``one_call`` rubric answer: its criteria (:meth:`read_criteria`,
-        each stated confidence mapped by the critic's ``calibration``), ``PASS``/``FAIL`` by
-        their total (:func:`~cross_judge.critic.rubric.criteria_verdict`); ``PARSE_FAIL``
-        (or ``ERROR`` truncated, when cut off) when no criterion could be read."""
-        criteria = self.read_criteria(text)
+        """The verdict of a ``one_call`` rubric answer: its criteria
+        (:func:`~cross_judge.critic.rubric.parse_criteria`, each stated confidence mapped by
+        the ``calibration``), ``PASS``/``FAIL`` by their total
+        (:func:`~cross_judge.critic.rubric.criteria_verdict`); ``PARSE_FAIL`` (or ``ERROR``
+        truncated, when cut off) when no criterion could be read."""
+        settings = self.settings
+        criteria = parse_criteria(
+            text,
+            rubric,
+            label_keys=settings.label_keys,
+            reasoning_keys=settings.reasoning_keys,
+            examples=settings.examples,
+        )
         if isinstance(criteria, str):
             if completion.truncated:
                 return self._truncated(completion, common, text)
@@ -270,9 +242,8 @@ class VerdictAssembly:
                 usage=completion.usage,
                 **common,
             )
-        if self.calibration is not None:  # as for any answer: applied on every parse
-            calibration = self._calibration_in_use()
-            assert calibration is not None
+        calibration = settings.calibration
+        if calibration is not None:  # as for any answer: applied on every parse
             criteria = {
                 cid: a.model_copy(update={"confidence": calibration.apply(a.confidence)})
                 if a.is_valid and a.confidence_stated
@@ -288,14 +259,15 @@ class VerdictAssembly:
     ) -> LabelProbabilities | None:
         """The label distribution the completion's token probabilities give, when the
         critic reads its confidence from them and they locate the label; else ``None``."""
-        if self.confidence == "stated" or not completion.logprobs or self.labels is None:
+        settings = self.settings
+        if settings.confidence == "stated" or not completion.logprobs or settings.labels is None:
             return None
         return label_probabilities(
             completion.text or "",
             completion.logprobs,
             chosen=label,
-            labels=self.labels,
-            label_keys=self._label_keys,
+            labels=settings.labels,
+            label_keys=settings.label_keys,
         )
 
     def _warn_no_logprobs(self, completion: Completion) -> None:
@@ -303,7 +275,7 @@ class VerdictAssembly:
         the reply had no token probabilities, had some that could not be used (the field
         and why: :attr:`Completion.logprobs_problem`), or had some that did not locate
         the label."""
-        seen = (self.name, self.model)
+        seen = (self.settings.name, self.settings.model)
         if seen in _WARNED_NO_LOGPROBS:
             return
         _WARNED_NO_LOGPROBS.add(seen)
@@ -318,8 +290,8 @@ class VerdictAssembly:
         logger.warning(
             "critic %s (model %r): confidence='logprob', but %s; such verdicts have "
             "confidence_source='none' (confidence='auto' would use the stated one)",
-            self.name,
-            self.model,
+            seen[0],
+            seen[1],
             why,
         )
 
@@ -330,8 +302,9 @@ class VerdictAssembly:
         ``retried_from`` is the cap of the first call when this was the retry at twice it
         (``retry_truncated``), which the message then says."""
         room = f"max_tokens={max_tokens}"
-        if self.thinking_budget is not None:
-            room += f" after thinking_budget={self.thinking_budget}"
+        budget = self.settings.thinking_budget
+        if budget is not None:
+            room += f" after thinking_budget={budget}"
         thought = usage.reasoning_tokens if usage is not None else 0
         spent = f", {thought} of them spent reasoning" if thought else ""
         retry = (
@@ -348,7 +321,7 @@ class VerdictAssembly:
         self, completion: Completion, common: dict[str, Any], text: str | None
     ) -> Verdict:
         """The verdict of an answer cut off by the token limit before it held a verdict."""
-        message = self.truncation_message(self.max_tokens, completion.usage)
+        message = self.truncation_message(self.settings.max_tokens, completion.usage)
         return Verdict(
             kind="ERROR",
             reasoning=message,
@@ -360,24 +333,20 @@ class VerdictAssembly:
             **common,
         )
 
-    def unfinished_verdict(
+    def unfinished(
         self,
         kind: str,
         message: str,
         error_kind: ErrorKind,
         *,
+        price: Price | None,
         elapsed_s: float = 0.0,
         sent: bool = True,
     ) -> Verdict:
-        """A verdict for a call of this critic that did not complete or was never made.
-
-        Used by ensembles for calls cut off by a deadline (``kind="ERROR"``) or saved by
-        early stop (``kind="SKIPPED"``). Carries the critic's provenance. A call that was
-        never ``sent`` costs $0 (when the price is known); one cut off in flight has no
-        known cost (a vendor may bill its prompt).
-        """
-        common = self._common(time.perf_counter() - elapsed_s, attempts=0)
-        if not sent and self.price() is not None:
+        """A verdict for a call that did not complete or was never made, with the critic's
+        provenance: $0 when never ``sent`` and ``price`` is known, else no known cost."""
+        common = self.common(time.perf_counter() - elapsed_s, attempts=0)
+        if not sent and price is not None:
             common["cost_usd"] = 0.0
         return Verdict(
             kind=kind,
@@ -388,7 +357,7 @@ class VerdictAssembly:
             **common,
         )
 
-    def _failed(
+    def failed(
         self,
         kind: ErrorKind,
         message: str,
@@ -406,14 +375,17 @@ class VerdictAssembly:
             error_kind=kind,
             confidence_source="none",
             cost_usd=None if price is None else 0.0,
-            **self._common(started, attempts),
+            **self.common(started, attempts),
         )
 
-    def _over_budget(self, budget: Budget, needed: float, started: float) -> Verdict:
+    def over_budget(self, budget: Budget, needed: float, started: float) -> Verdict:
+        """The ``SKIPPED`` verdict of a call that needed ``needed`` USD more than ``budget``
+        had left: nothing was sent, it costs $0."""
         message = (
             f"budget: this call could cost up to ${needed:.6f} (prompt and max_tokens="
-            f"{self.max_tokens} at worst), more than the ${max(budget.remaining_usd, 0.0):.6f} "
-            f"left of budget_usd={budget.limit_usd:g}; not sent"
+            f"{self.settings.max_tokens} at worst), more than the "
+            f"${max(budget.remaining_usd, 0.0):.6f} left of budget_usd={budget.limit_usd:g}; "
+            "not sent"
         )
         return Verdict(
             kind="SKIPPED",
@@ -422,30 +394,47 @@ class VerdictAssembly:
             error_kind=ErrorKind.BUDGET,
             confidence_source="none",
             cost_usd=0.0,  # nothing was sent
-            **self._common(started, 0),
+            **self.common(started, 0),
         )
 
-    def _stored_completion(self, verdict: Verdict) -> Completion:
+    def stored_completion(self, verdict: Verdict) -> Completion:
         """What the response cache keeps of a valid verdict: the text (re-parsed on a hit),
         the usage, the model and, when its confidence came from them, the token
         probabilities (so a hit gives the same confidence)."""
         return Completion(
             text=verdict.raw_response,
             usage=verdict.usage,
-            model=self.model,
+            model=self.settings.model,
             logprobs=verdict.kept_logprobs(),
         )
 
-    def _common(self, started: float, attempts: int) -> dict[str, Any]:
-        prompt_id, prompt_version = self.prompt_provenance()
+    def from_kept(self, kept: KeptAnswer, started: float, request: ChatRequest) -> Verdict:
+        """The verdict of an answer kept by the run's journal (:mod:`.journal`): re-parsed
+        as a cache hit is, ``cached=True`` with no request made, and with the usage and
+        cost the vendor billed for it when it was asked, which no other result holds."""
+        verdict = self.from_completion(
+            kept.completion, 0, started, price=None, structured=request.structured
+        )
+        return verdict.model_copy(
+            update={
+                "cached": True,
+                "cost_usd": kept.cost_usd,
+                "cost_estimates": kept.cost_estimates,
+            }
+        )
+
+    def common(self, started: float, attempts: int) -> dict[str, Any]:
+        """The fields every verdict of the critic carries: its provenance, the time since
+        ``started`` and the ``attempts`` made."""
+        settings = self.settings
         return {
-            "critic_id": self.name,
+            "critic_id": settings.name,
             "elapsed_s": round(time.perf_counter() - started, 3),
-            "model": self.model,
-            "vendor": self.endpoint().name,
-            "prompt_id": prompt_id,
-            "prompt_version": prompt_version,
-            "prompt_sha256": self.prompt_sha256,
+            "model": settings.model,
+            "vendor": settings.endpoint.name,
+            "prompt_id": settings.prompt_id,
+            "prompt_version": settings.prompt_version,
+            "prompt_sha256": settings.prompt_sha256,
             "attempts": attempts,
         }
 

@@ -1,17 +1,18 @@
 """A critic's call path: from a built request to a verdict, through the response cache,
 the budget, the vendor's gate and retries, or a provider batch job.
 
-:class:`CallPath` is one of the parts :class:`~cross_judge.critic.critic.Critic` is made
-of: its methods are the critic's (``await critic.judge(query)``). In order, one call looks
-up the answers journal of a resumed run (:mod:`.journal`) and the response cache, resolves
-the API key, reserves its worst case from the budget
-(waiting, if it must, for the calls in flight to settle: :meth:`Budget.reserve_or_wait
-<cross_judge.budget.Budget.reserve_or_wait>`), and sends the request under the retry policy
-and the vendor's limits, or hands it to the batch-mode job in force (:mod:`.parking`);
-``samples > 1`` makes that many such calls at once and votes them. An answer whose usage is
-missing or implausible is priced at the call's worst case (:func:`charge_unreported_usage`).
-It does not build the request (:mod:`.request`) nor read the answer (:mod:`.assembly`), and
-it never raises for anything the vendor does.
+:class:`Caller` is the collaborator of :class:`~cross_judge.critic.critic.Critic` that makes
+its calls, given explicitly what it uses: the critic's frozen configuration, its request
+builder and verdict assembler, the injected HTTP session, and the critic itself, only to
+hand to a batch job and a tracing span. In order, one call looks up the answers journal of
+a resumed run (:mod:`.journal`) and the response cache, resolves the API key, reserves its
+worst case from the budget (waiting, if it must, for the calls in flight to settle:
+:meth:`Budget.reserve_or_wait <cross_judge.budget.Budget.reserve_or_wait>`), and sends the
+request under the retry policy and the vendor's limits, or hands it to the batch-mode job
+in force (:mod:`.parking`); ``samples > 1`` makes that many such calls at once and votes
+them. An answer whose usage is missing or implausible is priced at the call's worst case
+(:func:`charge_unreported_usage`). It does not build the request (:mod:`.request`) nor read
+the answer (:mod:`.assembly`), and it never raises for anything the vendor does.
 
 This is the benchmarked hot path: each step is a method call, nothing more.
 """
@@ -21,20 +22,17 @@ from __future__ import annotations
 import functools
 import logging
 import time
-from collections.abc import Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import anyio
 
-from .. import _otel, _sync
+from .. import _otel
 from ..budget import Budget
 from ..errors import ConfigError, ErrorKind, MissingAPIKeyError
 from ..limits import VendorGate
 from ..pricing import Price, estimate_prompt_tokens, usage_is_plausible, worst_case_cost
-from ..rubric.models import Rubric
-from ..stats import ConfidenceCalibration
 from ..transport import (
     CallFailure,
     ChatRequest,
@@ -50,175 +48,88 @@ from ..transport import (
 )
 from ..vendors import VendorConfig, resolve_api_key
 from ..verdict import Usage, Verdict, call_totals
-from .assembly import combine_samples, redacted_verdict
-from .journal import KeptAnswer, active_journal
+from ._config import CriticConfig, check_samples
+from .assembly import VerdictAssembler, combine_samples, redacted_verdict
+from .journal import active_journal
 from .parking import ParkingJob, active_job
-from .request import sample_request
+from .request import RequestBuilder, sample_request
 from .stepdown import step_down
-from .warmup import warm_up
 
 if TYPE_CHECKING:
-    from .._item import Item
     from .cache import ResponseCache
     from .critic import Critic
 
-__all__ = ["CallPath", "charge_unreported_usage"]
+__all__ = ["Caller", "charge_unreported_usage"]
 
 logger = logging.getLogger("cross_judge")
 
 
-class CallPath:
-    """The calling methods of :class:`~cross_judge.critic.critic.Critic`."""
+class Caller:
+    """Makes one critic's calls: ``settings`` its configuration, ``builder`` and
+    ``assembler`` its collaborators, ``session`` an injected HTTP session (``None``: the
+    shared pool), ``owner`` the critic, handed as is to a batch job and a tracing span."""
 
-    if TYPE_CHECKING:  # what these methods use of the critic (defined in .critic and beside)
-        name: str
-        api_key: str | None
-        timeout: float
-        max_retries: int
-        deadline: float | None
-        samples: int
-        calibration: ConfidenceCalibration | Mapping[str, Any] | None
-        _injected: HTTPSession | None
-        _cache: ResponseCache | None
+    __slots__ = ("assembler", "builder", "owner", "session", "settings")
 
-        def endpoint(self) -> VendorConfig: ...
-        def price(self) -> Price | None: ...
-        def no_price_message(self, config: VendorConfig) -> str: ...
-        def _calibration_in_use(self) -> ConfidenceCalibration | None: ...
-        def _check_samples(self) -> None: ...
-        def build_request(
-            self, item: str | Item, context: Mapping[str, Any] | None = None
-        ) -> ChatRequest: ...
-        def _verdict_from(
-            self,
-            completion: Completion,
-            attempts: int,
-            started: float,
-            *,
-            price: Price | None,
-            cached: bool = False,
-            batch: bool = False,
-            structured: str | None = None,
-        ) -> Verdict: ...
-        def json_allowed(self, config: VendorConfig) -> bool: ...
-        @property
-        def rubric(self) -> Rubric | None: ...
-        async def judge_rubric(
-            self,
-            query: str | Item,
-            context: Mapping[str, Any] | None = None,
-            *,
-            criteria: Sequence[str] | None = None,
-            budget: Budget | float | None = None,
-            cache: ResponseCache | None = None,
-        ) -> Verdict: ...
-
-        structured: str | None
-        confidence: str
-        retry_truncated: bool
-
-        def _failed(
-            self,
-            kind: ErrorKind,
-            message: str,
-            started: float,
-            *,
-            attempts: int,
-            price: Price | None,
-        ) -> Verdict: ...
-        def _over_budget(self, budget: Budget, needed: float, started: float) -> Verdict: ...
-        def _stored_completion(self, verdict: Verdict) -> Completion: ...
-        def truncation_message(
-            self, max_tokens: int, usage: Usage | None, *, retried_from: int | None = None
-        ) -> str: ...
-
-    async def judge(
+    def __init__(
         self,
-        query: str | Item,
-        context: Mapping[str, Any] | None = None,
+        settings: CriticConfig,
+        builder: RequestBuilder,
+        assembler: VerdictAssembler,
         *,
-        budget: Budget | float | None = None,
-        cache: ResponseCache | None = None,
-    ) -> Verdict:
-        """Judge ``query`` and return a :class:`Verdict`; vendor failures never raise.
+        session: HTTPSession | None,
+        owner: Critic,
+    ) -> None:
+        self.settings = settings
+        self.builder = builder
+        self.assembler = assembler
+        self.session = session
+        self.owner = owner
 
-        Args:
-            query: the item to judge: its text, inserted literally into the template, or
-                an :class:`~cross_judge.batch.Item` (its ``query`` and ``context``; its id
-                and meta are a panel's business, not a critic's).
-            context: values for the template's other fields (with a string query only: an
-                item carries its own).
-            budget: a spending cap in USD (or a :class:`~cross_judge.budget.Budget` shared
-                with other calls). The call's worst case is reserved before it is sent,
-                after waiting for calls in flight to settle if only they hold the room it
-                needs; if it cannot fit, nothing is sent and the verdict is ``SKIPPED``
-                with ``error_kind="budget"``. A call whose vendor reports no usable usage
-                is charged its worst case (the verdict's ``cost_estimates`` is 1).
-            cache: a response cache for this call, instead of the critic's own ``cache``.
-
-        Every attempt first waits its turn under the vendor's limits (``max_concurrency``,
-        ``rpm`` and the pause after a 429, see :func:`~cross_judge.vendors.set_vendor_limits`),
-        shared with every critic on the vendor; that wait counts against ``deadline``, not
-        against the per-attempt ``timeout``.
-
-        With ``samples=n > 1`` the item is asked ``n`` times at once, and the verdict is
-        their vote (:func:`combine_samples`); each sample reserves its own worst case from
-        ``budget``, so a budget that fits fewer than ``n`` calls votes the samples it
-        could pay for.
-
-        Returns:
-            A valid verdict, or ``kind="ERROR"`` (call failed: timeout, 429/5xx after
-            retries, 4xx, auth, missing key, invalid body, empty or refused answer),
-            ``kind="PARSE_FAIL"`` (text without a usable verdict) or ``kind="SKIPPED"``
-            (over budget), each with ``error`` and ``error_kind`` set and ``attempts``
-            counting the requests made. ``usage`` and ``cost_usd`` are the call's
-            (``cost_usd`` is ``None`` when the model's price is unknown; 0 for a cache hit).
-
-        Raises:
-            PromptError: the template needs a context key that was not given; raised
-                before any request, so nothing is billed.
-            ConfigError: a budget is given but the model has no known price (register one
-                with :func:`cross_judge.register_price`); raised before any request.
-            TypeError: an :class:`~cross_judge.batch.Item` and a ``context`` both given.
-        """
-        if self.rubric is not None:
-            return await self.judge_rubric(query, context, budget=budget, cache=cache)
-        return await self.judge_request(
-            self.build_request(query, context), budget=budget, cache=cache
+    def no_price_message(self, config: VendorConfig) -> str:
+        """The error message for a budget given to the critic, on ``config``'s vendor,
+        while its model has no known price: it says how to register one."""
+        model = self.settings.model
+        return (
+            f"{self.settings.where}: a budget needs the price of model {model!r} on vendor "
+            f"{config.name!r}, and none is known; add it with cross_judge.register_price("
+            f"{model!r}, vendor={config.name!r}, input=..., output=...) (USD per million "
+            "tokens) or load a price file with cross_judge.load_prices(path)"
         )
 
     async def judge_request(
         self,
         request: ChatRequest,
         *,
-        budget: Budget | float | None = None,
-        cache: ResponseCache | None = None,
+        price: Price | None,
+        budget: Budget | float | None,
+        cache: ResponseCache | None,
     ) -> Verdict:
-        """:meth:`judge` for a request already built with :meth:`build_request` (an
-        :class:`~cross_judge.ensemble.Ensemble` builds every critic's request before it
-        calls any, so a template mistake costs nothing). With ``samples > 1``, the
-        samples' requests (:func:`sample_request`) are made concurrently, each as one call,
-        and voted by :func:`combine_samples`."""
-        await warm_up()  # the first call's one-off set-up, off the event loop
-        config = self.endpoint()
-        if self.calibration is not None:
-            self._calibration_in_use()  # one assigned after construction: fail before sending
-        price = self.price()
+        """The verdict for ``request`` at ``price`` (the model's, ``None`` when unknown),
+        within ``budget``, through the response cache ``cache`` (``None``: none). With
+        ``samples > 1`` the samples' requests (:func:`sample_request`) are made at once,
+        each as one call, and voted by :func:`combine_samples`.
+
+        Raises:
+            ConfigError: a budget without a known price; ``samples`` no longer valid.
+        """
+        settings = self.settings
+        config = settings.endpoint
         spending = Budget.of(budget)  # once: a number is one cap for every sample
         if spending is not None and price is None:
             raise ConfigError(self.no_price_message(config))
-        store = cache if cache is not None else self._cache
-        if self.samples == 1:
-            return await self._judge_once(config, request, price, spending, store)
-        self._check_samples()  # samples or temperature reassigned since construction
-        results: list[Verdict | None] = [None] * self.samples
+        n = settings.samples
+        if n == 1:
+            return await self._judge_once(config, request, price, spending, cache)
+        check_samples(settings)  # samples or temperature reassigned since construction
+        results: list[Verdict | None] = [None] * n
 
         async def one(k: int) -> None:
             sample = sample_request(request, k)
-            results[k] = await self._judge_once(config, sample, price, spending, store)
+            results[k] = await self._judge_once(config, sample, price, spending, cache)
 
         async with anyio.create_task_group() as group:
-            for k in range(1, self.samples):
+            for k in range(1, n):
                 group.start_soon(one, k)
             await one(0)  # this task makes one of the calls itself
         return combine_samples([v for v in results if v is not None])
@@ -236,7 +147,7 @@ class CallPath:
         OpenTelemetry installed, in a ``chat {model}`` span (:mod:`cross_judge._otel`)."""
         job = active_job()
         if _otel.available:  # without OpenTelemetry, this branch is the whole cost
-            with _otel.chat_span(cast("Critic", self), config, request) as span:
+            with _otel.chat_span(self.owner, config, request) as span:
                 with nullcontext() if job is None else job.running():
                     verdict = await self._judge_one(config, request, price, spending, store, job)
                 return span.ended(verdict)
@@ -259,12 +170,12 @@ class CallPath:
         usage, cost, attempts and time of both (cut off again, its error names the doubled
         cap and says it was the retry)."""
         verdict = await self._judge_call(config, request, price, spending, store, job)
-        if verdict.error_kind is not ErrorKind.TRUNCATED or not self.retry_truncated:
+        if verdict.error_kind is not ErrorKind.TRUNCATED or not self.settings.retry_truncated:
             return verdict
         larger = replace(request, max_tokens=request.max_tokens * 2)
         logger.debug(
             "critic %s: the answer was cut off at max_tokens=%d; asking once more with %d",
-            self.name,
+            self.settings.name,
             request.max_tokens,
             larger.max_tokens,
         )
@@ -272,7 +183,7 @@ class CallPath:
         totals = call_totals([verdict, second])
         if second.error_kind is ErrorKind.TRUNCATED:
             # Cut off again: the message names the doubled cap, not the critic's own.
-            message = self.truncation_message(
+            message = self.assembler.truncation_message(
                 larger.max_tokens, second.usage, retried_from=request.max_tokens
             )
             totals.update(error=message, reasoning=message)
@@ -291,18 +202,20 @@ class CallPath:
         job: ParkingJob | None,
     ) -> Verdict:
         started = time.perf_counter()
+        assembler = self.assembler
+        name = self.settings.name
         journal = active_journal()
         key = request.cache_key(config) if store is not None or journal is not None else ""
         if journal is not None:
-            kept = journal.take(key, self.name)
+            kept = journal.take(key, name)
             if kept is not None:
-                replayed = self._kept_verdict(kept, started, request)
+                replayed = assembler.from_kept(kept, started, request)
                 if replayed.is_valid:  # as for the cache below
                     return replayed
         if store is not None:
             stored = await store.get(key)
             if stored is not None:
-                hit = self._verdict_from(
+                hit = assembler.from_completion(
                     stored, 0, started, price=None, cached=True, structured=request.structured
                 )
                 # Only valid answers are stored, but the key does not cover the labels: an
@@ -310,9 +223,11 @@ class CallPath:
                 if hit.is_valid:
                     return hit
         try:
-            api_key = resolve_api_key(config, self.api_key)
+            api_key = resolve_api_key(config, self.settings.api_key)
         except MissingAPIKeyError as exc:
-            return self._failed(ErrorKind.MISSING_KEY, str(exc), started, attempts=0, price=price)
+            return assembler.failed(
+                ErrorKind.MISSING_KEY, str(exc), started, attempts=0, price=price
+            )
         reserved = 0.0
         if spending is not None:
             assert price is not None
@@ -322,7 +237,7 @@ class CallPath:
             # the reservations it waits on is submitted.
             waiting = None if job is None else job.waiting
             if not await spending.reserve_or_wait(reserved, while_waiting=waiting):
-                return self._over_budget(spending, reserved, started)
+                return assembler.over_budget(spending, reserved, started)
         spent: float | None = None
         hide = redactor_for(*secrets_of(config.base_url, api_key))
         try:
@@ -332,7 +247,7 @@ class CallPath:
                 answer = await self._call(config, request, api_key, price, started, hide)
             else:
                 answer = await job.ask(
-                    cast("Critic", self),  # this is a Critic's method
+                    self.owner,
                     config,
                     request,
                     api_key,
@@ -342,9 +257,9 @@ class CallPath:
             spent = verdict.cost_usd or 0.0
             if verdict.is_valid and verdict.raw_response is not None:
                 if journal is not None:  # first: a kill during the cache's write loses nothing
-                    journal.record(key, self._stored_completion(verdict), verdict)
+                    journal.record(key, assembler.stored_completion(verdict), verdict)
                 if store is not None:
-                    await store.put(key, self._stored_completion(verdict))
+                    await store.put(key, assembler.stored_completion(verdict))
             return verdict
         finally:
             if spending is not None:
@@ -353,21 +268,6 @@ class CallPath:
                     prompt = Usage(prompt_tokens=estimate_prompt_tokens(request))
                     spent = price.cost(prompt)
                 spending.settle(reserved, spent)
-
-    def _kept_verdict(self, kept: KeptAnswer, started: float, request: ChatRequest) -> Verdict:
-        """The verdict of an answer kept by the run's journal (:mod:`.journal`): re-parsed
-        as a cache hit is, ``cached=True`` with no request made, and with the usage and
-        cost the vendor billed for it when it was asked, which no other result holds."""
-        verdict = self._verdict_from(
-            kept.completion, 0, started, price=None, structured=request.structured
-        )
-        return verdict.model_copy(
-            update={
-                "cached": True,
-                "cost_usd": kept.cost_usd,
-                "cost_estimates": kept.cost_estimates,
-            }
-        )
 
     async def _call(
         self,
@@ -389,20 +289,23 @@ class CallPath:
         attempt, outside the per-attempt timeout and the deadline, and ``elapsed_s``
         starts after it.
         """
+        settings = self.settings
+        assembler = self.assembler
         sending = False
         sent = request  # after any step down structured="auto" makes (see .stepdown)
         try:
             adapter = protocol_adapter(config.protocol)
             connection = await adapter.connect(
-                config, api_key, self._injected if adapter.takes_http_client else None
+                config, api_key, self.session if adapter.takes_http_client else None
             )
             started = time.perf_counter()
             self_timed = connection.self_timed
+            timeout = settings.timeout
 
             async def send() -> Completion:
-                return await connection.send(sent, self.timeout)
+                return await connection.send(sent, timeout)
 
-            learns = self.structured == "auto" or self.confidence == "auto"
+            learns = settings.structured == "auto" or settings.confidence == "auto"
 
             async def attempt() -> Completion:
                 nonlocal sent
@@ -423,7 +326,7 @@ class CallPath:
                                 config,
                                 sent,
                                 seen,
-                                json_ok=self.json_allowed(config),
+                                json_ok=self.builder.json_allowed(config),
                                 allowed=functools.partial(self.may_step, sent),
                             )
                         if weaker is None:
@@ -437,15 +340,15 @@ class CallPath:
                 gate = _otel.watched_gate(gate)  # times the wait for the call's span
             completion, attempts = await call_with_retries(
                 attempt,
-                max_retries=self.max_retries,
-                timeout=self.timeout,
-                deadline=self.deadline,
+                max_retries=settings.max_retries,
+                timeout=timeout,
+                deadline=settings.deadline,
                 gate=gate,
                 self_timed=self_timed,
             )
             if _otel.available:
                 _otel.record_completion(completion)
-            verdict = self._verdict_from(
+            verdict = assembler.from_completion(
                 completion, attempts, started, price=price, structured=sent.structured
             )
             return charge_unreported_usage(verdict, completion, sent, price)
@@ -454,11 +357,11 @@ class CallPath:
             if failure.attempts > 1:
                 message += f" (after {failure.attempts} attempts)"
             message = hide.error(message)
-            logger.debug("critic %s: %s", self.name, message)
-            verdict = self._failed(
+            logger.debug("critic %s: %s", settings.name, message)
+            verdict = assembler.failed(
                 failure.kind, message, started, attempts=failure.attempts, price=price
             )
-            if self.structured is not None:
+            if settings.structured is not None:
                 verdict = verdict.model_copy(update={"structured": sent.structured})
             return verdict
         except Exception as exc:
@@ -468,27 +371,22 @@ class CallPath:
             message = hide.error(f"internal: {type(exc).__name__}: {exc}")
             logger.warning(
                 "critic %s: unexpected failure: %s",
-                self.name,
+                settings.name,
                 message,
                 exc_info=redacted_exception(exc, hide=hide),
             )
             attempts = 1 if sending else 0  # a failed set-up sent nothing
-            return self._failed(
+            return assembler.failed(
                 ErrorKind.INTERNAL, message, started, attempts=attempts, price=price
             )
 
     def may_step(self, before: ChatRequest, after: ChatRequest) -> bool:
-        """Whether this critic lets a refused request ``before`` be sent as ``after``
+        """Whether a refused request ``before`` may be sent as ``after``
         (:func:`.stepdown.step_down`): a weaker answer shape with ``structured="auto"``,
-        no token probabilities with ``confidence="auto"``. A critic that asked for a form
-        or for ``"logprob"`` explicitly gets the refusal as its verdict instead."""
-        if after.structured != before.structured and self.structured != "auto":
+        no token probabilities with ``confidence="auto"``."""
+        if after.structured != before.structured and self.settings.structured != "auto":
             return False
-        return after.logprobs == before.logprobs or self.confidence == "auto"
-
-    def judge_sync(self, query: str | Item, context: Mapping[str, Any] | None = None) -> Verdict:
-        """:meth:`judge` for synchronous code; also works inside a running event loop."""
-        return _sync.run_sync(self.judge, query, context)
+        return after.logprobs == before.logprobs or self.settings.confidence == "auto"
 
 
 def charge_unreported_usage(

@@ -10,49 +10,49 @@ missing context key), and those surface at construction or before any request is
 It does not vote or fan out (see :mod:`cross_judge.ensemble`), and keeps no state between
 calls other than the shared connection pool.
 
-This module holds the class itself: its fields, the checks made at construction, its
-vendor, price and prompt provenance, and its export. Its methods for the rest come from
-the classes it is made of, one module per concern: building the request
-(:mod:`.request`), the call path (:mod:`.calls`) and turning an answer into a verdict
-(:mod:`.assembly`).
+This module holds the class: its mutable fields, the checks made at construction, its
+vendor, price and export. Its methods delegate to collaborators reading a frozen snapshot of
+the fields (:mod:`._config`, taken on first use after a field is assigned): the request
+(:mod:`.request`), the call (:mod:`.calls`), the verdict (:mod:`.assembly`), a rubric
+(:mod:`.rubric`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
-import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal, get_args
-from urllib.parse import urlsplit, urlunsplit
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import ConfigError
-from ..pricing import Price, price_for, registry_generation
+from .. import _sync
+from ..pricing import Price, registry_generation
 from ..stats import ConfidenceCalibration
-from ..transport import (
-    HTTPSession,
-    HttpxSession,
-    SyncDuckSession,
-    aclose_sessions,
-    protocol_adapter,
-)
+from ..transport import AnswerSchema, HTTPSession, aclose_sessions
 from ..vendors import VendorConfig, get_vendor, resolve_api_key, with_base_url
-from .assembly import VerdictAssembly
-from .calls import CallPath
-from .parsing import LABEL_KEYS, REASONING_KEYS, ExampleAnswer, normalize_label
-from .request import RequestBuilder
-from .rubric import RubricMethods
-from .template import Template
+from . import _config
+from ._config import (
+    DEFAULT_PROMPT_TEMPLATE,
+    DEFAULT_SYSTEM_PROMPT,
+    ConfidenceMode,
+    CriticConfig,
+    Effort,
+    JsonMode,
+    Structured,
+)
+from ._parts import Parts, parts_of
+from .parsing import LABEL_KEYS, REASONING_KEYS
+from .warmup import warm_up
 
 if TYPE_CHECKING:
+    from .._item import Item
+    from ..budget import Budget
+    from ..errors import ErrorKind
+    from ..rubric.models import CriterionVerdict, Rubric
+    from ..transport import CallFailure, ChatRequest, Completion, Message, StructuredForm
+    from ..verdict import Usage, Verdict
     from .cache import ResponseCache
     from .prompts import PromptSpec
-
-logger = logging.getLogger("cross_judge")
 
 __all__ = [
     "DEFAULT_MAX_ITEM_CHARS",
@@ -65,36 +65,15 @@ __all__ = [
     "Structured",
 ]
 
-DEFAULT_PROMPT_TEMPLATE = (
-    "Judge the following query:\n{query}\n\n"
-    "Output JSON with kind (KEEP/REJECT/SPLIT/MERGE), confidence (0-1), reasoning."
-)
-"""cross-judge 0.1's default user template, unchanged."""
-
-DEFAULT_SYSTEM_PROMPT = "You are a careful judge. Output strict JSON only."
-"""cross-judge 0.1's default system prompt, unchanged."""
-
-JsonMode = bool | Literal["auto"]
-
-Structured = Literal["auto", "schema", "tool", "json", "off"]
-"""``Critic(structured=...)``: the answer shape asked of the vendor (see :class:`Critic`)."""
-
-Effort = Literal["low", "medium", "high"]
-"""``Critic(effort=...)``: a reasoning model's effort."""
-
-ConfidenceMode = Literal["stated", "logprob", "auto"]
-"""``Critic(confidence=...)``: where a verdict's confidence comes from."""
-
-_STRUCTURED: tuple[str, ...] = get_args(Structured)
-_EFFORTS: tuple[str, ...] = get_args(Effort)
-_CONFIDENCE_MODES: tuple[str, ...] = get_args(ConfidenceMode)
-
 DEFAULT_MAX_ITEM_CHARS = 1_000_000
 """Critic's default ``max_item_chars``: above any context window at ~4 characters a token."""
 
+# Assigning these does not change what the collaborators read: the snapshot stays.
+_SNAPSHOT_FREE = frozenset({"_memo", "_endpoint_memo", "_cache"})
+
 
 @dataclass(eq=False)
-class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
+class Critic:
     """One LLM critic: a model on a vendor with a prompt.
 
     The first eleven parameters are cross-judge 0.1's, in its order and with its defaults.
@@ -145,7 +124,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
             10 MB item pasted by mistake would otherwise be billed, or refused by the
             vendor after the upload). The default, 1,000,000, is above any context window
             at about four characters a token; ``None`` removes the check.
-        calibration: a :class:`~cross_judge.stats._confidence_calibration.ConfidenceCalibration`
+        calibration: a :class:`~cross_judge.stats.confidence_calibration.ConfidenceCalibration`
             fitted for this critic (``calibrate_confidence(results, gold)[name]`` from
             :mod:`cross_judge.reliability`), or its ``to_dict()`` form. Every valid verdict
             whose answer states a confidence then has ``confidence`` mapped by it and the
@@ -181,7 +160,7 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         effort: a reasoning model's effort, ``"low"``, ``"medium"`` or ``"high"``, sent
             as the vendor takes it (OpenAI ``reasoning_effort``, Anthropic
             ``output_config.effort``, DeepSeek's thinking switch, ...; see
-            :func:`~cross_judge.transport._openai_compat.reasoning_fields`). With the ``openai``
+            :func:`~cross_judge.transport.openai_compat.reasoning_fields`). With the ``openai``
             dialect ``temperature`` is then not sent (reasoning models refuse it).
         thinking_budget: tokens a reasoning model may think before answering: Anthropic
             extended thinking (``max_tokens`` becomes the budget plus ``max_tokens``,
@@ -243,7 +222,6 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
     retry_truncated: bool = True
     family: str | None = None
 
-    _template: Template = field(init=False, repr=False)
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
     _cache: ResponseCache | None = field(init=False, repr=False, default=None)
     # Derived from public fields and the registry on the hot path; recomputed if those
@@ -251,92 +229,78 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
     _endpoint_memo: tuple[str, str | None, VendorConfig, VendorConfig] | None = field(
         init=False, repr=False, default=None
     )
-    _sha_memo: tuple[str, str, str] | None = field(init=False, repr=False, default=None)
-    _price_memo: tuple[str, str, int, Price | None] | None = field(
-        init=False, repr=False, default=None
-    )
     # Which JSON keys hold the label and the reasoning, highest precedence first. The
     # legacy Reviewer reads 0.1's `verdict`/`rationale` first; everything else `kind` first.
     _label_keys: tuple[str, ...] = field(init=False, repr=False, default=LABEL_KEYS)
     _reasoning_keys: tuple[str, ...] = field(init=False, repr=False, default=REASONING_KEYS)
+    # The configuration snapshot and its collaborators, dropped when a field is assigned.
+    # Per instance, set with object.__setattr__; not a field, so that repr, asdict and
+    # model_dump never see it.
+    _memo: ClassVar[Parts | None] = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise ConfigError("Critic name must be a non-empty string, e.g. name='strict-gpt'")
-        if not isinstance(self.model, str) or not self.model.strip():
-            raise ConfigError(f"Critic {self.name!r}: model must be a non-empty model id")
-        _check_number(self.name, "temperature", self.temperature, low=0.0, high=2.0)
-        _check_number(self.name, "timeout", self.timeout, low=0.0, low_open=True)
-        _check_number(self.name, "weight", self.weight, low=0.0)
-        if self.deadline is not None:
-            _check_number(self.name, "deadline", self.deadline, low=0.0, low_open=True)
-        for attr, minimum in (
-            ("max_tokens", 1),
-            ("max_retries", 0),
-            ("max_item_chars", 1),
-            ("samples", 1),
-        ):
-            value = getattr(self, attr)
-            if attr == "max_item_chars" and value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                none = " or None (no limit)" if attr == "max_item_chars" else ""
-                raise ConfigError(
-                    f"Critic {self.name!r}: {attr} must be an integer >= {minimum}{none}, "
-                    f"got {value!r}"
-                )
-        if self.family is not None and (
-            not isinstance(self.family, str) or not self.family.strip()
-        ):
-            raise ConfigError(
-                f"Critic {self.name!r}: family must be a non-empty string such as 'openai', "
-                f"or None, got {self.family!r}"
-            )
-        if self.json_mode not in (True, False, "auto"):
-            raise ConfigError(
-                f"Critic {self.name!r}: json_mode must be True, False or 'auto', "
-                f"got {self.json_mode!r}"
-            )
+        _config.check_fields(vars(self))
         if self.prompt is not None:
-            self._adopt_prompt()
+            self.prompt, self.prompt_template, self.system_prompt, self.labels = (
+                _config.adopt_prompt(vars(self))
+            )
         if self.labels is not None:
-            self.labels = _normalise_labels(self.name, self.labels)
-        self.endpoint()  # unknown vendor / custom without base_url: fail now
-        self._template = self._compile()
-        if self.json_mode is True and not self._mentions_json():
-            raise ConfigError(
-                f"Critic {self.name!r}: json_mode=True, but neither the system prompt nor the "
-                "template mentions JSON, and vendors reject json_object requests then; "
-                "mention JSON in the prompt or set json_mode='auto'"
-            )
-        if self.seed is not None and (
-            isinstance(self.seed, bool) or not isinstance(self.seed, int)
-        ):
-            raise ConfigError(f"Critic {self.name!r}: seed must be an integer or None")
-        adapter = protocol_adapter(self.endpoint().protocol)
-        if self.json_mode is True and "json" not in adapter.forms:
-            raise ConfigError(
-                f"Critic {self.name!r}: {adapter.title} has no JSON mode; ask for "
-                "JSON in the prompt (the packaged prompts do) and set json_mode='auto'"
-            )
-        if self.http_client is not None:
-            if not adapter.takes_http_client:
-                raise ConfigError(
-                    f"Critic {self.name!r}: http_client is for OpenAI-compatible vendors; "
-                    f"vendor {self.endpoint().name!r} speaks {self.endpoint().protocol!r}, "
-                    "so leave http_client out (its SDK client is pooled per event loop)"
-                )
-            self._injected = _wrap_client(self.name, self.http_client)
-        self._check_samples()
-        self._check_answer_options()
-        self.check_rubric_options()
+            self.labels = _config.normalise_labels(self.name, self.labels)
+        endpoint = self.endpoint()  # unknown vendor / custom without base_url: fail now
+        self._injected = _config.check_sending(vars(self), endpoint)
+        parts = self._parts()  # converts a calibration mapping, or raises for a bad one
+        _config.check_samples(parts.settings)
+        _config.check_answer_options(parts.settings)
+        parts.rubric.check_options()
         if self.cache is not None and self.cache is not False:
             from .cache import resolve_cache
 
             self._cache = resolve_cache(self.cache)
-        self._calibration_in_use()
 
-    # -- configuration ------------------------------------------------------------------
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A field assigned (critic.temperature = 0.3) drops the snapshot: the next call
+        # takes a new one, so the change takes effect there.
+        object.__setattr__(self, name, value)
+        if name not in _SNAPSHOT_FREE:
+            object.__setattr__(self, "_memo", None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A pickle or copy leaves the snapshot out: the copy takes its own on first use.
+        state = self.__dict__.copy()
+        state.pop("_memo", None)
+        return state
+
+    def _parts(self) -> Parts:
+        """The configuration snapshot and its collaborators: the one taken, while no field
+        was assigned since and the vendor's registration is the one it used."""
+        parts = self._memo
+        if parts is None or parts.settings.endpoint is not self.endpoint():
+            parts = self._snapshot_parts()
+        return parts
+
+    def _snapshot_parts(self) -> Parts:
+        calibration = self._calibration_in_use()  # first: converting it assigns the field
+        values = vars(self)
+        settings = CriticConfig.build(
+            **{name: values[name] for name in _config.CRITIC_SETTINGS},
+            endpoint=self.endpoint(),
+            calibration=calibration,
+            label_keys=self._label_keys,
+            reasoning_keys=self._reasoning_keys,
+            prompt_sha256=self.prompt_sha256,
+        )
+        parts = parts_of(settings, session=self._injected, owner=self)
+        object.__setattr__(self, "_memo", parts)
+        return parts
+
+    def snapshot(self) -> CriticConfig:
+        """The frozen configuration the next call reads: taken on first use after a field
+        was assigned (or the vendor's registration replaced), then reused.
+
+        Raises:
+            PromptError / ConfigError: a field assigned since construction is invalid.
+        """
+        return self._parts().settings
 
     @classmethod
     def from_yaml_prompt(cls, name: str, model: str, yaml_path: str, **kwargs: Any) -> Critic:
@@ -360,29 +324,6 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
             return cls(name=name, model=model, **kwargs)
         return cls(name=name, model=model, prompt=spec, **kwargs)
 
-    def _adopt_prompt(self) -> None:
-        from .prompts import PromptSpec, load_prompt
-
-        if isinstance(self.prompt, str):
-            self.prompt = load_prompt(self.prompt)
-        if not isinstance(self.prompt, PromptSpec):
-            raise ConfigError(
-                f"Critic {self.name!r}: prompt must be a PromptSpec or a reference such as "
-                f"'taxonomy-review@1', got {type(self.prompt).__name__}"
-            )
-        if (self.prompt_template, self.system_prompt) != (
-            DEFAULT_PROMPT_TEMPLATE,
-            DEFAULT_SYSTEM_PROMPT,
-        ):
-            raise ConfigError(
-                f"Critic {self.name!r}: pass either prompt= or prompt_template/system_prompt, "
-                "not both (Critic.from_yaml_prompt(..., prompt_template=...) overrides a file)"
-            )
-        self.prompt_template = self.prompt.user_prompt_template
-        self.system_prompt = self.prompt.system_prompt
-        if self.labels is None and self.prompt.labels:
-            self.labels = list(self.prompt.labels)
-
     def use_answer_keys(self, label_keys: Sequence[str], reasoning_keys: Sequence[str]) -> None:
         """Read the label and the reasoning of an answer from these JSON keys, highest
         precedence first, instead of :data:`~cross_judge.critic.parsing.LABEL_KEYS` and
@@ -392,112 +333,16 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         self._label_keys = tuple(label_keys)
         self._reasoning_keys = tuple(reasoning_keys)
 
-    def _check_samples(self) -> None:
-        """Raise unless ``samples`` is an integer >= 1 that can sample: more than one
-        sample needs a temperature > 0 where the protocol sends one.
+    def _calibration_in_use(self) -> ConfidenceCalibration | None:
+        """The calibration; a mapping (given, or assigned later) is converted and kept.
 
         Raises:
-            ConfigError: saying what to change.
+            ConfigError: it is neither a calibration, a valid ``to_dict()`` mapping nor None.
         """
-        n = self.samples
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ConfigError(f"Critic {self.name!r}: samples must be an integer >= 1, got {n!r}")
-        config = self.endpoint()
-        # no temperature is sent: the vendor samples at its own default
-        unsent = not protocol_adapter(config.protocol).sends_temperature(config, self.effort)
-        if n > 1 and self.temperature == 0 and not unsent:
-            raise ConfigError(
-                f"Critic {self.name!r}: samples={n} needs a temperature > 0: at temperature 0 "
-                f"the {n} answers would be the same answer billed {n} times; set e.g. "
-                "temperature=0.7, or samples=1"
-            )
-
-    def _check_answer_options(self) -> None:
-        """Raise unless ``structured``, ``effort``, ``thinking_budget``, ``confidence`` and
-        ``retry_truncated`` are valid and the vendor can take them as asked.
-
-        Raises:
-            ConfigError: saying what to change.
-        """
-        where = f"Critic {self.name!r}"
-        config = self.endpoint()
-        adapter = protocol_adapter(config.protocol)
-        if self.structured not in (None, *_STRUCTURED):
-            raise ConfigError(
-                f"{where}: structured must be one of {', '.join(map(repr, _STRUCTURED))} or "
-                f"None (follow json_mode); got {self.structured!r}"
-            )
-        if self.structured is not None and self.json_mode != "auto":
-            raise ConfigError(
-                f"{where}: pass structured= or json_mode=, not both (json_mode=True is "
-                "structured='json', json_mode=False is structured='off')"
-            )
-        if self.structured not in (None, "auto"):
-            problem = adapter.form_problem(config, self.structured)
-            if problem is not None:
-                raise ConfigError(f"{where}: {problem}")
-        if self._answer_regex() is not None and self.structured in ("schema", "tool", "json"):
-            raise ConfigError(
-                f"{where}: its prompt answers in a regex answer_format, not JSON, so "
-                f"structured={self.structured!r} cannot apply; use structured='off' or 'auto' "
-                "(which then sends no format)"
-            )
-        if self.effort is not None and self.effort not in _EFFORTS:
-            raise ConfigError(
-                f"{where}: effort must be 'low', 'medium', 'high' or None; got {self.effort!r}"
-            )
-        budget = self.thinking_budget
-        if budget is not None and (
-            isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
-        ):
-            raise ConfigError(
-                f"{where}: thinking_budget must be a whole number of tokens >= 1 or None; "
-                f"got {budget!r}"
-            )
-        problem = adapter.reasoning_problem(config, self.effort, budget, self.structured)
-        if problem is not None:
-            raise ConfigError(f"{where}: {problem}")
-        if self.confidence not in _CONFIDENCE_MODES:
-            raise ConfigError(
-                f"{where}: confidence must be 'stated', 'logprob' or 'auto'; got "
-                f"{self.confidence!r}"
-            )
-        if self.confidence == "logprob":
-            if config.logprobs is False:
-                raise ConfigError(
-                    f"{where}: vendor {config.name!r} serves no token probabilities, so "
-                    "confidence='logprob' cannot work; use confidence='stated', or 'auto' "
-                    "(logprob where served, stated elsewhere)"
-                )
-            if self.labels is None:
-                raise ConfigError(
-                    f"{where}: confidence='logprob' renormalises over the label vocabulary; "
-                    "give labels=[...] (or a prompt that lists them)"
-                )
-        if self.confidence == "auto" and config.logprobs is False:
-            _say_once(
-                (config.name, self.model),
-                f"{where}: vendor {config.name!r} serves no token probabilities, so "
-                "confidence='auto' uses the confidence the model states "
-                "(confidence_source='stated')",
-            )
-        if not isinstance(self.retry_truncated, bool):
-            raise ConfigError(
-                f"{where}: retry_truncated must be True or False; got {self.retry_truncated!r}"
-            )
-
-    def _spec_in_use(self) -> PromptSpec | None:
-        """The prompt spec, while the critic still sends its exact text (a template
-        changed after construction is no longer that prompt)."""
-        spec = self.prompt
-        if (
-            spec is None
-            or isinstance(spec, str)
-            or spec.user_prompt_template != self.prompt_template
-            or spec.system_prompt != self.system_prompt
-        ):
-            return None
-        return spec
+        converted = _config.convert_calibration(f"Critic {self.name!r}", self.calibration)
+        if converted is not self.calibration:
+            self.calibration = converted
+        return converted
 
     def prompt_provenance(self) -> tuple[str | None, str | None]:
         """``(id, version)`` of the prompt this critic judges with, as stamped on its
@@ -505,41 +350,15 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
         :class:`~cross_judge.prompts.PromptSpec` while it still sends that prompt's exact
         text; ``(None, None)`` for a critic without one, or whose ``system_prompt`` or
         ``prompt_template`` was changed since."""
-        spec = self._spec_in_use()
+        spec = _config.spec_in_use(self.prompt, self.prompt_template, self.system_prompt)
         return (None, None) if spec is None else (spec.id, spec.version)
 
-    def _examples(self) -> tuple[ExampleAnswer, ...]:
-        """The example answers the prompt shows the model, so that a verbatim copy of one
-        is not counted as a vote; none once the template was changed."""
-        spec = self._spec_in_use()
-        return () if spec is None else spec.examples
-
-    def _answer_regex(self) -> re.Pattern[str] | None:
-        """The prompt's ``answer_format`` regex while the critic sends that prompt."""
-        spec = self._spec_in_use()
-        return None if spec is None else spec.answer_regex
-
-    def _calibration_in_use(self) -> ConfidenceCalibration | None:
-        """The calibration; a mapping (given, or assigned later) is converted and kept.
-
-        Raises:
-            ConfigError: it is neither a calibration, a valid ``to_dict()`` mapping nor None.
-        """
-        calibration = self.calibration
-        if calibration is None or isinstance(calibration, ConfidenceCalibration):
-            return calibration
-        if not isinstance(calibration, Mapping):
-            raise ConfigError(
-                f"Critic {self.name!r}: calibration must be a ConfidenceCalibration (e.g. "
-                "cross_judge.reliability.calibrate_confidence(results, gold)[name]), its "
-                f"to_dict() form, or None; got {type(calibration).__name__}"
-            )
-        try:
-            converted = ConfidenceCalibration.from_dict(calibration)
-        except ConfigError as exc:
-            raise ConfigError(f"Critic {self.name!r}: calibration: {exc}") from None
-        self.calibration = converted
-        return converted
+    @property
+    def rubric(self) -> Rubric | None:
+        """The rubric of this critic's prompt (a prompt with ``criteria``) while the critic
+        sends that prompt, else ``None``."""
+        spec = _config.spec_in_use(self.prompt, self.prompt_template, self.system_prompt)
+        return None if spec is None else spec.rubric
 
     def endpoint(self) -> VendorConfig:
         """The vendor configuration this critic calls: its registered ``vendor`` (as
@@ -566,18 +385,12 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
     @property
     def prompt_sha256(self) -> str:
         """sha256 of the system prompt and template: which exact prompt judged."""
-        memo = self._sha_memo
-        if memo is None or memo[0] != self.system_prompt or memo[1] != self.prompt_template:
-            blob = json.dumps([self.system_prompt, self.prompt_template], ensure_ascii=False)
-            digest = hashlib.sha256(blob.encode()).hexdigest()
-            memo = self._sha_memo = (self.system_prompt, self.prompt_template, digest)
-        return memo[2]
+        return _config.prompt_digest(self.system_prompt, self.prompt_template)
 
     def check(self, context: Mapping[str, Any] | None = None) -> None:
-        """Raise now for what would otherwise only show up at call time.
-
-        Checks the vendor and endpoint, that an API key is available when the vendor needs
-        one, and (given ``context``) that the template can be rendered with it.
+        """Raise now for what would otherwise only show up at call time: the vendor and
+        endpoint, an API key when the vendor needs one, and (given ``context``) that the
+        template renders with it.
 
         Raises:
             MissingAPIKeyError: no key; the message names the environment variable.
@@ -590,28 +403,284 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
 
     def price(self) -> Price | None:
         """This critic's model price (:func:`cross_judge.pricing.price_for`), if known."""
-        vendor, generation = self.endpoint().name, registry_generation()
-        memo = self._price_memo
-        if memo is None or memo[:3] != (vendor, self.model, generation):
-            memo = self._price_memo = (
-                vendor,
-                self.model,
-                generation,
-                price_for(vendor, self.model),
-            )
-        return memo[3]
+        return _config.price_of(self.endpoint().name, self.model, registry_generation())
 
     def no_price_message(self, config: VendorConfig) -> str:
         """The error message for a budget given to this critic, on ``config``'s vendor,
         while its model has no known price: it says how to register one."""
-        return (
-            f"Critic {self.name!r}: a budget needs the price of model {self.model!r} on vendor "
-            f"{config.name!r}, and none is known; add it with cross_judge.register_price("
-            f"{self.model!r}, vendor={config.name!r}, input=..., output=...) (USD per million "
-            "tokens) or load a price file with cross_judge.load_prices(path)"
+        return self._parts().caller.no_price_message(config)
+
+    def json_mode_on(self, config: VendorConfig) -> bool:
+        """Whether requests to ``config`` ask for a JSON object (``response_format``
+        ``json_object``): ``json_mode`` when True or False; with ``"auto"``, when the
+        vendor accepts JSON mode and the prompt mentions JSON."""
+        return self._parts().builder.json_mode_on(config)
+
+    def answer_schema(self) -> AnswerSchema:
+        """The JSON schema of this critic's answer (:func:`.answer_schema.answer_schema`):
+        its prompt's ``output`` fields (``kind``, ``confidence``, ``reasoning`` without a
+        prompt file) with the label an enum of ``labels``, named after the prompt and its
+        version. Sent with ``structured="schema"``/``"tool"``/``"auto"``."""
+        return self._parts().builder.answer_schema()
+
+    def structured_form(self, config: VendorConfig) -> StructuredForm:
+        """The answer shape this critic's next request to ``config`` asks for:
+        ``structured=None`` follows ``json_mode`` (:meth:`json_mode_on`); ``"auto"`` starts
+        at the strongest form the vendor may take
+        (:meth:`~cross_judge.transport.WireAdapter.auto_form`) and keeps any step down the
+        endpoint and model made (:mod:`.stepdown`); other values are sent as given."""
+        return self._parts().builder.structured_form(config)
+
+    def json_allowed(self, config: VendorConfig) -> bool:
+        """Whether ``structured="auto"`` may step down to JSON mode on ``config``: the
+        vendor is not known to refuse it and the prompt mentions JSON (vendors refuse a
+        ``json_object`` request whose messages do not)."""
+        return self._parts().builder.json_allowed(config)
+
+    def logprobs_asked(self, config: VendorConfig) -> int | None:
+        """How many alternatives per token this critic asks ``config`` for
+        (:data:`~cross_judge.critic.request.TOP_LOGPROBS`), or ``None``: with
+        ``confidence="logprob"``, and with ``"auto"`` where the vendor may serve them and
+        has not refused them."""
+        return self._parts().builder.logprobs_asked(config)
+
+    def render_prompt(self, query: str | Item, context: Mapping[str, Any] | None = None) -> str:
+        """The user message for ``query`` (a string with ``context``, or an
+        :class:`~cross_judge.batch.Item`): every field filled literally, nothing evaluated.
+
+        Raises:
+            PromptError: a field has no value, or ``context`` tries to override ``query``.
+            ItemTooLongError: the query plus the context values the template uses are
+                longer than ``max_item_chars``.
+        """
+        return self._parts().builder.render_prompt(query, context)
+
+    def build_messages(
+        self, query: str | Item, context: Mapping[str, Any] | None = None
+    ) -> list[dict[str, str]]:
+        """The chat messages sent for ``query`` (system message only if non-empty)."""
+        return self._parts().builder.build_messages(query, context)
+
+    def item_messages(
+        self, item: str | Item, context: Mapping[str, Any] | None = None
+    ) -> tuple[Message, ...]:
+        """The messages that ask this critic about ``item`` (an
+        :class:`~cross_judge.batch.Item`, or its query with ``context``): the system
+        prompt when there is one, then the user's turn, the rendered template as one text
+        part (the wire protocol's adapter sends them in its own form).
+
+        Raises:
+            PromptError: as :meth:`render_prompt`.
+        """
+        return self._parts().builder.item_messages(item, context)
+
+    def build_request(
+        self, item: str | Item, context: Mapping[str, Any] | None = None
+    ) -> ChatRequest:
+        """The wire-neutral request sent for ``item`` (an :class:`~cross_judge.batch.Item`,
+        or its query as a string with ``context``): :meth:`item_messages` and this
+        critic's settings.
+
+        Raises:
+            PromptError: as :meth:`render_prompt`.
+            TypeError: an item and a ``context`` both given (an item carries its own).
+        """
+        return self._parts().builder.build_request(item, context)
+
+    async def judge(
+        self,
+        query: str | Item,
+        context: Mapping[str, Any] | None = None,
+        *,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Verdict:
+        """Judge ``query`` and return a :class:`Verdict`; vendor failures never raise.
+
+        Args:
+            query: the item to judge: its text, inserted literally into the template, or
+                an :class:`~cross_judge.batch.Item` (its ``query`` and ``context``; its id
+                and meta are a panel's business, not a critic's).
+            context: values for the template's other fields (with a string query only: an
+                item carries its own).
+            budget: a spending cap in USD (or a :class:`~cross_judge.budget.Budget` shared
+                with other calls). The call's worst case is reserved before it is sent
+                (waiting for calls in flight to settle if only they hold the room); if it
+                cannot fit, nothing is sent: ``SKIPPED``, ``error_kind="budget"``. A call
+                whose vendor reports no usable usage is charged its worst case.
+            cache: a response cache for this call, instead of the critic's own ``cache``.
+
+        Every attempt first waits its turn under the vendor's limits (``max_concurrency``,
+        ``rpm`` and the pause after a 429, see :func:`~cross_judge.vendors.set_vendor_limits`),
+        shared with every critic on the vendor; that wait counts against ``deadline``, not
+        against the per-attempt ``timeout``.
+
+        With ``samples=n > 1`` the verdict is the vote of ``n`` calls made at once
+        (:func:`combine_samples`), each reserving its own worst case from ``budget``.
+
+        Returns:
+            A valid verdict, or ``kind="ERROR"`` (call failed: timeout, 429/5xx after
+            retries, 4xx, auth, missing key, invalid body, empty or refused answer),
+            ``kind="PARSE_FAIL"`` (text without a usable verdict) or ``kind="SKIPPED"``
+            (over budget), each with ``error`` and ``error_kind`` set and ``attempts``
+            counting the requests made. ``usage`` and ``cost_usd`` are the call's
+            (``cost_usd`` is ``None`` when the model's price is unknown; 0 for a cache hit).
+
+        Raises:
+            PromptError: the template needs a context key that was not given; raised
+                before any request, so nothing is billed.
+            ConfigError: a budget is given but the model has no known price (register one
+                with :func:`cross_judge.register_price`); raised before any request.
+            TypeError: an :class:`~cross_judge.batch.Item` and a ``context`` both given.
+        """
+        parts = self._parts()
+        if parts.settings.rubric is not None:
+            return await parts.rubric.judge(query, context, budget=budget, cache=cache)
+        request = parts.builder.build_request(query, context)
+        return await self.judge_request(request, budget=budget, cache=cache)
+
+    async def judge_request(
+        self,
+        request: ChatRequest,
+        *,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Verdict:
+        """:meth:`judge` for a request already built with :meth:`build_request` (an
+        :class:`~cross_judge.ensemble.Ensemble` builds every critic's request before it
+        calls any, so a template mistake costs nothing). With ``samples > 1``, the
+        samples' requests (:func:`sample_request`) are made concurrently, each as one call,
+        and voted by :func:`combine_samples`."""
+        await warm_up()  # the first call's one-off set-up, off the event loop
+        caller = self._parts().caller
+        store = cache if cache is not None else self._cache
+        return await caller.judge_request(request, price=self.price(), budget=budget, cache=store)
+
+    def judge_sync(self, query: str | Item, context: Mapping[str, Any] | None = None) -> Verdict:
+        """:meth:`judge` for synchronous code; also works inside a running event loop."""
+        return _sync.run_sync(self.judge, query, context)
+
+    def may_step(self, before: ChatRequest, after: ChatRequest) -> bool:
+        """Whether this critic lets a refused request ``before`` be sent as ``after``
+        (:func:`.stepdown.step_down`): a weaker answer shape with ``structured="auto"``,
+        no token probabilities with ``confidence="auto"``. A critic that asked for a form
+        or for ``"logprob"`` explicitly gets the refusal as its verdict instead."""
+        return self._parts().caller.may_step(before, after)
+
+    def verdict_from_batch(
+        self, outcome: Completion | CallFailure, *, structured: str | None = None
+    ) -> Verdict:
+        """The verdict for this critic's request answered through a vendor's batch API
+        (:mod:`cross_judge.transport.batch_codecs`): a completion parsed as a live answer is
+        and priced at the model's batch rate, a failure an ``ERROR`` of its kind; redacted
+        as live verdicts are; one attempt, ``elapsed_s`` 0 (the batch's time is the job's).
+        ``structured`` is the answer shape asked for (a batch has no step down).
+
+        Raises:
+            ConfigError: a completion reports usage, and the model has a price but no batch
+                rate (its vendor has no batch API the price table knows).
+        """
+        assembler = self._parts().assembler
+        return assembler.from_batch(outcome, price=self.price(), structured=structured)
+
+    def unfinished_verdict(
+        self,
+        kind: str,
+        message: str,
+        error_kind: ErrorKind,
+        *,
+        elapsed_s: float = 0.0,
+        sent: bool = True,
+    ) -> Verdict:
+        """A verdict, with this critic's provenance, for a call cut off by a deadline
+        (``kind="ERROR"``) or saved by early stop (``"SKIPPED"``): $0 if never ``sent``
+        (when the price is known), else no known cost (a vendor may bill its prompt)."""
+        return self._parts().assembler.unfinished(
+            kind, message, error_kind, price=self.price(), elapsed_s=elapsed_s, sent=sent
         )
 
-    # -- lifecycle ------------------------------------------------------------------------
+    def truncation_message(
+        self, max_tokens: int, usage: Usage | None, *, retried_from: int | None = None
+    ) -> str:
+        """Why an answer cut off at ``max_tokens`` (``usage`` its call's) is no verdict;
+        ``retried_from`` is the cap of the first call when this was the retry at twice it
+        (``retry_truncated``), which the message then says."""
+        assembler = self._parts().assembler
+        return assembler.truncation_message(max_tokens, usage, retried_from=retried_from)
+
+    def check_rubric_options(self) -> None:
+        """Raise for what a rubric critic cannot do.
+
+        Raises:
+            ConfigError: ``samples > 1``; ``confidence="logprob"`` with ``one_call``.
+        """
+        self._parts().rubric.check_options()
+
+    def rubric_requests(
+        self,
+        query: str | Item,
+        context: Mapping[str, Any] | None = None,
+        criteria: Sequence[str] | None = None,
+    ) -> list[tuple[tuple[str, ...], ChatRequest]]:
+        """The requests that ask about ``criteria`` (default: every criterion), each with
+        the criterion ids it answers: one per criterion (``per_criterion``) or one for all
+        (``one_call``), in rubric order.
+
+        Raises:
+            PromptError: as :meth:`build_request`, or ``context`` sets a rubric field
+                (``criterion``, ``criterion_id``, ``criteria``).
+            ConfigError: the critic has no rubric, or ``criteria`` names an unknown id,
+                none, or an id twice, or is a string (see :meth:`Rubric.select
+                <cross_judge.rubric.Rubric.select>`).
+        """
+        return self._parts().rubric.requests(query, context, criteria)
+
+    async def judge_rubric(
+        self,
+        query: str | Item,
+        context: Mapping[str, Any] | None = None,
+        *,
+        criteria: Sequence[str] | None = None,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Verdict:
+        """Judge ``query`` on ``criteria`` (default all): the requests of
+        :meth:`rubric_requests`, sent at once, put together by :meth:`rubric_verdict`.
+        Never raises for a vendor failure (a failed call fails its criteria)."""
+        path = self._parts().rubric
+        return await path.judge(query, context, criteria=criteria, budget=budget, cache=cache)
+
+    async def judge_rubric_requests(
+        self,
+        plan: Sequence[tuple[tuple[str, ...], ChatRequest]],
+        *,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Verdict:
+        """:meth:`judge_rubric` for requests already built by :meth:`rubric_requests`."""
+        return await self._parts().rubric.judge_requests(plan, budget=budget, cache=cache)
+
+    def check_renders(self, query: str | Item, context: Mapping[str, Any] | None = None) -> None:
+        """Render every prompt this critic would send for the item, sending nothing: its
+        one prompt, or a rubric critic's prompt per criterion (or for all).
+
+        Raises:
+            PromptError: as :meth:`render_prompt` / :meth:`rubric_requests`.
+        """
+        self._parts().rubric.check_renders(query, context)
+
+    def read_criteria(self, text: str) -> dict[str, CriterionVerdict] | str:
+        """The criteria of a ``one_call`` answer (:func:`~.rubric.parse_criteria` with this
+        critic's answer keys and the prompt's examples)."""
+        return self._parts().rubric.read_criteria(text)
+
+    def rubric_verdict(self, parts: Sequence[tuple[Sequence[str], Verdict]]) -> Verdict:
+        """One verdict from this critic's calls on a rubric, each ``(criterion ids, call
+        verdict)`` (a failed call fails its criteria): ``PASS``/``FAIL`` by the critic's own
+        total over the criteria it answered, ``confidence`` their mean; with none answered,
+        the first call's failure, ``criteria`` still set. Usage, cost and attempts are
+        summed; ``raw_response`` is a ``one_call`` answer's text."""
+        return self._parts().rubric.verdict(parts)
 
     async def aclose(self) -> None:
         """Close this critic's pooled connections on the running loop (shared with other
@@ -626,8 +695,6 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    # -- export ---------------------------------------------------------------------------
-
     def model_dump(self) -> dict[str, Any]:
         """The critic's configuration as plain data, without secrets or the client.
 
@@ -640,14 +707,10 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
             f.name: getattr(self, f.name) for f in fields(self) if f.init and f.name not in skip
         }
         data["labels"] = list(self.labels) if self.labels is not None else None
-        data["prompt"] = (
-            self.prompt
-            if isinstance(self.prompt, str) or self.prompt is None
-            else (self.prompt.ref)
-        )
-        data["base_url"] = _strip_userinfo(self.endpoint().base_url)
-        data["vendor"] = self.endpoint().name
-        data["api_key_env"] = self.endpoint().api_key_env
+        data["prompt"] = getattr(self.prompt, "ref", self.prompt)  # a spec's reference
+        endpoint = self.endpoint()
+        data["base_url"] = _config.strip_userinfo(endpoint.base_url)
+        data["vendor"], data["api_key_env"] = endpoint.name, endpoint.api_key_env
         data["prompt_sha256"] = self.prompt_sha256
         data["cache"] = str(self._cache.path) if self._cache is not None else None
         calibration = self._calibration_in_use()
@@ -657,71 +720,3 @@ class Critic(RequestBuilder, CallPath, VerdictAssembly, RubricMethods):
     def model_dump_json(self, *, indent: int | None = None) -> str:
         """:meth:`model_dump` as JSON."""
         return json.dumps(self.model_dump(), indent=indent, ensure_ascii=False)
-
-
-_said: set[tuple[str, str]] = set()
-
-
-def _say_once(key: tuple[str, str], message: str) -> None:
-    """Log ``message`` at INFO once per process for ``key``."""
-    if key not in _said:
-        _said.add(key)
-        logger.info(message)
-
-
-def _check_number(
-    critic: str,
-    name: str,
-    value: object,
-    *,
-    low: float,
-    high: float | None = None,
-    low_open: bool = False,
-) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if ok:
-        number = float(value)  # type: ignore[arg-type]  # checked just above
-        ok = math.isfinite(number) and (number > low if low_open else number >= low)
-        ok = ok and (high is None or number <= high)
-    if not ok:
-        bound = f"> {low:g}" if low_open else f">= {low:g}"
-        if high is not None:
-            bound += f" and <= {high:g}"
-        raise ConfigError(f"Critic {critic!r}: {name} must be a number {bound}, got {value!r}")
-
-
-def _normalise_labels(critic: str, labels: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(labels, str):
-        raise ConfigError(
-            f"Critic {critic!r}: labels must be a list of strings, e.g. ['KEEP', 'REJECT']"
-        )
-    out: list[str] = []
-    for label in labels:
-        norm = normalize_label(label)
-        if norm is None:
-            raise ConfigError(f"Critic {critic!r}: label {label!r} is not a usable label")
-        if norm not in out:
-            out.append(norm)
-    if not out:
-        raise ConfigError(f"Critic {critic!r}: labels is empty; pass None to allow any label")
-    return tuple(out)
-
-
-def _wrap_client(critic: str, client: Any) -> HTTPSession:
-    import httpx
-
-    if isinstance(client, httpx.AsyncClient):
-        return HttpxSession(client)
-    if callable(getattr(client, "post", None)):
-        return SyncDuckSession(client)
-    raise ConfigError(
-        f"Critic {critic!r}: http_client must be an httpx.AsyncClient or an object with "
-        f"post(url, json=..., headers=...); got {type(client).__name__}"
-    )
-
-
-def _strip_userinfo(url: str) -> str:
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))

@@ -1,9 +1,11 @@
 """A critic judging with a rubric: the requests per criterion (or for all at once), the
 schema and parsing of a ``one_call`` answer, and the critic's verdict over its criteria.
 
-:class:`RubricMethods` is one of the parts :class:`~cross_judge.critic.critic.Critic` is
-made of. A rubric critic's requests are ordinary requests, sent by the ordinary call path
-(retries, cache, budget, truncation retry, structured output, provider batch mode):
+:class:`RubricPath` is the collaborator of :class:`~cross_judge.critic.critic.Critic` that
+judges with a rubric, from the critic's frozen configuration, its request builder and the
+function that judges one request (the critic's ``judge_request``). A rubric critic's requests
+are ordinary requests, sent by the ordinary call path (retries, cache, budget, truncation
+retry, structured output, provider batch mode):
 
 * ``per_criterion``: one request per criterion, the template's ``{criterion}`` filled with
   its requirement (``{criterion_id}`` with its id); each answer is an ordinary verdict on
@@ -15,7 +17,7 @@ made of. A rubric critic's requests are ordinary requests, sent by the ordinary 
   (:func:`~cross_judge.critic.parsing.parse_answer`); a criterion missing from an answer
   that holds others is ``PARSE_FAIL`` for that criterion only.
 
-:meth:`RubricMethods.rubric_verdict` puts a critic's answers together into one
+:meth:`RubricPath.verdict` puts a critic's answers together into one
 :class:`~cross_judge.verdict.Verdict` whose ``criteria`` holds each, whose ``kind`` is
 ``PASS``/``FAIL`` by the critic's own weighted total (over the criteria it answered) and
 whose usage, cost and attempts are the sum of its calls.
@@ -24,9 +26,9 @@ whose usage, cost and attempts are the sum of its calls.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -36,17 +38,17 @@ from ..rubric.models import Criterion, CriterionVerdict, Rubric
 from ..rubric.tally import FAIL, PASS
 from ..transport import AnswerSchema, ChatRequest
 from ..verdict import Verdict, call_totals
-from .parsing import extract_json, parse_answer
-from .request import item_fields
+from ._config import CriticConfig
+from .parsing import ExampleAnswer, extract_json, parse_answer
+from .request import RequestBuilder, item_fields
 
 if TYPE_CHECKING:
     from .._item import Item
     from .cache import ResponseCache
-    from .parsing import ExampleAnswer
-    from .prompts import PromptSpec
 
 __all__ = [
-    "RubricMethods",
+    "JudgesRequest",
+    "RubricPath",
     "criteria_text",
     "criteria_verdict",
     "parse_criteria",
@@ -226,68 +228,62 @@ def _failed_answer(verdict: Verdict) -> CriterionVerdict:
     return CriterionVerdict(kind=verdict.kind, error=verdict.error, error_kind=verdict.error_kind)
 
 
-class RubricMethods:
-    """The rubric methods of :class:`~cross_judge.critic.critic.Critic`."""
+class JudgesRequest(Protocol):
+    """What judges one of a rubric's requests: a critic's ``judge_request``."""
 
-    if TYPE_CHECKING:  # what these methods use of the critic (defined in .critic)
-        name: str
-        confidence: str
-        samples: int
-        prompt: PromptSpec | str | None
-        _label_keys: tuple[str, ...]
-        _reasoning_keys: tuple[str, ...]
+    def __call__(
+        self,
+        request: ChatRequest,
+        *,
+        budget: Budget | float | None = None,
+        cache: ResponseCache | None = None,
+    ) -> Awaitable[Verdict]: ...
 
-        def _spec_in_use(self) -> PromptSpec | None: ...
-        def _examples(self) -> tuple[ExampleAnswer, ...]: ...
-        def build_request(
-            self, item: str | Item, context: Mapping[str, Any] | None = None
-        ) -> ChatRequest: ...
-        def render_prompt(
-            self, query: str | Item, context: Mapping[str, Any] | None = None
-        ) -> str: ...
-        async def judge_request(
-            self,
-            request: ChatRequest,
-            *,
-            budget: Budget | float | None = None,
-            cache: ResponseCache | None = None,
-        ) -> Verdict: ...
 
-    @property
-    def rubric(self) -> Rubric | None:
-        """The rubric of this critic's prompt (a prompt with ``criteria``) while the critic
-        sends that prompt, else ``None``."""
-        spec = self._spec_in_use()
-        return None if spec is None else spec.rubric
+class RubricPath:
+    """Judges one critic's items on its prompt's rubric: builds the requests with
+    ``builder``, sends each with ``judge_request`` and puts the answers together."""
 
-    def check_rubric_options(self) -> None:
+    __slots__ = ("builder", "judge_request", "settings")
+
+    def __init__(
+        self, settings: CriticConfig, builder: RequestBuilder, judge_request: JudgesRequest
+    ) -> None:
+        self.settings = settings
+        self.builder = builder
+        self.judge_request = judge_request
+
+    def check_options(self) -> None:
         """Raise for what a rubric critic cannot do.
 
         Raises:
             ConfigError: ``samples > 1``; ``confidence="logprob"`` with ``one_call``.
         """
-        rubric = self.rubric
+        settings = self.settings
+        rubric = settings.rubric
         if rubric is None:
             return
-        if self.samples != 1:
+        if settings.samples != 1:
             raise ConfigError(
-                f"Critic {self.name!r}: samples={self.samples} with a rubric prompt; a rubric "
+                f"{settings.where}: samples={settings.samples} with a rubric prompt; a rubric "
                 "critic answers each criterion once: set samples=1, or use more critics"
             )
-        if rubric.mode == "one_call" and self.confidence == "logprob":
+        if rubric.mode == "one_call" and settings.confidence == "logprob":
             raise ConfigError(
-                f"Critic {self.name!r}: confidence='logprob' reads one label's token "
+                f"{settings.where}: confidence='logprob' reads one label's token "
                 "probabilities, and a one_call rubric answer holds one label per criterion; "
                 "use criteria_mode: per_criterion, or confidence='stated'"
             )
 
-    def _rubric_in_use(self) -> Rubric:
-        rubric = self.rubric
+    def _rubric(self) -> Rubric:
+        rubric = self.settings.rubric
         if rubric is None:
-            raise ConfigError(f"Critic {self.name!r} has no rubric: give it a prompt with criteria")
+            raise ConfigError(
+                f"{self.settings.where} has no rubric: give it a prompt with criteria"
+            )
         return rubric
 
-    def rubric_requests(
+    def requests(
         self,
         query: str | Item,
         context: Mapping[str, Any] | None = None,
@@ -298,39 +294,38 @@ class RubricMethods:
         (``one_call``), in rubric order.
 
         Raises:
-            PromptError: as :meth:`build_request`, or ``context`` sets a rubric field
-                (``criterion``, ``criterion_id``, ``criteria``).
-            ConfigError: the critic has no rubric, or ``criteria`` names an unknown id,
-                none, or an id twice, or is a string (see :meth:`Rubric.select
-                <cross_judge.rubric.Rubric.select>`).
+            PromptError: as the builder's, or ``context`` sets a rubric field.
+            ConfigError: no rubric, or ``criteria`` is not a selection of its ids.
         """
         query, context = item_fields(query, context)
-        rubric = self._rubric_in_use()
+        rubric = self._rubric()
+        where = self.settings.where
         try:
             ids = rubric.select(criteria, whose="its rubric")
         except ConfigError as exc:
-            raise ConfigError(f"Critic {self.name!r}: {exc}") from None
+            raise ConfigError(f"{where}: {exc}") from None
         taken = [name for name in RUBRIC_FIELDS if context and name in context]
         if taken:
             raise PromptError(
-                f"Critic {self.name!r}: context sets {taken}, which a rubric fills itself; "
+                f"{where}: context sets {taken}, which a rubric fills itself; "
                 "rename those context keys"
             )
         base = dict(context or {})
+        build = self.builder.build_request
         if rubric.mode == "per_criterion":
             out: list[tuple[tuple[str, ...], ChatRequest]] = []
             for cid in ids:
                 c = rubric.criterion(cid)
                 values = {**base, "criterion": c.requirement, "criterion_id": c.id}
-                out.append(((cid,), self.build_request(query, values)))
+                out.append(((cid,), build(query, values)))
             return out
         asked = [rubric.criterion(cid) for cid in ids]
-        request = self.build_request(query, {**base, "criteria": criteria_text(asked)})
+        request = build(query, {**base, "criteria": criteria_text(asked)})
         if request.schema is not None:
             request = replace(request, schema=rubric_schema(rubric, ids, request.schema.name))
         return [(ids, request)]
 
-    async def judge_rubric(
+    async def judge(
         self,
         query: str | Item,
         context: Mapping[str, Any] | None = None,
@@ -339,20 +334,19 @@ class RubricMethods:
         budget: Budget | float | None = None,
         cache: ResponseCache | None = None,
     ) -> Verdict:
-        """Judge ``query`` on ``criteria`` (default all): the requests of
-        :meth:`rubric_requests`, sent at once, put together by :meth:`rubric_verdict`.
-        Never raises for a vendor failure (a failed call fails its criteria)."""
-        plan = self.rubric_requests(query, context, criteria)
-        return await self.judge_rubric_requests(plan, budget=budget, cache=cache)
+        """The verdict on ``criteria`` (default all): :meth:`requests`, sent at once, put
+        together by :meth:`verdict`. Never raises for a vendor failure."""
+        plan = self.requests(query, context, criteria)
+        return await self.judge_requests(plan, budget=budget, cache=cache)
 
-    async def judge_rubric_requests(
+    async def judge_requests(
         self,
         plan: Sequence[tuple[tuple[str, ...], ChatRequest]],
         *,
         budget: Budget | float | None = None,
         cache: ResponseCache | None = None,
     ) -> Verdict:
-        """:meth:`judge_rubric` for requests already built by :meth:`rubric_requests`."""
+        """:meth:`judge` for requests already built by :meth:`requests`."""
         results: list[Verdict | None] = [None] * len(plan)
         spending = Budget.of(budget)  # once: a number is one cap for every call
 
@@ -367,44 +361,46 @@ class RubricMethods:
                     group.start_soon(one, index)
                 await one(0)
         parts = [(ids, v) for (ids, _), v in zip(plan, results, strict=True) if v is not None]
-        return self.rubric_verdict(parts)
+        return self.verdict(parts)
 
     def check_renders(self, query: str | Item, context: Mapping[str, Any] | None = None) -> None:
-        """Render every prompt this critic would send for the item, sending nothing: its
-        one prompt, or a rubric critic's prompt per criterion (or for all).
+        """Render every prompt the critic would send for the item, sending nothing.
 
         Raises:
-            PromptError: as :meth:`render_prompt` / :meth:`rubric_requests`.
+            PromptError: as the builder's :meth:`~.request.RequestBuilder.render_prompt` /
+                :meth:`requests`.
         """
-        if self.rubric is None:
-            self.render_prompt(query, context)
+        if self.settings.rubric is None:
+            self.builder.render_prompt(query, context)
         else:
-            self.rubric_requests(query, context)
+            self.requests(query, context)
 
     def read_criteria(self, text: str) -> dict[str, CriterionVerdict] | str:
-        """The criteria of a ``one_call`` answer (:func:`parse_criteria` with this critic's
-        answer keys and the prompt's examples)."""
+        """The criteria of a ``one_call`` answer (:func:`parse_criteria` with the critic's
+        answer keys and the prompt's examples).
+
+        Raises:
+            ConfigError: the critic has no rubric.
+        """
+        settings = self.settings
         return parse_criteria(
             text,
-            self._rubric_in_use(),
-            label_keys=self._label_keys,
-            reasoning_keys=self._reasoning_keys,
-            examples=self._examples(),
+            self._rubric(),
+            label_keys=settings.label_keys,
+            reasoning_keys=settings.reasoning_keys,
+            examples=settings.examples,
         )
 
-    def rubric_verdict(self, parts: Sequence[tuple[Sequence[str], Verdict]]) -> Verdict:
-        """One verdict from this critic's calls on a rubric: each ``(criterion ids, call
-        verdict)`` gives the answers on those ids (a ``per_criterion`` call's verdict is
-        the answer; a ``one_call`` verdict's ``criteria``; a failed call fails each).
+    def verdict(self, parts: Sequence[tuple[Sequence[str], Verdict]]) -> Verdict:
+        """One verdict from the critic's calls on its rubric, each ``(criterion ids, call
+        verdict)``: ``PASS``/``FAIL`` by the critic's own total over the criteria it
+        answered; with none answered, the first call's failure; usage, cost and attempts
+        summed over the calls.
 
-        ``kind`` is ``PASS``/``FAIL`` by the critic's own total over the criteria it
-        answered (``score``), ``confidence`` their mean confidence, ``reasoning`` a line
-        per criterion. When no criterion was answered, the verdict is the first call's
-        failure (``ERROR``, ``PARSE_FAIL`` or ``SKIPPED``), ``criteria`` still set.
-        Usage, cost and attempts are summed over the calls; ``raw_response`` is a
-        ``one_call`` answer's text.
+        Raises:
+            ConfigError: the critic has no rubric.
         """
-        rubric = self._rubric_in_use()
+        rubric = self._rubric()
         answers: dict[str, CriterionVerdict] = {}
         for ids, verdict in parts:
             for cid in ids:
