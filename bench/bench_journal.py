@@ -3,7 +3,7 @@ answer, and the time a resume takes to read a long journal.
 
 Every valid answer of a review is appended (one flushed JSON line, with its request's
 sha256 key) to ``OUT.journal.jsonl`` as it arrives, so that a resume after a kill asks only
-the calls whose answer never came (:mod:`cross_judge.critic.journal`). This measures the
+the calls whose answer never came (:mod:`cross_judge.critic._journal`). This measures the
 client's CPU time (``time.process_time``, the simulated vendor runs in its own process) of
 streaming ``--items`` items through a 3-critic panel into a results file, with the journal
 and without it, alternately ``--repeats`` times (the median of each); the journal's size
@@ -44,7 +44,7 @@ from _server import start_server
 
 from cross_judge import Critic, Ensemble, Usage, Verdict
 from cross_judge.batch import ResultsFile
-from cross_judge.critic.journal import AnswerJournal, journal_path, journaling, judging_item
+from cross_judge.critic._journal import AnswerJournal, journal_path, journaling, judging_item
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.transport import Completion
 

@@ -108,7 +108,7 @@ PERIOD = 0.005
 def set_up_on_the_loop():
     # What the first call did on the loop before: the same set-up functions, called here.
     # Returns the client made, to be closed.
-    from cross_judge.critic import warmup
+    from cross_judge.critic import _warmup as warmup
     from cross_judge.transport import _http, _anthropic as anthropic
 
     warmup._set_up()

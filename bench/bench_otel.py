@@ -36,9 +36,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
 from cross_judge import Critic, Ensemble, Item, _otel
-from cross_judge.critic.calls import Caller
-from cross_judge.critic.parking import active_job
-from cross_judge.critic.warmup import warm_up
+from cross_judge.critic._calls import Caller
+from cross_judge.critic._parking import active_job
+from cross_judge.critic._warmup import warm_up
 from cross_judge.transport import Completion, _openai_compat as openai_compat
 from cross_judge.verdict import EnsembleVerdict, Usage, Verdict
 

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
 from cross_judge import BatchResult, Cascade, Critic, Ensemble, EnsembleVerdict, Escalation
-from cross_judge.critic.prompts import parse_prompt
+from cross_judge.critic._prompts import parse_prompt
 from cross_judge.testing import Persona, VendorServer
 
 N_CRITERIA = 10

@@ -16,7 +16,7 @@ from __future__ import annotations
 import anyio
 
 from cross_judge import Critic, Ensemble
-from cross_judge.critic.prompts import load_prompt
+from cross_judge.prompts import load_prompt
 from cross_judge.testing import Persona, VendorServer
 
 RUBRIC = load_prompt("answer-quality")

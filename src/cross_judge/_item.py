@@ -1,12 +1,12 @@
 """The item: the one value a judgement travels as, from the caller to the vendor.
 
-:class:`Item` is what :meth:`Critic.judge <cross_judge.critic.critic.Critic.judge>`,
+:class:`Item` is what :meth:`Critic.judge <cross_judge.critic._critic.Critic.judge>`,
 :meth:`Ensemble.judge <cross_judge.ensemble.Ensemble.judge>`, a cascade's tiers, the batch
 runner and the results file carry: the text to judge, the values for the prompt's other
 fields, the caller's metadata and an id. A string is still accepted wherever an item is
 and becomes ``Item(query=...)`` (:meth:`Item.of`); a critic's request is built from the
-item (:meth:`Critic.build_request <cross_judge.critic.critic.Critic.build_request>`, done by
-:class:`~cross_judge.critic.request.RequestBuilder`) as messages with content parts,
+item (:meth:`Critic.build_request <cross_judge.critic._critic.Critic.build_request>`, done by
+:class:`~cross_judge.critic._request.RequestBuilder`) as messages with content parts,
 which the wire protocol's adapter sends in its own form.
 
 Base layer: the critic and everything above take it; it takes nothing from them. Its public

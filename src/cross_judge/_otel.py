@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
-    from .critic.critic import Critic
+    from .critic import Critic
     from .transport import ChatRequest, Completion, Gate
     from .vendors import VendorConfig
     from .verdict import EnsembleVerdict, Verdict

@@ -1,9 +1,9 @@
 """The opt-in response cache: answers of valid verdicts, kept on disk, replayed for free.
 
-This is the documented path; the implementation lives in :mod:`cross_judge.critic.cache`.
+This is the documented path; the implementation lives in :mod:`cross_judge.critic._cache`.
 """
 
-from .critic.cache import (
+from .critic import (
     APPLICATION_ID as APPLICATION_ID,
     CACHE_DIR_ENV as CACHE_DIR_ENV,
     CACHE_FILE_NAME as CACHE_FILE_NAME,
@@ -11,9 +11,7 @@ from .critic.cache import (
     SCHEMA_VERSION as SCHEMA_VERSION,
     CacheStats,
     ResponseCache,
-    T as T,
     default_cache_path,
-    logger as logger,
     resolve_cache,
 )
 from .errors import (

@@ -61,7 +61,7 @@ from .rubric.tally import criterion_verdicts, outcome
 from .verdict import ABSTAIN, EnsembleVerdict, Usage
 
 if TYPE_CHECKING:
-    from .critic.critic import Critic
+    from .critic import Critic
     from .ranking import Ranking
 
 __all__ = [

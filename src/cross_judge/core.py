@@ -1,34 +1,32 @@
 """The :class:`Critic`: one LLM, on one vendor, with one prompt, judging one item at a time.
 
 This is the documented path; the implementation lives in :mod:`cross_judge.critic`
-(:mod:`~cross_judge.critic.critic` the class; :mod:`~cross_judge.critic.request`,
-:mod:`~cross_judge.critic.calls`, :mod:`~cross_judge.critic.assembly` and
-:mod:`~cross_judge.critic.rubric` the collaborators it delegates to). The other names below
+(:mod:`~cross_judge.critic._critic` the class; :mod:`~cross_judge.critic._request`,
+:mod:`~cross_judge.critic._calls`, :mod:`~cross_judge.critic._assembly` and
+:mod:`~cross_judge.critic._rubric` the collaborators it delegates to). The other names below
 are those this module held before, kept importable from here.
 """
 
 import logging
 
 from .budget import Budget as Budget
-from .critic.assembly import combine_samples
-from .critic.critic import (
+from .critic import (
     DEFAULT_MAX_ITEM_CHARS,
     DEFAULT_PROMPT_TEMPLATE,
     DEFAULT_SYSTEM_PROMPT,
-    Critic,
-    JsonMode as JsonMode,
-)
-from .critic.parking import active_job as active_job
-from .critic.parsing import (
     LABEL_KEYS as LABEL_KEYS,
     REASONING_KEYS as REASONING_KEYS,
+    Critic,
     ExampleAnswer as ExampleAnswer,
+    JsonMode as JsonMode,
+    Template as Template,
+    active_job as active_job,
+    combine_samples,
     extract_json as extract_json,
     normalize_label as normalize_label,
     parse_answer as parse_answer,
+    sample_request,
 )
-from .critic.request import sample_request
-from .critic.template import Template as Template
 from .errors import (
     ConfigError as ConfigError,
     ErrorKind as ErrorKind,

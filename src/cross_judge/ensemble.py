@@ -46,9 +46,7 @@ from ._extensions import provide
 from ._item import Item
 from .batch import PanelMethods, stop_streams
 from .budget import Budget
-from .critic.critic import Critic
-from .critic.parking import active_job
-from .critic.warmup import warm_up
+from .critic import Critic, active_job, warm_up
 from .errors import ConfigError, ErrorKind
 from .pairwise import (
     OnFlip,
@@ -94,7 +92,7 @@ from .voting import (
 )
 
 if TYPE_CHECKING:
-    from .critic.cache import ResponseCache
+    from .critic import ResponseCache
     from .ranking import Ranking
     from .schema import Verdict as LegacyVerdict
 
@@ -225,7 +223,7 @@ class Ensemble(PanelMethods):
             self.voting, self.voting_kwargs, self.weights, self.min_valid
         )
         if self.cache is not None and self.cache is not False:
-            from .critic.cache import resolve_cache
+            from .critic import resolve_cache
 
             self._cache = resolve_cache(self.cache)
         if self.early_stop not in (False, True, "staged", "cancel"):
@@ -315,7 +313,7 @@ class Ensemble(PanelMethods):
 
         The first call of a process does its one-off set-up (the price table, the
         OpenTelemetry API, the HTTP client) in worker threads, so that it does not stall
-        the event loop (:mod:`cross_judge.critic.warmup`).
+        the event loop (:mod:`cross_judge.critic._warmup`).
         """
         item = Item.of(query, query_id=query_id, context=context, meta=meta)
         await warm_up()  # before the span and the price checks, which would do it on the loop
@@ -597,7 +595,9 @@ class Ensemble(PanelMethods):
             ConfigError: a cache file cannot be used.
         """
         caches = {
-            id(c): c for c in (self._cache, *(x._cache for x in self.critics)) if c is not None
+            id(c): c
+            for c in (self._cache, *(x.response_cache for x in self.critics))
+            if c is not None
         }
         for cache in caches.values():
             await cache.acheck()

@@ -1,6 +1,6 @@
 """Versioned judge prompts: load, validate and render the YAML prompts critics are built from.
 
-This is the documented path; the implementation lives in :mod:`cross_judge.critic.prompts`.
+This is the documented path; the implementation lives in :mod:`cross_judge.critic._prompts`.
 """
 
 from ._resources import (
@@ -10,24 +10,20 @@ from ._yaml import (
     YAMLSyntaxError as YAMLSyntaxError,
     load as load_yaml,  # noqa: F401 - importable from here before, kept
 )
-from .critic.parsing import (
-    LABEL_KEYS as LABEL_KEYS,
-    ExampleAnswer as ExampleAnswer,
-    normalize_label as normalize_label,
-    parse_answer as parse_answer,
-)
-from .critic.prompts import (
+from .critic import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_PROMPT_TEMPLATE,
+    LABEL_KEYS as LABEL_KEYS,
+    ExampleAnswer as ExampleAnswer,
     PromptSpec,
+    Template as Template,
     is_file as is_file,
     list_prompts,
     load_prompt,
+    normalize_label as normalize_label,
+    parse_answer as parse_answer,
     parse_prompt,
     render_user_prompt,
-)
-from .critic.template import (
-    Template as Template,
 )
 from .errors import (
     PromptError as PromptError,

@@ -3,7 +3,7 @@
 A thin 0.1-compatible shim over the new core. Without an injected ``client`` a reviewer
 runs a :class:`~cross_judge.core.Critic` (pooled HTTP, retries, timeouts); with one it
 calls ``client.chat.completions.create(...)`` exactly as 0.1 did. Either way the reply is
-read by :func:`cross_judge.critic.parsing.parse_answer` with 0.1's key order (``verdict`` before
+read by :func:`cross_judge.critic._parsing.parse_answer` with 0.1's key order (``verdict`` before
 ``kind``, ``rationale`` before ``reasoning``), so 0.1 answers are unchanged and replies in
 the new schema are no longer all ``UNCLEAR`` (0.1 bug B11).
 
@@ -30,7 +30,7 @@ Answers are 0.1's wherever 0.1's tests pin them: a reply without a verdict has
 ``error == "parse_fail"`` exactly (the reason is logged at DEBUG on the ``cross_judge``
 logger; the reply stays in ``raw_response``), and a confidence above 1 up to 10 (``1.5``,
 ``5``) is clamped to 1.0. Confidence follows the parser's one rule
-(:func:`cross_judge.critic.parsing.coerce_confidence`), which reads what 0.1 could not: ``"85%"``
+(:func:`cross_judge.critic._parsing.coerce_confidence`), which reads what 0.1 could not: ``"85%"``
 and ``85`` are 0.85 (0.1 gave 0.0 and 1.0), and NaN is no confidence, 0.0 (0.1 gave 1.0).
 """
 
@@ -46,8 +46,7 @@ from typing import Any
 import anyio
 
 from . import _sync
-from .critic.critic import DEFAULT_SYSTEM_PROMPT, Critic
-from .critic.parsing import extract_json, parse_answer
+from .critic import DEFAULT_SYSTEM_PROMPT, Critic, extract_json, parse_answer
 from .errors import ConfigError, ErrorKind
 from .schema import Verdict
 from .transport import Redactor, redact, redactor_for, run_blocking, secrets_of

@@ -41,7 +41,7 @@ lmstudio       no           yes          none        unknown
 (*) in llama.cpp's dialect, ``{"type": "json_object", "schema": {...}}``
 (``schema_dialect="json_object"``): llama-cpp-python's server refuses ``json_schema``.
 "unknown" (``None``) means ``Critic(structured="auto")`` / ``confidence="auto"`` try it and
-learn from a refusal (:mod:`cross_judge.critic.stepdown`); ``json_mode="auto"`` treats it as
+learn from a refusal (:mod:`cross_judge.critic._stepdown`); ``json_mode="auto"`` treats it as
 no. Anthropic enforces a schema as a forced tool or its JSON output format, and drives
 reasoning with extended thinking and ``output_config.effort``.
 

@@ -3,7 +3,7 @@
 The module name and the field names of ``Verdict`` are those of cross-judge 0.1, so stored
 0.1 JSON loads unchanged and 0.1 code reading ``v.kind`` / ``v.verdict`` keeps working. New
 fields all have defaults. These are plain data: no network, no parsing (see
-:mod:`cross_judge.critic.parsing`), no voting (see :mod:`cross_judge.voting`).
+:mod:`cross_judge.critic._parsing`), no voting (see :mod:`cross_judge.voting`).
 
 Two things every layer above needs are defined here, next to the data they read:
 

@@ -36,7 +36,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def fill_cache(path: Path, entries: int) -> None:
     import anyio
 
-    from cross_judge.critic.cache import ResponseCache
+    from cross_judge.critic._cache import ResponseCache
     from cross_judge.transport import Completion
 
     async def fill() -> None:
@@ -48,7 +48,7 @@ def fill_cache(path: Path, entries: int) -> None:
 
 
 def entries_in(path: Path) -> int:
-    from cross_judge.critic.cache import ResponseCache
+    from cross_judge.critic._cache import ResponseCache
 
     with ResponseCache(path) as cache:
         return cache.stats().entries

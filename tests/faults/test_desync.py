@@ -35,7 +35,7 @@ import anyio
 import pytest
 
 from cross_judge import Critic, Ensemble, ErrorKind, Verdict
-from cross_judge.critic.cache import ResponseCache
+from cross_judge.critic._cache import ResponseCache
 
 from ..waits import SAFETY_NET_S
 from .conftest import close_pools_and_check_tasks

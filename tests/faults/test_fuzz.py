@@ -48,8 +48,8 @@ from rich.console import Console
 
 from cross_judge.batch import Item, ItemError
 from cross_judge.cli._items import ItemReader
-from cross_judge.critic.critic import Critic
-from cross_judge.critic.parsing import (
+from cross_judge.critic._critic import Critic
+from cross_judge.critic._parsing import (
     ParsedAnswer,
     coerce_confidence,
     extract_json,
@@ -57,13 +57,13 @@ from cross_judge.critic.parsing import (
     parse_answer,
     strip_reasoning_blocks,
 )
-from cross_judge.critic.prompts import (
+from cross_judge.critic._prompts import (
     DEFAULT_USER_PROMPT_TEMPLATE,
     PromptSpec,
     load_prompt,
     parse_prompt,
 )
-from cross_judge.critic.template import Template
+from cross_judge.critic._template import Template
 from cross_judge.errors import ConfigError, PromptError
 from cross_judge.panel_file import PanelError, parse_panel
 from cross_judge.vendors import VENDORS

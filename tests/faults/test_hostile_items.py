@@ -30,7 +30,7 @@ from cross_judge import (
     Reviewer,
 )
 from cross_judge.cli import main
-from cross_judge.critic.critic import DEFAULT_MAX_ITEM_CHARS
+from cross_judge.critic._critic import DEFAULT_MAX_ITEM_CHARS
 from cross_judge.testing import Persona, VendorServer
 
 pytestmark = pytest.mark.integration

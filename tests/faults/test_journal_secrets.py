@@ -13,7 +13,7 @@ import pytest
 
 from cross_judge import Critic, Ensemble
 from cross_judge.batch import ResultsFile
-from cross_judge.critic.journal import journal_path, journaling
+from cross_judge.critic._journal import journal_path, journaling
 from cross_judge.testing import Persona, Reply, VendorServer
 from cross_judge.transport._redaction import MARKER
 

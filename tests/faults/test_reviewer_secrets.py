@@ -2,7 +2,7 @@
 
 cross-judge 0.1's path: the reviewer calls ``client.chat.completions.create(...)`` itself,
 so the core's redaction is not in the way; the reviewer redacts (``_redact.Redactor``, as
-:class:`~cross_judge.critic.critic.Critic` does). A vendor that echoes the key back (OpenAI's 401
+:class:`~cross_judge.critic._critic.Critic` does). A vendor that echoes the key back (OpenAI's 401
 quotes it without its ``sk-`` prefix), or a model repeating it in its answer, must not
 put it, or any 8-character piece of it, in ``error``, ``rationale``, ``raw_response``,
 the label or a log line.

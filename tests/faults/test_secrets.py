@@ -50,7 +50,7 @@ from cross_judge import Critic, Ensemble
 from cross_judge._sync import shutdown as shutdown_sync_bridge
 from cross_judge.batch import BatchResult
 from cross_judge.cli import main
-from cross_judge.critic.cache import ResponseCache
+from cross_judge.critic._cache import ResponseCache
 from cross_judge.errors import ConfigError, ErrorKind, MissingAPIKeyError
 from cross_judge.panel import JudgePanel
 from cross_judge.panel_file import PanelError, load_panel

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from cross_judge import Critic, ErrorKind, register_price
-from cross_judge.critic.cache import ResponseCache
-from cross_judge.critic.stepdown import forget_steps, steps_taken
+from cross_judge.critic._cache import ResponseCache
+from cross_judge.critic._stepdown import forget_steps, steps_taken
 from cross_judge.pricing import price_for
 from cross_judge.vendors import get_vendor, register_vendor
 

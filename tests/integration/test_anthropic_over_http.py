@@ -526,7 +526,7 @@ async def test_the_sdk_loads_before_the_first_attempt_which_gets_the_whole_deadl
     slow_import: SlowSdkImport,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from cross_judge.critic import calls as core
+    from cross_judge.critic import _calls as core
 
     entered: list[tuple[float, float | None]] = []
     real = core.call_with_retries

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cross_judge import ConfigError, Critic, Ensemble, ErrorKind
-from cross_judge.critic.cache import ResponseCache, resolve_cache
+from cross_judge.critic._cache import ResponseCache, resolve_cache
 from cross_judge.testing import Persona, Reply, VendorServer
 from cross_judge.transport import Completion
 

@@ -195,7 +195,7 @@ def test_a_killed_review_resumes_making_only_the_calls_whose_answer_never_arrive
 def test_a_resumed_review_bills_a_kept_answer_once_and_says_it_was_kept(
     tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cross_judge.critic.journal import journaling, judging_item
+    from cross_judge.critic._journal import journaling, judging_item
 
     models = ("jb-a", "jb-b")
     args = write_inputs(tmp_path, server, models)
@@ -235,7 +235,7 @@ def test_a_resumed_review_bills_a_kept_answer_once_and_says_it_was_kept(
 def test_a_fresh_review_beside_a_journal_of_an_interrupted_run_exits_2_naming_resume(
     tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cross_judge.critic.journal import journaling, judging_item
+    from cross_judge.critic._journal import journaling, judging_item
 
     args = write_inputs(tmp_path, server, ("jf-a",))
     out = tmp_path / "out.jsonl"
@@ -260,7 +260,7 @@ def test_a_fresh_review_beside_a_journal_of_an_interrupted_run_exits_2_naming_re
 def test_retry_failed_after_a_kill_asks_only_the_call_that_failed(
     tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cross_judge.critic.journal import journaling
+    from cross_judge.critic._journal import journaling
 
     models = ("jt-a", "jt-b")
     args = write_inputs(tmp_path, server, models)
@@ -293,7 +293,7 @@ def test_retry_failed_after_a_kill_asks_only_the_call_that_failed(
 def test_a_resumed_cascade_asks_no_tier_whose_answers_were_kept(
     tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cross_judge.critic.journal import journaling, judging_item
+    from cross_judge.critic._journal import journaling, judging_item
 
     args = write_inputs(tmp_path, server, ("jc-a", "jc-b"))
     tiers = "".join(
@@ -326,7 +326,7 @@ def test_a_resumed_cascade_asks_no_tier_whose_answers_were_kept(
 def test_a_resume_in_batch_mode_sends_no_batch_request_for_a_kept_answer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cross_judge.critic.journal import journaling, judging_item
+    from cross_judge.critic._journal import journaling, judging_item
 
     models = ("jm-a", "jm-b")
     out = tmp_path / "out.jsonl"
@@ -357,7 +357,7 @@ def test_a_resume_in_batch_mode_sends_no_batch_request_for_a_kept_answer(
 def test_a_resume_passes_over_a_journal_line_torn_by_a_kill_and_asks_that_call_again(
     tmp_path: Path, server: VendorServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from cross_judge.critic.journal import journaling, judging_item
+    from cross_judge.critic._journal import journaling, judging_item
 
     models = ("jl-a", "jl-b")
     args = write_inputs(tmp_path, server, models)

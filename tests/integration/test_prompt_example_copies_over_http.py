@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cross_judge import Critic, ErrorKind
-from cross_judge.critic.prompts import load_prompt
+from cross_judge.critic._prompts import load_prompt
 from cross_judge.testing import Reply, VendorServer
 
 from .conftest import KEY

@@ -6,7 +6,7 @@ import anyio
 import pytest
 from tenacity import wait_random_exponential
 
-import cross_judge.critic.calls
+import cross_judge.critic._calls
 from cross_judge import Critic, Verdict
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.vendors import register_vendor
@@ -74,7 +74,7 @@ async def test_adaptive_limit_keeps_deepseek_style_429s_down(
             with monkeypatch.context() as patch:
                 if not adaptive:
                     patch.setattr(
-                        cross_judge.critic.calls, "VendorGate", lambda config, model=None: None
+                        cross_judge.critic._calls, "VendorGate", lambda config, model=None: None
                     )
                 verdicts = await judge_all([critic], 16)
             await critic.aclose()

@@ -15,7 +15,7 @@ import pytest
 
 from cross_judge import BatchOptions, Critic, Ensemble, ErrorKind, ResponseCache, register_price
 from cross_judge.cli import main as cli_main
-from cross_judge.critic.prompts import parse_prompt
+from cross_judge.critic._prompts import parse_prompt
 from cross_judge.report._manifest import manifest_path
 from cross_judge.testing import Persona, VendorServer, rubric_items
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from cross_judge import Verdict
-from cross_judge.critic.stepdown import steps_taken
+from cross_judge.critic._stepdown import steps_taken
 from cross_judge.vendors import get_vendor
 
 from .conftest import LiveTarget, calls_in_sequence, skip_module_unless_live

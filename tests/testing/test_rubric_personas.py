@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from cross_judge import Critic, Ensemble
-from cross_judge.critic.prompts import parse_prompt
+from cross_judge.critic._prompts import parse_prompt
 from cross_judge.testing import Persona, VendorServer, rubric_items
 
 CLIENT_OPTIONS: dict[str, Any] = {"timeout": 30.0, "trust_env": False, "verify": False}

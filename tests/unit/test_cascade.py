@@ -34,7 +34,7 @@ from cross_judge import (
 )
 from cross_judge.batch import BatchResult, ItemError, dump_result, is_incomplete, load_result
 from cross_judge.cascade import CalibrationItemsWarning, Escalation, score_of, support
-from cross_judge.critic.cache import ResponseCache
+from cross_judge.critic._cache import ResponseCache
 from cross_judge.testing import Persona, Reply, VendorServer
 
 from ..waits import SAFETY_NET_S

@@ -18,7 +18,7 @@ import pytest
 
 from cross_judge import ABSTAIN, Cascade, ConfigError, Critic, Ensemble, EnsembleVerdict
 from cross_judge.cascade import Escalation
-from cross_judge.critic.prompts import parse_prompt
+from cross_judge.critic._prompts import parse_prompt
 
 RUBRIC_YAML = """
 id: rq

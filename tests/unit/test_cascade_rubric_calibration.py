@@ -21,7 +21,7 @@ import pytest
 
 from cross_judge import Cascade, ConfigError, Critic, Ensemble, EnsembleVerdict, Verdict
 from cross_judge.cascade_calibration import calibrate_cascade
-from cross_judge.critic.prompts import parse_prompt
+from cross_judge.critic._prompts import parse_prompt
 from cross_judge.rubric import CriterionVerdict
 
 PROMPT = parse_prompt(

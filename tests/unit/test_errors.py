@@ -24,7 +24,7 @@ NOT_RAISED = {
     "cross_judge.transport._redaction.RedactedError": "only carries a traceback into a log",
     "cross_judge._yaml.YAMLSyntaxError": "each reader turns it into a ConfigError subclass",
     "cross_judge._yaml.FileTooLargeError": "each reader turns it into a ConfigError subclass",
-    "cross_judge.critic.prompts._FieldProblem": "a template check's internal signal",
+    "cross_judge.critic._prompts._FieldProblem": "a template check's internal signal",
     "cross_judge.panel_file._problems.FieldProblem": "a panel validator's internal signal",
     "cross_judge.panel_file._problems.FieldProblems": "a panel validator's internal signal",
 }
@@ -153,7 +153,7 @@ def test_no_exception_a_user_can_see_has_a_private_name() -> None:
 def test_moved_exceptions_still_import_from_their_old_homes() -> None:
     from cross_judge.batch import ItemError
     from cross_judge.batch._lock import ResultsLocked
-    from cross_judge.critic.cache import UnusableCacheError
+    from cross_judge.critic._cache import UnusableCacheError
 
     assert ItemError is errors.ItemError
     assert ResultsLocked is errors.ResultsLocked

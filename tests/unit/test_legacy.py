@@ -26,7 +26,7 @@ from cross_judge.aggregation import (
     unanimous,
     weighted,
 )
-from cross_judge.critic import parsing
+from cross_judge.critic import _parsing as parsing
 from cross_judge.errors import ConfigError, ErrorKind, MissingAPIKeyError, UnknownVendorError
 from cross_judge.panel import JudgePanel
 from cross_judge.reviewer import Reviewer

@@ -30,7 +30,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from cross_judge import Critic, Ensemble, __version__, _otel
-from cross_judge.critic.cache import ResponseCache
+from cross_judge.critic._cache import ResponseCache
 from cross_judge.testing import Reply, VendorServer
 from cross_judge.vendors import register_vendor, set_vendor_limits
 from cross_judge.verdict import EnsembleVerdict

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..critic.journal import judging_item
+from ..critic import judging_item
 from ._items import ItemError, with_item_text
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ async def judge_item(
     """``panel``'s verdict on ``item`` (the item itself is what the panel judges); with
     ``item_text``, the result stores the item's text (:func:`~cross_judge.batch._items.
     with_item_text`). Its calls are made for ``item.id`` (an answers journal records
-    their answers with it: :func:`~cross_judge.critic.journal.judging_item`)."""
+    their answers with it: :func:`~cross_judge.critic._journal.judging_item`)."""
     with judging_item(item.id):
         result = await panel.judge(item, budget_usd=budget)
     return with_item_text(result, item) if item_text else result

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from .._item import Item
     from ..budget import Budget
-    from ..critic.critic import Critic
+    from ..critic import Critic
     from ..verdict import EnsembleVerdict
     from ..voting import VotingStrategy
 

@@ -69,8 +69,7 @@ from typing import IO, TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
-from ..critic.calls import charge_unreported_usage
-from ..critic.parking import active_job, reset_active_job, set_active_job
+from ..critic import active_job, charge_unreported_usage, reset_active_job, set_active_job
 from ..errors import ConfigError, ErrorKind
 from ..transport import CallFailure, redactor_for, secrets_of
 from ._admission import admit, judge_item
@@ -78,7 +77,7 @@ from ._items import ItemError
 
 if TYPE_CHECKING:
     from ..budget import Budget
-    from ..critic.critic import Critic
+    from ..critic import Critic
     from ..pricing import Price
     from ..transport import ChatRequest, Outcome
     from ..vendors import VendorConfig

@@ -3,7 +3,7 @@
 :class:`ResultsFile` appends and flushes each result, and on resume reads the ids already
 done, repairs a line torn by a kill and, with ``retry_failed``, drops the results worth
 judging again. With ``journal=True`` it also holds the run's answers journal
-(:mod:`cross_judge.critic.journal`, ``OUT.journal.jsonl``): the answers that arrived for
+(:mod:`cross_judge.critic._journal`, ``OUT.journal.jsonl``): the answers that arrived for
 items not yet written, so a resume asks only the calls whose answer never came. Reading a
 results file into memory is :func:`~cross_judge.batch.read_results` (base layer). Locking
 a file against a second writer is :mod:`cross_judge.batch._lock`.
@@ -17,7 +17,7 @@ from typing import IO
 
 from pydantic import ValidationError
 
-from ..critic.journal import AnswerJournal, journal_path
+from ..critic import AnswerJournal, journal_path
 from ..errors import ConfigError
 from ..results import dump_result, is_incomplete, load_result, read_results
 from ..verdict import EnsembleVerdict
@@ -84,10 +84,10 @@ class ResultsFile:
         With ``journal``, the answers journal beside the file (:func:`~cross_judge.critic.
         journal.journal_path`) is opened as :attr:`journal`, keeping the answers of the
         items not in the file (see :meth:`AnswerJournal.open
-        <cross_judge.critic.journal.AnswerJournal.open>`); their cost is in
+        <cross_judge.critic._journal.AnswerJournal.open>`); their cost is in
         :attr:`spent_usd` too (paid for, and in no result yet), except for the items
         ``retry_failed`` removed, whose results counted it already. Run the panel inside
-        :func:`~cross_judge.critic.journal.journaling` of it, so that its calls record
+        :func:`~cross_judge.critic._journal.journaling` of it, so that its calls record
         their answers there and those kept are not asked again.
 
         Raises:

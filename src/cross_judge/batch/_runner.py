@@ -33,7 +33,7 @@ from typing_extensions import Unpack
 from .. import _otel
 from .._sync import loop_caller
 from ..budget import Budget
-from ..critic.journal import active_journal, journaling
+from ..critic import active_journal, journaling
 from ..errors import ConfigError
 from ..results import BatchResult
 from ..verdict import EnsembleVerdict
@@ -253,7 +253,7 @@ def stream(
     ``aclose()`` stops the stream (:func:`stop_streams`), ``ensemble`` by default; the
     stream keeps it alive.
     The answers journal active where ``stream`` is called
-    (:func:`~cross_judge.critic.journal.journaling`) is the one its calls use.
+    (:func:`~cross_judge.critic._journal.journaling`) is the one its calls use.
 
     Raises:
         TypeError: a keyword that is not a :class:`~cross_judge.batch.RunOptions` key.

@@ -60,7 +60,7 @@ from typing import Any, Literal, NoReturn, TextIO, TypeVar
 from pydantic_core import PydanticSerializationError, to_json
 
 from .._extensions import provide, provider
-from ..critic.parsing import normalize_label
+from ..critic import normalize_label
 from ..errors import ConfigError
 from ..results import HUMAN_VENDOR, BatchResult, dump_result
 from ..verdict import RESERVED_KINDS, EnsembleVerdict, Verdict, label_skeleton

@@ -1,7 +1,7 @@
 """``cross-judge cache stats | clear``: the response cache's size and age, and emptying it
 (after asking, on a terminal).
 
-The cache itself is :class:`cross_judge.critic.cache.ResponseCache`; this module asks and
+The cache itself is :class:`cross_judge.critic._cache.ResponseCache`; this module asks and
 prints.
 """
 
@@ -25,7 +25,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ..critic.cache import ResponseCache
+    from ..critic import ResponseCache
 
 __all__ = ["add_parser", "run"]
 
@@ -66,7 +66,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge cache``; the exit code."""
-    from ..critic.cache import ResponseCache
+    from ..critic import ResponseCache
 
     if args.cache_command is None:
         args.cache_parser.print_help(sys.stderr)
@@ -104,7 +104,7 @@ def _cache_stats(cache: ResponseCache) -> int:
 
 
 def _cache_clear(cache: ResponseCache, *, ask: bool) -> int:
-    from ..critic.cache import UnusableCacheError, database_files
+    from ..critic import UnusableCacheError, database_files
 
     out = stdout_console()
     path = cache.path

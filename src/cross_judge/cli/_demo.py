@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..batch import BatchOptions
-from ..critic.critic import Critic
-from ..critic.prompts import load_prompt
+from ..critic import Critic, load_prompt
 from ..ensemble import Ensemble
 from ..testing import Persona, Reply, VendorServer
 from ..verdict import EnsembleVerdict, Verdict

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from ..batch import Item
-    from ..critic.critic import Critic
+    from ..critic import Critic
 
 __all__ = ["ItemReader", "check_items_format", "count_lines", "count_shard_items"]
 

@@ -1,7 +1,7 @@
 """``cross-judge prompts list | show ID | validate FILE``: the packaged judge prompts, one
 prompt's fields as YAML, and checking a new prompt file.
 
-Loading and validating prompts is :mod:`cross_judge.critic.prompts`'s; this module prints.
+Loading and validating prompts is :mod:`cross_judge.critic._prompts`'s; this module prints.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ..errors import ConfigError
 from ._common import EXIT_OK, EXIT_USAGE, stdout_console
 
 if TYPE_CHECKING:
-    from ..critic.prompts import PromptSpec
+    from ..critic import PromptSpec
 
 __all__ = ["add_parser", "run"]
 
@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge prompts``; the exit code."""
-    from ..critic.prompts import list_prompts, load_prompt
+    from ..critic import list_prompts, load_prompt
 
     if args.prompts_command == "list":
         from rich import box

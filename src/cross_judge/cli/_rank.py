@@ -337,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge rank``; the exit code."""
     import anyio
 
-    from ..critic.cache import resolve_cache
+    from ..critic import resolve_cache
     from ..panel_file import load_panel
     from ..ranking import DEFAULT_MAX_CALLS
 

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from ..batch import BatchOptions, ResultsFile
     from ..budget import Budget
     from ..cascade import Cascade
-    from ..critic.critic import Critic
+    from ..critic import Critic
     from ..ensemble import Ensemble
     from ..report import BatchDigest
 
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     from ..batch import DEFAULT_CONCURRENCY, ResultsFile, ResultsLock
-    from ..critic.cache import resolve_cache
+    from ..critic import resolve_cache
     from ..panel_file import PLACEHOLDER_URL, load_panel
     from ..pricing import load_prices
     from ..report import RunManifest

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from ..batch import ResultsFile, RunOptions
     from ..cascade import Cascade
-    from ..critic.journal import KeptShare
+    from ..critic import KeptShare
     from ..ensemble import Ensemble
     from ..verdict import EnsembleVerdict
     from ._items import ItemReader
@@ -54,7 +54,7 @@ class RunState:
     def count(self, result: EnsembleVerdict, kept: KeptShare | None = None) -> None:
         """Add one finished result to this run's totals, less ``kept``, what the answers
         kept by the journal brought into it (see :meth:`AnswerJournal.share_of
-        <cross_judge.critic.journal.AnswerJournal.share_of>`)."""
+        <cross_judge.critic._journal.AnswerJournal.share_of>`)."""
         self.written += 1
         replayed = kept.critics if kept is not None else set()
         for verdict in result.verdicts:
@@ -141,7 +141,7 @@ async def judge_into(
 
     from ..batch import BatchProgress
     from ..cascade import Cascade
-    from ..critic.journal import journaling
+    from ..critic import journaling
 
     failure: Exception | None = None
     journal = results.journal

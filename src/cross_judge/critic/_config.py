@@ -1,12 +1,12 @@
 """A critic's frozen configuration: what its collaborators read, derived once.
 
-A :class:`~cross_judge.critic.critic.Critic` keeps mutable fields (cross-judge 0.1 code
+A :class:`~cross_judge.critic._critic.Critic` keeps mutable fields (cross-judge 0.1 code
 assigns ``critic.temperature``); :class:`CriticConfig` is a snapshot of them, with what
 is derived from them computed once (the compiled template, the prompt spec still in use,
 its examples, answer regex, rubric and provenance, the converted calibration, the vendor
 endpoint). The critic takes a new snapshot after any field is assigned; the collaborators
-that build a request (:mod:`.request`), make the call (:mod:`.calls`), assemble the
-verdict (:mod:`.assembly`) and judge a rubric (:mod:`.rubric`) read only it.
+that build a request (:mod:`._request`), make the call (:mod:`._calls`), assemble the
+verdict (:mod:`._assembly`) and judge a rubric (:mod:`._rubric`) read only it.
 
 The checks a critic makes on its settings are here too, as functions, and so are the
 helpers its construction uses. Nothing here sends a request.
@@ -30,13 +30,13 @@ from ..pricing import Price, price_for
 from ..stats import ConfidenceCalibration
 from ..transport import HTTPSession, HttpxSession, SyncDuckSession, protocol_adapter
 from ..vendors import VendorConfig
-from .answer_schema import schema_name
-from .parsing import LABEL_KEYS, REASONING_KEYS, ExampleAnswer, normalize_label
-from .template import Template
+from ._answer_schema import schema_name
+from ._parsing import LABEL_KEYS, REASONING_KEYS, ExampleAnswer, normalize_label
+from ._template import Template
 
 if TYPE_CHECKING:
     from ..rubric.models import Rubric
-    from .prompts import PromptSpec
+    from ._prompts import PromptSpec
 
 __all__ = [
     "CONFIDENCE_MODES",
@@ -111,7 +111,7 @@ CRITIC_SETTINGS = (
     "confidence",
     "retry_truncated",
 )
-"""The :class:`~cross_judge.critic.critic.Critic` fields :meth:`CriticConfig.build` takes
+"""The :class:`~cross_judge.critic._critic.Critic` fields :meth:`CriticConfig.build` takes
 as they are."""
 
 STRUCTURED: tuple[str, ...] = get_args(Structured)
@@ -479,7 +479,7 @@ def adopt_prompt(
         ConfigError: not a spec nor a reference, or given with a template or system prompt.
         PromptError: the reference cannot be loaded.
     """
-    from .prompts import PromptSpec, load_prompt
+    from ._prompts import PromptSpec, load_prompt
 
     name, prompt = values["name"], values["prompt"]
     if isinstance(prompt, str):
@@ -572,7 +572,7 @@ def check_number(
 
 
 def normalise_labels(critic: str, labels: Sequence[str]) -> tuple[str, ...]:
-    """``labels`` normalised (:func:`~.parsing.normalize_label`), without repeats.
+    """``labels`` normalised (:func:`~._parsing.normalize_label`), without repeats.
 
     Raises:
         ConfigError: a string instead of a list, an unusable label, or no label.

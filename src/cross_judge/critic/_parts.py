@@ -1,10 +1,10 @@
-"""The collaborators a :class:`~cross_judge.critic.critic.Critic` delegates to, built
+"""The collaborators a :class:`~cross_judge.critic._critic.Critic` delegates to, built
 together on one snapshot of its configuration.
 
 Each collaborator takes what it reads explicitly: the frozen
 :class:`~cross_judge.critic._config.CriticConfig`, and for the caller the builder, the
 assembler and the injected HTTP session. Which of the critic's fields drop a snapshot, and
-when one is taken, is the critic's business (:mod:`.critic`).
+when one is taken, is the critic's business (:mod:`._critic`).
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..transport import HTTPSession
+from ._assembly import VerdictAssembler
+from ._calls import Caller
 from ._config import CriticConfig
-from .assembly import VerdictAssembler
-from .calls import Caller
-from .request import RequestBuilder
-from .rubric import RubricPath
+from ._request import RequestBuilder
+from ._rubric import RubricPath
 
 if TYPE_CHECKING:
-    from .critic import Critic
+    from ._critic import Critic
 
 __all__ = ["Parts", "parts_of"]
 

@@ -6,7 +6,7 @@ The methods users call live on the models of :mod:`cross_judge.panel_file._schem
 (``CriticSpec.to_critic``, ``PanelSpec.build``, ...); they call these functions. The checks
 use them too: a panel file is checked by building what it describes against
 :data:`PLACEHOLDER_URL`, so that a file is refused when loaded for what the
-:class:`~cross_judge.critic.critic.Critic`, ensemble or cascade would refuse.
+:class:`~cross_judge.critic._critic.Critic`, ensemble or cascade would refuse.
 
 What it does not do: check a file (the schema does; this trusts what it is given), read API
 keys from the environment (``PanelSpec.build`` does, and reports the missing ones), or call
@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..cascade import Cascade
-from ..critic.cache import ResponseCache
-from ..critic.critic import Critic
+from ..critic import Critic, ResponseCache
 from ..ensemble import Ensemble
 from ._simulation import rubric_settings
 
@@ -51,11 +50,11 @@ built against the caller's server URL."""
 def critic_from_spec(
     spec: CriticSpec, *, api_key: str | None = None, base_url: str | None = None
 ) -> Critic:
-    """The :class:`~cross_judge.critic.critic.Critic` ``spec`` describes (see
+    """The :class:`~cross_judge.critic._critic.Critic` ``spec`` describes (see
     ``CriticSpec.to_critic``). ``base_url`` overrides the file's.
 
     Raises:
-        ConfigError: as :class:`~cross_judge.critic.critic.Critic` does.
+        ConfigError: as :class:`~cross_judge.critic._critic.Critic` does.
     """
     kwargs: dict[str, Any] = {}
     if spec.prompt_spec is not None:

@@ -16,17 +16,34 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from pydantic import ConfigDict
+
 from ..transport import redact
 
 __all__ = [
     "MISSING_HINTS",
+    "SPEC_CONFIG",
     "FieldProblem",
     "FieldProblems",
     "PanelProblem",
     "field_name",
+    "is_number",
     "line_of",
     "yaml_type",
 ]
+
+SPEC_CONFIG = ConfigDict(
+    extra="forbid", strict=True, frozen=True, hide_input_in_errors=True, allow_inf_nan=False
+)
+"""What every model of a panel file is: unknown keys, wrong types (no coercion), changes
+after loading and infinities are problems; a value a user typed is never echoed in
+pydantic's own message (it may be a key)."""
+
+
+def is_number(value: object) -> bool:
+    """Whether a YAML value is a number (an int or a float, not a boolean)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
 
 MISSING_HINTS = {
     "name": "a unique name for the critic, e.g. strict-deepseek",

@@ -1,15 +1,14 @@
 """The schema of a panel file: its pydantic models, and every check made when it is loaded.
 
-:class:`PanelSpec` (a file), :class:`TierSpec` (one tier of a cascade), :class:`CriticSpec`
-(one critic), :class:`PersonaSpec`, :class:`EscalateSpec` and :class:`SimulatorSpec` are
-strict, frozen models; their validators check each field and then the file as a whole
-(unknown vendors, prompts that do not load, duplicate names, the vote and its arguments,
-the escalation against the tiers), raising a
-:class:`~cross_judge.panel_file._problems.FieldProblem` at the field a problem belongs to.
-Checks across fields build what the file describes (with
-:mod:`cross_judge.panel_file._builder`) and report what that refuses, so a file that loads
-builds. The models' building methods (``to_critic``, ``simulator``, ``build``, ...) call
-the builder.
+:class:`PanelSpec` (a file), :class:`TierSpec` (a cascade's tier), :class:`CriticSpec` (a
+critic), :class:`PersonaSpec`, :class:`EscalateSpec` and :class:`SimulatorSpec` (defined in
+:mod:`._simulator_spec`) are strict, frozen models; their validators check each field and
+then the file as a whole (unknown vendors, prompts that do not load, duplicate names, the
+vote and its arguments, the escalation against the tiers), raising a
+:class:`~._problems.FieldProblem` at the field a problem belongs to. Checks across fields
+build what the file describes (with :mod:`cross_judge.panel_file._builder`) and report what
+that refuses, so a file that loads builds. The models' building methods (``to_critic``,
+``simulator``, ``build``, ...) call the builder.
 
 What it does not do: read YAML or turn pydantic's errors into messages with lines (the
 loader, :mod:`cross_judge.panel_file._loader`), or build anything itself.
@@ -28,7 +27,6 @@ from urllib.parse import urlsplit
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationInfo,
@@ -37,9 +35,17 @@ from pydantic import (
 )
 
 from ..cascade import Cascade, Escalation
-from ..critic.cache import ResponseCache
-from ..critic.critic import ConfidenceMode, Critic, Effort, Structured
-from ..critic.prompts import PromptSpec, is_file, list_prompts, load_prompt
+from ..critic import (
+    ConfidenceMode,
+    Critic,
+    Effort,
+    PromptSpec,
+    ResponseCache,
+    Structured,
+    is_file,
+    list_prompts,
+    load_prompt,
+)
 from ..ensemble import Ensemble
 from ..errors import ConfigError, PanelError, PromptError
 from ..stats import ConfidenceCalibration
@@ -56,24 +62,22 @@ from ._builder import (
 )
 from ._problems import (
     MISSING_HINTS,
+    SPEC_CONFIG,
     FieldProblem,
     FieldProblems,
     PanelProblem,
     field_name,
+    is_number,
     line_of,
     yaml_type,
 )
 from ._simulation import (
     SimulatorTruth,
-    gold_mapping,
-    is_criteria_truth,
     pair_prompt,
-    read_strengths,
-    read_truth,
     rubric_problems,
     simulator_record,
-    strengths_mapping,
 )
+from ._simulator_spec import SimulatorSpec
 from ._vote_labels import vote_label_problem
 
 if TYPE_CHECKING:
@@ -97,11 +101,6 @@ SIMULATED_VENDOR = "simulated"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
-_MODEL_CONFIG = ConfigDict(
-    extra="forbid", strict=True, frozen=True, hide_input_in_errors=True, allow_inf_nan=False
-)
-
-
 class PersonaSpec(BaseModel):
     """How a ``vendor: simulated`` critic answers: every field of
     :class:`cross_judge.testing.Persona` but its model (the critic's).
@@ -114,7 +113,7 @@ class PersonaSpec(BaseModel):
     criteria the simulator knows (checked by :class:`PanelSpec`).
     """
 
-    model_config = _MODEL_CONFIG
+    model_config = SPEC_CONFIG
 
     accuracy: float = Field(default=0.9, ge=0.0, le=1.0)
     latency: float = Field(default=0.0, ge=0.0)
@@ -142,8 +141,8 @@ class PersonaSpec(BaseModel):
                 f"criteria_accuracy: {{correct: 0.9, cites: 0.7}}, got {yaml_type(value)}"
             )
         for cid, accuracy in value.items():
-            if not (_is_number(accuracy) and 0.0 <= accuracy <= 1.0):
-                got = repr(accuracy) if _is_number(accuracy) else yaml_type(accuracy)
+            if not (is_number(accuracy) and 0.0 <= accuracy <= 1.0):
+                got = repr(accuracy) if is_number(accuracy) else yaml_type(accuracy)
                 raise FieldProblem(
                     (cid,), f"expected an accuracy in [0, 1] (0.9: right 9 times in 10), got {got}"
                 )
@@ -157,7 +156,7 @@ class PersonaSpec(BaseModel):
         if (
             isinstance(value, list)
             and len(value) == 2
-            and all(_is_number(v) for v in value)
+            and all(is_number(v) for v in value)
             and 0.0 <= value[0] <= value[1] <= 1.0
         ):
             return [float(v) for v in value]
@@ -175,7 +174,7 @@ class CriticSpec(BaseModel):
     gives the critic the :class:`~cross_judge.reliability.ConfidenceCalibration` it holds.
     """
 
-    model_config = _MODEL_CONFIG
+    model_config = SPEC_CONFIG
 
     name: str = Field(min_length=1)
     model: str | None = Field(default=None, min_length=1)
@@ -466,7 +465,7 @@ _CASCADE_FIELDS = ("escalate", "final")
 class EnsembleFields(BaseModel):
     """The keys of one ensemble: a panel file with ``critics:``, or one of its ``tiers:``."""
 
-    model_config = _MODEL_CONFIG
+    model_config = SPEC_CONFIG
 
     voting: str = "majority"
     voting_kwargs: dict[str, Any] = Field(default_factory=dict)
@@ -532,7 +531,7 @@ class EscalateSpec(BaseModel):
     criterion (or, set true, an item) whose valid answers disagree goes on; by default
     on for rubric cascades only."""
 
-    model_config = _MODEL_CONFIG
+    model_config = SPEC_CONFIG
 
     agreement_below: Any = None
     confidence_below: Any = None
@@ -558,12 +557,12 @@ class EscalateSpec(BaseModel):
                 raise FieldProblem(where, f"a criterion id must be text, got {yaml_type(key)}")
             if isinstance(entry, list):
                 for index, item in enumerate(entry):
-                    if item is not None and not _is_number(item):
+                    if item is not None and not is_number(item):
                         raise FieldProblem(
                             (*where, index),
                             f"expected a number in [0, 1] or null, got {yaml_type(item)}",
                         )
-            elif not _is_number(entry) and not (key is not None and entry is None):
+            elif not is_number(entry) and not (key is not None and entry is None):
                 raise FieldProblem(where, f"{expected}, got {yaml_type(entry)}")
         name = str(info.field_name)
         try:
@@ -582,180 +581,6 @@ class EscalateSpec(BaseModel):
             on_fallback=self.on_fallback,
             on_dispute=self.on_dispute,
         )
-
-
-class SimulatorSpec(BaseModel):
-    """The ``simulator:`` mapping: settings of the :class:`~cross_judge.testing.VendorServer`
-    that answers ``vendor: simulated`` critics (its arguments but those a run sets itself:
-    personas, host, port, api_key, default_persona, count_items).
-
-    ``items``, ``gold`` and ``difficulty`` given as paths are read when the file is loaded
-    (relative to its folder; see :mod:`cross_judge.panel_file._simulation`), into
-    :attr:`truth`.
-    """
-
-    model_config = _MODEL_CONFIG
-
-    error_correlation: float = Field(default=0.0, ge=0.0, lt=1.0)
-    difficulty_seed: int = 0
-    items: str | None = Field(default=None, min_length=1)
-    gold: Any = None
-    difficulty: Any = None
-    better: Any = None
-    capacity: int | None = Field(default=None, ge=1)
-    batch_polls: int = Field(default=1, ge=0)
-    batch_failure_rate: float = Field(default=0.0, ge=0.0, le=1.0)
-    batch_expiry_rate: float = Field(default=0.0, ge=0.0, le=1.0)
-    criteria: dict[str, str] | None = None
-    criteria_gold: Any = None
-    criteria_labels: list[str] | None = None
-    strengths: Any = None
-    tie_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
-
-    _truth: SimulatorTruth = PrivateAttr(default_factory=SimulatorTruth)
-
-    @field_validator("gold")
-    @classmethod
-    def _gold(cls, value: Any) -> Any:
-        mapping = gold_mapping(value, _GOLD_EXPECTED)
-        for text, label in (mapping or {}).items():
-            if not isinstance(label, str):
-                raise FieldProblem(
-                    (text,), f"expected a label (text), got {yaml_type(label)}; put it in quotes"
-                )
-        return value
-
-    @field_validator("difficulty")
-    @classmethod
-    def _difficulty(cls, value: Any) -> Any:
-        mapping = gold_mapping(value, _DIFFICULTY_EXPECTED)
-        for text, number in (mapping or {}).items():
-            if not (_is_number(number) and 0.0 <= number <= 1.0):
-                got = repr(number) if _is_number(number) else yaml_type(number)
-                raise FieldProblem(
-                    (text,), f"expected a number in [0, 1] (0 easiest, 1 hardest), got {got}"
-                )
-        return value
-
-    @field_validator("criteria", mode="before")
-    @classmethod
-    def _criteria(cls, value: Any) -> Any:
-        if value is None or (
-            isinstance(value, dict)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
-            and all(k and v.strip() for k, v in value.items())
-        ):
-            return value
-        raise ValueError(
-            "expected a mapping {criterion id: requirement text, as the rubric prompt shows "
-            "it}, e.g. criteria: {cites: The answer cites a source.}; leave it out to take "
-            "the simulated critics' rubric prompt"
-        )
-
-    @field_validator("criteria_gold")
-    @classmethod
-    def _criteria_gold(cls, value: Any) -> Any:
-        mapping = gold_mapping(value, _CRITERIA_GOLD_EXPECTED)
-        for text, truths in (mapping or {}).items():
-            if not is_criteria_truth(truths):
-                raise FieldProblem(
-                    (text,),
-                    "expected {criterion id: label}, e.g. {correct: PASS, cites: FAIL}, got "
-                    f"{yaml_type(truths)}",
-                )
-        return value
-
-    @field_validator("criteria_labels", mode="before")
-    @classmethod
-    def _criteria_labels(cls, value: Any) -> Any:
-        if value is None or (
-            isinstance(value, list)
-            and len(value) >= 2
-            and all(isinstance(v, str) and v for v in value)
-            and len(set(value)) == len(value)
-        ):
-            return value
-        raise ValueError(
-            "expected two or more distinct labels, the rubric's scale, e.g. [PASS, FAIL]; "
-            "leave it out to take the simulated critics' rubric prompt"
-        )
-
-    @field_validator("strengths")
-    @classmethod
-    def _strengths(cls, value: Any) -> Any:
-        strengths_mapping(value)
-        return value
-
-    @field_validator("better")
-    @classmethod
-    def _better(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        if not isinstance(value, dict) or not all(
-            v is None or isinstance(v, str) for v in value.values()
-        ):
-            raise ValueError(
-                "expected a mapping {query: the better answer's text, or null for a tie}, e.g. "
-                'better: {"Capital of France?": "Paris."}'
-            )
-        return value
-
-    @model_validator(mode="after")
-    def _read_files(self, info: ValidationInfo) -> SimulatorSpec:
-        if self.batch_failure_rate + self.batch_expiry_rate > 1.0:
-            raise FieldProblem(
-                ("batch_expiry_rate",),
-                "batch_failure_rate + batch_expiry_rate must be at most 1 (they share each "
-                f"request's draw), got {self.batch_failure_rate} + {self.batch_expiry_rate}",
-            )
-        if self.difficulty is not None and self.error_correlation == 0:
-            raise FieldProblem(
-                ("difficulty",),
-                "matters only with error_correlation above 0 (difficulty moves every critic "
-                "the same way); set error_correlation, e.g. 0.5, or remove difficulty",
-            )
-        if self.tie_rate > 0 and self.strengths is None:
-            raise FieldProblem(
-                ("tie_rate",),
-                "applies only to pairs judged by strengths, and no candidate has one; give "
-                "strengths: {CANDIDATE TEXT: STRENGTH} (or a file of them), or remove tie_rate",
-            )
-        context = info.context if isinstance(info.context, Mapping) else {}
-        base_dir = Path(context.get("base_dir") or Path.cwd())
-        strengths, strengths_file = read_strengths(self.strengths, base_dir)
-        self._truth = read_truth(
-            items=self.items,
-            gold=self.gold,
-            difficulty=self.difficulty,
-            better=self.better,
-            base_dir=base_dir,
-            criteria_gold=self.criteria_gold,
-        )
-        if strengths:
-            self._truth = dataclasses.replace(
-                self._truth, strengths=strengths, strengths_file=strengths_file
-            )
-        return self
-
-    @property
-    def truth(self) -> SimulatorTruth:
-        """What the simulator is told: gold labels, better answers, difficulties,
-        candidates' strengths."""
-        return self._truth
-
-
-_GOLD_EXPECTED = (
-    'the path of a gold file (JSONL lines {"id": ..., "label": ...}, the file '
-    "cross-judge stats --gold reads; give items: too) or a mapping {item text: label}"
-)
-_CRITERIA_GOLD_EXPECTED = (
-    'the path of a file of JSONL lines {"id": ..., "criteria": {"correct": "PASS"}} (give '
-    "items: too) or a mapping {item text: {criterion id: label}}"
-)
-_DIFFICULTY_EXPECTED = (
-    'the path of a file of JSONL lines {"id": ..., "difficulty": 0.7} (give '
-    "items: too) or a mapping {item text: difficulty in [0, 1]}"
-)
 
 
 class PanelSpec(EnsembleFields):
@@ -1130,10 +955,6 @@ def _escalation_problem(message: str, *, field_prefix: tuple[str, ...] = ()) -> 
         message = match.group(3)
     message = message.replace("or inf to always", "or .inf to always")
     return FieldProblem(path, message)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _load_prompt(ref: str, base_dir: Path) -> PromptSpec:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..critic.critic import Critic
+from ..critic import Critic
 from ..ensemble import voting_label_problems
 from ..voting import validate_voting
 from ._problems import FieldProblem

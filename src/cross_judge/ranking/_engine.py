@@ -33,7 +33,7 @@ from typing_extensions import Unpack
 
 from .._item import Item
 from ..batch import Panel, PanelView, RunOptions, judge_many
-from ..critic.template import Template
+from ..critic import Template
 from ..errors import ConfigError
 from ..pairwise import PAIR_FIELDS
 from ..stats import fisher_group_limit

@@ -59,7 +59,7 @@ from ..results import manifest_path
 
 if TYPE_CHECKING:
     from ..cascade import Cascade, EscalateRule, Escalation
-    from ..critic.critic import Critic
+    from ..critic import Critic
     from ..ensemble import Ensemble
 
 __all__ = ["RunManifest", "manifest_path", "stepdowns"]
@@ -133,7 +133,7 @@ class RunManifest:
             "options": options,
             "totals": None,
         }
-        from ..critic.stepdown import endpoint_key
+        from ..critic import endpoint_key
 
         where = frozenset(endpoint_key(c.endpoint(), c.model) for c in ensemble.critics)
         return cls(results, entry, where)
@@ -507,11 +507,11 @@ def _critic_record(critic: Critic) -> dict[str, Any]:
 
 def stepdowns(where: frozenset[tuple[str, str, str]] | None = None) -> list[dict[str, str]]:
     """The step downs ``structured="auto"`` and ``confidence="auto"`` took in this process
-    (:func:`cross_judge.critic.stepdown.steps_taken`), oldest first, as plain dicts
+    (:func:`cross_judge.critic._stepdown.steps_taken`), oldest first, as plain dicts
     (``vendor``, ``endpoint``, ``model``, ``asked``, ``now``, ``reason``), only those of
     the ``(vendor, endpoint, model)`` triples in ``where`` (``None``: all). The vendor's
     ``reason`` has anything shaped like an API key or a bearer token hidden."""
-    from ..critic.stepdown import steps_taken
+    from ..critic import steps_taken
     from ..transport import redact
 
     return [

@@ -1,6 +1,6 @@
 """Rubrics: several weighted criteria judged per item, voted criterion by criterion.
 
-A rubric is a prompt with ``criteria`` (see :mod:`cross_judge.critic.prompts`); a critic
+A rubric is a prompt with ``criteria`` (see :mod:`cross_judge.critic._prompts`); a critic
 judging with it answers each criterion (``Verdict.criteria``), and a panel votes each
 criterion with its strategy, then scores the item by the weighted total
 (``EnsembleVerdict.criteria``, ``EnsembleVerdict.score``). The data lives in

@@ -4,7 +4,7 @@ criterion (:class:`CriterionConsensus`).
 
 Plain data: nothing here calls a vendor, parses an answer or votes (see
 :mod:`cross_judge.rubric.tally` for the vote per criterion and
-:mod:`cross_judge.critic.rubric` for the calls).
+:mod:`cross_judge.critic._rubric` for the calls).
 
 **The total.** A criterion's score is in [0, 1] (the scale's score of its label: ``PASS``
 1, ``FAIL`` 0 by default). The weighted total of an item is the weights of the positive

@@ -1,7 +1,7 @@
 """One-off set-up at first use that keeps the calls behind it in the order they were made.
 
 The first calls of a process or event loop wait for set-up done in a worker thread
-(imports, TLS contexts, a client): see :mod:`cross_judge.critic.warmup` and
+(imports, TLS contexts, a client): see :mod:`cross_judge.critic._warmup` and
 :func:`cross_judge.transport._http.import_in_worker`. A plain "skip when done, else take
 the lock" lets a call that arrives just after the set-up finished overtake every call
 still waiting for the lock, so a batch's first requests reach the vendor shuffled (the

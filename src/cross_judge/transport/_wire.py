@@ -62,7 +62,7 @@ class AnswerSchema:
     ``text`` is the schema as compact JSON (no spaces; the properties in the prompt's
     order): hashable, and the exact text the cache key and the run manifest record.
     ``label_key`` is the property holding the label. Built by
-    :func:`cross_judge.critic.answer_schema.answer_schema`.
+    :func:`cross_judge.critic._answer_schema.answer_schema`.
     """
 
     name: str

@@ -13,7 +13,7 @@ import respx
 from hypothesis import given, strategies as st
 
 from cross_judge import ConfigError, Critic, PromptError
-from cross_judge.critic.parsing import parse_answer
+from cross_judge.critic._parsing import parse_answer
 from cross_judge.prompts import PromptSpec, parse_prompt
 
 PROMETHEUS = r"\[RESULT\]\s*(?P<label>[1-5])"

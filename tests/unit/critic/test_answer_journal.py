@@ -1,4 +1,4 @@
-"""The answers journal of a resumable run (``cross_judge.critic.journal``): what it keeps,
+"""The answers journal of a resumable run (``cross_judge.critic._journal``): what it keeps,
 for which items, and that a kill at any byte leaves it readable."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cross_judge import ConfigError, Usage, Verdict
-from cross_judge.critic.journal import AnswerJournal, journal_path, judging_item
+from cross_judge.critic._journal import AnswerJournal, journal_path, judging_item
 from cross_judge.transport import Completion, TokenLogprob
 
 ANSWER = '{"kind": "KEEP", "confidence": 0.9, "reasoning": "a real subcategory"}'

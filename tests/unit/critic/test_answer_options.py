@@ -14,8 +14,8 @@ import pytest
 import respx
 
 from cross_judge import ConfigError, Critic, ErrorKind
-from cross_judge.critic import assembly
-from cross_judge.critic.stepdown import forget_steps, steps_taken
+from cross_judge.critic import _assembly as assembly
+from cross_judge.critic._stepdown import forget_steps, steps_taken
 from cross_judge.transport import CallFailure, Completion
 from cross_judge.transport._batch_codecs import openai_request
 

@@ -23,7 +23,7 @@ import anyio
 import pytest
 
 from cross_judge import ConfigError, Critic, Usage
-from cross_judge.critic.cache import (
+from cross_judge.critic._cache import (
     APPLICATION_ID,
     CacheStats,
     ResponseCache,
@@ -233,7 +233,7 @@ def test_importing_the_module_creates_nothing(tmp_path: Path) -> None:
         "XDG_CACHE_HOME": str(tmp_path / "xdg"),
     }
     code = (
-        "import cross_judge, cross_judge.critic.cache as c\n"
+        "import cross_judge, cross_judge.critic._cache as c\n"
         "c.default_cache_path(); c.resolve_cache(True)\n"
     )
     subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, check=True)

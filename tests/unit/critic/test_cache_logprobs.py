@@ -17,9 +17,9 @@ import pytest
 import respx
 
 from cross_judge import Critic, Usage
-from cross_judge.critic import assembly
-from cross_judge.critic.cache import APPLICATION_ID, SCHEMA_VERSION, ResponseCache
-from cross_judge.critic.logprobs import LabelProbabilities
+from cross_judge.critic import _assembly as assembly
+from cross_judge.critic._cache import APPLICATION_ID, SCHEMA_VERSION, ResponseCache
+from cross_judge.critic._logprobs import LabelProbabilities
 from cross_judge.transport import Completion, TokenLogprob
 
 ANSWER = '{"kind": "KEEP", "confidence": 0.9, "reasoning": "fine"}'

@@ -14,7 +14,7 @@ import pytest
 import respx
 
 from cross_judge import Critic, Usage
-from cross_judge.critic.cache import ResponseCache
+from cross_judge.critic._cache import ResponseCache
 from cross_judge.transport import Completion
 
 pytestmark = pytest.mark.anyio

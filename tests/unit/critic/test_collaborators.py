@@ -21,9 +21,9 @@ import respx
 
 from cross_judge import ConfigError, Critic, PromptError, set_vendor_limits
 from cross_judge.critic import _config
+from cross_judge.critic._assembly import VerdictAssembler
 from cross_judge.critic._config import CriticConfig
-from cross_judge.critic.assembly import VerdictAssembler
-from cross_judge.critic.request import RequestBuilder
+from cross_judge.critic._request import RequestBuilder
 from cross_judge.transport import Completion, TextPart
 from cross_judge.vendors import get_vendor
 
@@ -45,7 +45,7 @@ ANSWER = {
     "usage": {"prompt_tokens": 12, "completion_tokens": 8, "total_tokens": 20},
 }
 CRITIC_DIR = Path(__file__).resolve().parents[3] / "src" / "cross_judge" / "critic"
-COLLABORATORS = ("_config.py", "request.py", "calls.py", "assembly.py", "rubric.py")
+COLLABORATORS = ("_config.py", "_request.py", "_calls.py", "_assembly.py", "_rubric.py")
 
 
 @pytest.fixture

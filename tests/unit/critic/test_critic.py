@@ -371,7 +371,7 @@ async def test_an_unexpected_exception_becomes_an_internal_error_verdict(
 
 @respx.mock
 async def test_a_packaged_prompt_is_stamped_on_every_verdict(client: httpx.AsyncClient) -> None:
-    from cross_judge.critic.prompts import load_prompt
+    from cross_judge.critic._prompts import load_prompt
 
     route = respx.post(URL).respond(json=completion('{"kind": "KEEP", "confidence": 0.9}'))
     c = critic(client, prompt="taxonomy-review@1")

@@ -23,7 +23,7 @@ from cross_judge import (
     ErrorKind,
     Verdict,
 )
-from cross_judge.critic.cache import ResponseCache
+from cross_judge.critic._cache import ResponseCache
 from cross_judge.stats._confidence_calibration import (
     ConfidenceCalibration,
     expected_calibration_error,

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from cross_judge.critic.logprobs import LabelProbabilities, label_probabilities
+from cross_judge.critic._logprobs import LabelProbabilities, label_probabilities
 from cross_judge.transport import TokenLogprob
 
 PASS_FAIL = ("PASS", "FAIL")

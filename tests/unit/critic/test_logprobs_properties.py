@@ -1,4 +1,4 @@
-"""Properties of :func:`cross_judge.critic.logprobs.label_probabilities` on generated input."""
+"""Properties of :func:`cross_judge.critic._logprobs.label_probabilities` on generated input."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 
 from hypothesis import given, settings, strategies as st
 
-from cross_judge.critic import logprobs
-from cross_judge.critic.logprobs import LabelProbabilities
-from cross_judge.critic.parsing import LABEL_KEYS
+from cross_judge.critic import _logprobs as logprobs
+from cross_judge.critic._logprobs import LabelProbabilities
+from cross_judge.critic._parsing import LABEL_KEYS
 from cross_judge.transport import TokenLogprob
 
 JSONISH = st.text(alphabet='{}":, \n-_.aApPsSfFkindverdct0123456789\\\u200b', max_size=40)

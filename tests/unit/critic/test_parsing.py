@@ -1,4 +1,4 @@
-"""Specification of :mod:`cross_judge.critic.parsing`: raw model text -> verdict fields."""
+"""Specification of :mod:`cross_judge.critic._parsing`: raw model text -> verdict fields."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from cross_judge.critic import parsing
-from cross_judge.critic.parsing import (
+from cross_judge.critic import _parsing as parsing
+from cross_judge.critic._parsing import (
     LABEL_KEYS,
     REASONING_KEYS,
     ExampleAnswer,

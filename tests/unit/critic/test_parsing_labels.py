@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cross_judge.critic.parsing import normalize_label, parse_answer
+from cross_judge.critic._parsing import normalize_label, parse_answer
 from cross_judge.errors import PromptError
 from cross_judge.prompts import parse_prompt
 

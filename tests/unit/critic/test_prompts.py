@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-import cross_judge.critic.critic
-import cross_judge.critic.prompts as prompts_module
+import cross_judge.critic._critic
+import cross_judge.critic._prompts as prompts_module
 from cross_judge import ConfigError, Critic, PromptError, _yaml
-from cross_judge.critic.parsing import ExampleAnswer, parse_answer
-from cross_judge.critic.prompts import (
+from cross_judge.critic._parsing import ExampleAnswer, parse_answer
+from cross_judge.critic._prompts import (
     DEFAULT_SYSTEM_PROMPT,
     DEFAULT_USER_PROMPT_TEMPLATE,
     PromptSpec,
@@ -699,7 +699,7 @@ def test_rendering_any_text_never_raises_and_keeps_it_verbatim(query: str) -> No
 
 def test_default_system_prompt_is_0_1_text_and_equals_core() -> None:
     assert DEFAULT_SYSTEM_PROMPT == "You are a careful judge. Output strict JSON only."
-    assert DEFAULT_SYSTEM_PROMPT == cross_judge.critic.critic.DEFAULT_SYSTEM_PROMPT
+    assert DEFAULT_SYSTEM_PROMPT == cross_judge.critic._critic.DEFAULT_SYSTEM_PROMPT
 
 
 def test_default_user_template_uses_item_and_labels_and_asks_for_legacy_keys() -> None:

@@ -6,8 +6,8 @@ import json
 
 from hypothesis import given, settings, strategies as st
 
-from cross_judge.critic.parsing import LABEL_KEYS, REASONING_KEYS
-from cross_judge.critic.rubric import parse_criteria
+from cross_judge.critic._parsing import LABEL_KEYS, REASONING_KEYS
+from cross_judge.critic._rubric import parse_criteria
 from cross_judge.rubric import Criterion, CriterionVerdict, Rubric
 
 BINARY = Rubric(

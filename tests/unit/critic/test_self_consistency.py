@@ -1,6 +1,6 @@
 """Self-consistency: ``Critic(samples=n)`` asks an item n times and votes its own answers.
 
-The vote itself (:func:`cross_judge.critic.assembly.combine_samples`) and the merge of a pair's two
+The vote itself (:func:`cross_judge.critic._assembly.combine_samples`) and the merge of a pair's two
 orders (:func:`cross_judge.pairwise.combine_orders`) are pure functions, tested on
 verdicts built by hand. Everything that makes calls (concurrency, cache, budget,
 failures, an Ensemble of sampled critics) runs against a real ``VendorServer`` on
@@ -23,9 +23,9 @@ import pytest
 
 from cross_judge import ConfigError, Critic, Ensemble, ErrorKind, Usage, Verdict, pricing
 from cross_judge.budget import Budget
-from cross_judge.critic.assembly import combine_samples
-from cross_judge.critic.cache import ResponseCache
-from cross_judge.critic.request import sample_request
+from cross_judge.critic._assembly import combine_samples
+from cross_judge.critic._cache import ResponseCache
+from cross_judge.critic._request import sample_request
 from cross_judge.pairwise import combine_orders, in_own_names, map_back
 from cross_judge.panel_file import PanelError, parse_panel
 from cross_judge.pricing import register_price, worst_case_cost

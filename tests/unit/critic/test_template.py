@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from cross_judge import PromptError
-from cross_judge.critic.template import Template
+from cross_judge.critic._template import Template
 
 
 def test_named_fields_are_filled() -> None:

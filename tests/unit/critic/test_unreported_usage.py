@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from cross_judge import Critic, Usage, Verdict, pricing
-from cross_judge.critic.calls import charge_unreported_usage
+from cross_judge.critic._calls import charge_unreported_usage
 from cross_judge.pricing import price_for, register_price, usage_is_plausible, worst_case_cost
 from cross_judge.transport import Completion
 
@@ -67,7 +67,7 @@ def test_an_answer_with_usage_keeps_its_cost() -> None:
 
 
 def test_sampled_verdicts_add_up_their_estimated_calls() -> None:
-    from cross_judge.critic.assembly import combine_samples
+    from cross_judge.critic._assembly import combine_samples
 
     samples = [
         Verdict(kind="KEEP", critic_id="c", cost_usd=0.1, cost_estimates=1),

@@ -13,7 +13,7 @@ import anyio.to_thread
 import pytest
 
 from cross_judge import Critic, Ensemble
-from cross_judge.critic import warmup
+from cross_judge.critic import _warmup as warmup
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from cross_judge import Critic, Ensemble
-from cross_judge.critic.stepdown import forget_steps, step_down
+from cross_judge.critic._stepdown import forget_steps, step_down
 from cross_judge.errors import ErrorKind
 from cross_judge.report._manifest import RunManifest
 from cross_judge.transport import CallFailure

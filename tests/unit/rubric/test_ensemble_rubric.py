@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from cross_judge import ConfigError, Ensemble, ErrorKind, Verdict
-from cross_judge.critic.prompts import parse_prompt
+from cross_judge.critic._prompts import parse_prompt
 from cross_judge.ensemble import revote
 from cross_judge.pricing import register_price
 from cross_judge.rubric import CriterionVerdict, Rubric

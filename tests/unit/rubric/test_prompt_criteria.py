@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cross_judge import PromptError
-from cross_judge.critic.prompts import parse_prompt
+from cross_judge.critic._prompts import parse_prompt
 
 PER = """\
 id: rq

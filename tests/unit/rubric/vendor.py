@@ -11,7 +11,7 @@ from typing import Any, cast
 import httpx
 
 from cross_judge import Critic
-from cross_judge.critic.prompts import PromptSpec, parse_prompt
+from cross_judge.critic._prompts import PromptSpec, parse_prompt
 
 CRITERIA = """\
 criteria:

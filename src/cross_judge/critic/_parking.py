@@ -1,6 +1,6 @@
 """The hook through which a provider batch job takes a critic's calls: the job in force.
 
-A :class:`~cross_judge.critic.critic.Critic` asks :func:`active_job` before each call. With
+A :class:`~cross_judge.critic._critic.Critic` asks :func:`active_job` before each call. With
 no job (the usual case) it calls the vendor live. Inside a batch-mode run
 (:mod:`cross_judge.batch._provider_jobs`, a higher layer) the job is set here for the run's
 tasks with :func:`set_active_job`, and the critic hands it the call
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ..transport import ChatRequest
     from ..vendors import VendorConfig
     from ..verdict import Verdict
-    from .critic import Critic
+    from ._critic import Critic
 
 __all__ = ["BatchVendors", "ParkingJob", "active_job", "reset_active_job", "set_active_job"]
 

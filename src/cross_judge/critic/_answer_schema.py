@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..transport import AnswerSchema
-from .parsing import LABEL_KEYS, REASONING_KEYS
+from ._parsing import LABEL_KEYS, REASONING_KEYS
 
 __all__ = ["DEFAULT_OUTPUT", "answer_schema", "schema_name"]
 

@@ -1,11 +1,11 @@
 """Building a critic's request: the prompt rendered for an item, the chat messages, JSON
 mode, and the request of each self-consistency sample.
 
-:class:`RequestBuilder` is the collaborator of :class:`~cross_judge.critic.critic.Critic`
+:class:`RequestBuilder` is the collaborator of :class:`~cross_judge.critic._critic.Critic`
 that builds its requests, from the critic's frozen configuration
 (:class:`~cross_judge.critic._config.CriticConfig`) alone. Building a request checks the
-item's length and never touches the network; sending it is :mod:`.calls`, reading the
-answer :mod:`.assembly`.
+item's length and never touches the network; sending it is :mod:`._calls`, reading the
+answer :mod:`._assembly`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from ..transport import (
     protocol_adapter,
 )
 from ..vendors import VendorConfig
+from ._answer_schema import DEFAULT_OUTPUT, answer_schema
 from ._config import CriticConfig
-from .answer_schema import DEFAULT_OUTPUT, answer_schema
-from .stepdown import learned_form, logprobs_refused
+from ._stepdown import learned_form, logprobs_refused
 
 __all__ = ["TOP_LOGPROBS", "RequestBuilder", "item_fields", "sample_request"]
 
@@ -68,7 +68,7 @@ class RequestBuilder:
     def structured_form(self, config: VendorConfig) -> StructuredForm:
         """The answer shape the next request to ``config`` asks for: ``json_mode``'s with
         ``structured=None``; with ``"auto"`` the strongest form the vendor may take, after
-        any step down the endpoint and model made (:mod:`.stepdown`); else as given."""
+        any step down the endpoint and model made (:mod:`._stepdown`); else as given."""
         settings = self.settings
         mode = settings.structured
         if mode is None:

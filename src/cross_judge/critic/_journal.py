@@ -37,7 +37,7 @@ What it deliberately does not do: keep failed calls or answers that gave no vali
 (they are asked again on resume, as ``--retry-failed`` would), know anything of calls in
 flight at the kill (their answers never arrived; the vendor may have billed them), ``fsync``
 (a killed process loses no answer; a power cut may lose the last ones), or share answers
-between results files (the response cache, :mod:`cross_judge.critic.cache`, does that).
+between results files (the response cache, :mod:`cross_judge.critic._cache`, does that).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..errors import ConfigError
 from ..transport import Completion
 from ..verdict import Usage
-from .cache import logprobs_as_lists, logprobs_from_lists
+from ._cache import logprobs_as_lists, logprobs_from_lists
 
 if TYPE_CHECKING:
     from ..verdict import Verdict

@@ -1,6 +1,6 @@
 """Turning what a vendor sent into a critic's :class:`~cross_judge.verdict.Verdict`.
 
-:class:`VerdictAssembler` is the collaborator of :class:`~cross_judge.critic.critic.Critic`
+:class:`VerdictAssembler` is the collaborator of :class:`~cross_judge.critic._critic.Critic`
 that makes its verdicts, from the critic's frozen configuration
 (:class:`~cross_judge.critic._config.CriticConfig`) alone. It parses a completion (labels,
 confidence, score, refusals, empty or cut-off answers, a ``one_call`` rubric's criteria),
@@ -27,10 +27,10 @@ from ..transport import CallFailure, ChatRequest, Completion, Redactor, redactor
 from ..vendors import resolve_api_key
 from ..verdict import Answer, ConfidenceSource, Usage, Verdict, call_totals
 from ._config import CriticConfig
-from .journal import KeptAnswer
-from .logprobs import LabelProbabilities, label_probabilities
-from .parsing import parse_answer
-from .rubric import criteria_verdict, parse_criteria
+from ._journal import KeptAnswer
+from ._logprobs import LabelProbabilities, label_probabilities
+from ._parsing import parse_answer
+from ._rubric import criteria_verdict, parse_criteria
 
 logger = logging.getLogger("cross_judge")
 
@@ -100,7 +100,7 @@ class VerdictAssembler:
         with ``error_kind="invalid_response"`` naming both: its input is not a verdict.
         With ``confidence="logprob"``/``"auto"`` and token probabilities in the
         completion, ``confidence`` is the chosen label's probability renormalised over the
-        labels (:mod:`.logprobs`) and a prompt with a ``score`` map gets the expected score.
+        labels (:mod:`._logprobs`) and a prompt with a ``score`` map gets the expected score.
         """
         settings = self.settings
         common = self.common(started, attempts)
@@ -217,9 +217,9 @@ class VerdictAssembler:
         self, completion: Completion, text: str, common: dict[str, Any], rubric: Rubric
     ) -> Verdict:
         """The verdict of a ``one_call`` rubric answer: its criteria
-        (:func:`~cross_judge.critic.rubric.parse_criteria`, each stated confidence mapped by
+        (:func:`~cross_judge.critic._rubric.parse_criteria`, each stated confidence mapped by
         the ``calibration``), ``PASS``/``FAIL`` by their total
-        (:func:`~cross_judge.critic.rubric.criteria_verdict`); ``PARSE_FAIL`` (or ``ERROR``
+        (:func:`~cross_judge.critic._rubric.criteria_verdict`); ``PARSE_FAIL`` (or ``ERROR``
         truncated, when cut off) when no criterion could be read."""
         settings = self.settings
         criteria = parse_criteria(
@@ -409,7 +409,7 @@ class VerdictAssembler:
         )
 
     def from_kept(self, kept: KeptAnswer, started: float, request: ChatRequest) -> Verdict:
-        """The verdict of an answer kept by the run's journal (:mod:`.journal`): re-parsed
+        """The verdict of an answer kept by the run's journal (:mod:`._journal`): re-parsed
         as a cache hit is, ``cached=True`` with no request made, and with the usage and
         cost the vendor billed for it when it was asked, which no other result holds."""
         verdict = self.from_completion(

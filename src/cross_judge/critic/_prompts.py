@@ -16,7 +16,7 @@ A file written for cross-judge 0.1 (``version``, ``system_prompt``,
 ``user_prompt_template``, no ``id``) still loads: it is named after the file and read as
 0.1 read it (see :func:`parse_prompt`).
 
-Templates are rendered by :class:`~cross_judge.critic.template.Template`: values are inserted
+Templates are rendered by :class:`~cross_judge.critic._template.Template`: values are inserted
 literally, so an item that contains ``{query}``, ``{0}`` or "ignore all instructions" is
 sent as those characters. The packaged prompts also fence the item in ``<item>...</item>``
 and tell the model that fenced text is data; that lowers the odds of prompt injection but
@@ -64,8 +64,8 @@ from .._yaml import FileTooLargeError, YAMLSyntaxError, load as load_yaml, read_
 from ..errors import PromptError
 from ..rubric.models import DEFAULT_SCALE, CriteriaMode, Criterion, Rubric
 from ..verdict import RESERVED_KINDS, label_skeleton
-from .parsing import LABEL_KEYS, ExampleAnswer, normalize_label, parse_answer
-from .template import Template
+from ._parsing import LABEL_KEYS, ExampleAnswer, normalize_label, parse_answer
+from ._template import Template
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
@@ -529,7 +529,7 @@ class PromptSpec(BaseModel):
         when it is not in :attr:`labels`, or is written in angle brackets
         (``"<PASS or FAIL>"``); its reasoning text is refused too. A prompt without such an
         object has none. Passed by :class:`~cross_judge.core.Critic` to
-        :func:`cross_judge.critic.parsing.parse_answer`.
+        :func:`cross_judge.critic._parsing.parse_answer`.
         """
         return self._examples
 

@@ -11,9 +11,9 @@ How the answer is read:
 1. **The tokens must spell the text.** Their texts joined must equal the completion's content;
    otherwise (logprobs for another text, or none) the result is ``None``.
 2. **Where the label is.** The value of the *last* label key (``label_keys``, default
-   :data:`~cross_judge.critic.parsing.LABEL_KEYS`; a quoted JSON key matched ignoring case,
+   :data:`~cross_judge.critic._parsing.LABEL_KEYS`; a quoted JSON key matched ignoring case,
    then ``:``, optional whitespace and an optional opening quote) whose value normalises
-   (:func:`~cross_judge.critic.parsing.normalize_label`) to the chosen label. The parser reads
+   (:func:`~cross_judge.critic._parsing.normalize_label`) to the chosen label. The parser reads
    the last object with a label key, so a judge that quotes the item (holding a well-formed
    verdict) before its own answer is read at its own answer. Unquoted values (``"verdict":
    4``) end at whitespace, ``,``, ``}`` or ``]``.
@@ -65,7 +65,7 @@ from types import MappingProxyType
 
 from ..transport import TokenLogprob
 from ..verdict import RESERVED_KINDS, clean_label_text
-from .parsing import LABEL_KEYS, normalize_label
+from ._parsing import LABEL_KEYS, normalize_label
 
 __all__ = ["LabelProbabilities", "label_probabilities"]
 

@@ -1,18 +1,18 @@
 """A critic's call path: from a built request to a verdict, through the response cache,
 the budget, the vendor's gate and retries, or a provider batch job.
 
-:class:`Caller` is the collaborator of :class:`~cross_judge.critic.critic.Critic` that makes
+:class:`Caller` is the collaborator of :class:`~cross_judge.critic._critic.Critic` that makes
 its calls, given explicitly what it uses: the critic's frozen configuration, its request
 builder and verdict assembler, the injected HTTP session, and the critic itself, only to
 hand to a batch job and a tracing span. In order, one call looks up the answers journal of
-a resumed run (:mod:`.journal`) and the response cache, resolves the API key, reserves its
+a resumed run (:mod:`._journal`) and the response cache, resolves the API key, reserves its
 worst case from the budget (waiting, if it must, for the calls in flight to settle:
 :meth:`Budget.reserve_or_wait <cross_judge.budget.Budget.reserve_or_wait>`), and sends the
 request under the retry policy and the vendor's limits, or hands it to the batch-mode job
-in force (:mod:`.parking`); ``samples > 1`` makes that many such calls at once and votes
+in force (:mod:`._parking`); ``samples > 1`` makes that many such calls at once and votes
 them. An answer whose usage is missing or implausible is priced at the call's worst case
-(:func:`charge_unreported_usage`). It does not build the request (:mod:`.request`) nor read
-the answer (:mod:`.assembly`), and it never raises for anything the vendor does.
+(:func:`charge_unreported_usage`). It does not build the request (:mod:`._request`) nor read
+the answer (:mod:`._assembly`), and it never raises for anything the vendor does.
 
 This is the benchmarked hot path: each step is a method call, nothing more.
 """
@@ -48,16 +48,16 @@ from ..transport import (
 )
 from ..vendors import VendorConfig, resolve_api_key
 from ..verdict import Usage, Verdict, call_totals
+from ._assembly import VerdictAssembler, combine_samples, redacted_verdict
 from ._config import CriticConfig, check_samples
-from .assembly import VerdictAssembler, combine_samples, redacted_verdict
-from .journal import active_journal
-from .parking import ParkingJob, active_job
-from .request import RequestBuilder, sample_request
-from .stepdown import step_down
+from ._journal import active_journal
+from ._parking import ParkingJob, active_job
+from ._request import RequestBuilder, sample_request
+from ._stepdown import step_down
 
 if TYPE_CHECKING:
-    from .cache import ResponseCache
-    from .critic import Critic
+    from ._cache import ResponseCache
+    from ._critic import Critic
 
 __all__ = ["Caller", "charge_unreported_usage"]
 
@@ -143,7 +143,7 @@ class Caller:
         store: ResponseCache | None,
     ) -> Verdict:
         """One call for ``request``: the cache, the key, the budget, the vendor (or, in
-        batch mode, the vendor's batch API through the job in force: :mod:`.parking`). With
+        batch mode, the vendor's batch API through the job in force: :mod:`._parking`). With
         OpenTelemetry installed, in a ``chat {model}`` span (:mod:`cross_judge._otel`)."""
         job = active_job()
         if _otel.available:  # without OpenTelemetry, this branch is the whole cost
@@ -382,7 +382,7 @@ class Caller:
 
     def may_step(self, before: ChatRequest, after: ChatRequest) -> bool:
         """Whether a refused request ``before`` may be sent as ``after``
-        (:func:`.stepdown.step_down`): a weaker answer shape with ``structured="auto"``,
+        (:func:`._stepdown.step_down`): a weaker answer shape with ``structured="auto"``,
         no token probabilities with ``confidence="auto"``."""
         if after.structured != before.structured and self.settings.structured != "auto":
             return False

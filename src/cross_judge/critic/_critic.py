@@ -13,8 +13,8 @@ calls other than the shared connection pool.
 This module holds the class: its mutable fields, the checks made at construction, its
 vendor, price and export. Its methods delegate to collaborators reading a frozen snapshot of
 the fields (:mod:`._config`, taken on first use after a field is assigned): the request
-(:mod:`.request`), the call (:mod:`.calls`), the verdict (:mod:`.assembly`), a rubric
-(:mod:`.rubric`).
+(:mod:`._request`), the call (:mod:`._calls`), the verdict (:mod:`._assembly`), a rubric
+(:mod:`._rubric`).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from ._config import (
     JsonMode,
     Structured,
 )
+from ._parsing import LABEL_KEYS, REASONING_KEYS
 from ._parts import Parts, parts_of
-from .parsing import LABEL_KEYS, REASONING_KEYS
-from .warmup import warm_up
+from ._warmup import warm_up
 
 if TYPE_CHECKING:
     from .._item import Item
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from ..rubric.models import CriterionVerdict, Rubric
     from ..transport import CallFailure, ChatRequest, Completion, Message, StructuredForm
     from ..verdict import Usage, Verdict
-    from .cache import ResponseCache
-    from .prompts import PromptSpec
+    from ._cache import ResponseCache
+    from ._prompts import PromptSpec
 
 __all__ = [
     "DEFAULT_MAX_ITEM_CHARS",
@@ -124,7 +124,7 @@ class Critic:
             10 MB item pasted by mistake would otherwise be billed, or refused by the
             vendor after the upload). The default, 1,000,000, is above any context window
             at about four characters a token; ``None`` removes the check.
-        calibration: a :class:`~cross_judge.stats.confidence_calibration.ConfidenceCalibration`
+        calibration: a :class:`~cross_judge.stats.ConfidenceCalibration`
             fitted for this critic (``calibrate_confidence(results, gold)[name]`` from
             :mod:`cross_judge.reliability`), or its ``to_dict()`` form. Every valid verdict
             whose answer states a confidence then has ``confidence`` mapped by it and the
@@ -160,7 +160,7 @@ class Critic:
         effort: a reasoning model's effort, ``"low"``, ``"medium"`` or ``"high"``, sent
             as the vendor takes it (OpenAI ``reasoning_effort``, Anthropic
             ``output_config.effort``, DeepSeek's thinking switch, ...; see
-            :func:`~cross_judge.transport.openai_compat.reasoning_fields`). With the ``openai``
+            :func:`~cross_judge.transport._openai_compat.reasoning_fields`). With the ``openai``
             dialect ``temperature`` is then not sent (reasoning models refuse it).
         thinking_budget: tokens a reasoning model may think before answering: Anthropic
             extended thinking (``max_tokens`` becomes the budget plus ``max_tokens``,
@@ -253,7 +253,7 @@ class Critic:
         _config.check_answer_options(parts.settings)
         parts.rubric.check_options()
         if self.cache is not None and self.cache is not False:
-            from .cache import resolve_cache
+            from ._cache import resolve_cache
 
             self._cache = resolve_cache(self.cache)
 
@@ -293,6 +293,12 @@ class Critic:
         object.__setattr__(self, "_memo", parts)
         return parts
 
+    @property
+    def response_cache(self) -> ResponseCache | None:
+        """The response cache this critic's calls use, opened from ``cache`` when the critic
+        was made; ``None`` without one (an ensemble's own cache may still serve it)."""
+        return self._cache
+
     def snapshot(self) -> CriticConfig:
         """The frozen configuration the next call reads: taken on first use after a field
         was assigned (or the vendor's registration replaced), then reused.
@@ -314,7 +320,7 @@ class Critic:
         Raises:
             PromptError: the file is missing or malformed; the message names file and field.
         """
-        from .prompts import load_prompt
+        from ._prompts import load_prompt
 
         spec = load_prompt(yaml_path)
         if "system_prompt" in kwargs or "prompt_template" in kwargs:
@@ -326,8 +332,8 @@ class Critic:
 
     def use_answer_keys(self, label_keys: Sequence[str], reasoning_keys: Sequence[str]) -> None:
         """Read the label and the reasoning of an answer from these JSON keys, highest
-        precedence first, instead of :data:`~cross_judge.critic.parsing.LABEL_KEYS` and
-        :data:`~cross_judge.critic.parsing.REASONING_KEYS` (``kind`` and ``reasoning``
+        precedence first, instead of :data:`~cross_judge.critic._parsing.LABEL_KEYS` and
+        :data:`~cross_judge.critic._parsing.REASONING_KEYS` (``kind`` and ``reasoning``
         first). The legacy :class:`~cross_judge.reviewer.Reviewer` reads cross-judge 0.1's
         ``verdict`` and ``rationale`` first."""
         self._label_keys = tuple(label_keys)
@@ -417,7 +423,7 @@ class Critic:
         return self._parts().builder.json_mode_on(config)
 
     def answer_schema(self) -> AnswerSchema:
-        """The JSON schema of this critic's answer (:func:`.answer_schema.answer_schema`):
+        """The JSON schema of this critic's answer (:func:`._answer_schema.answer_schema`):
         its prompt's ``output`` fields (``kind``, ``confidence``, ``reasoning`` without a
         prompt file) with the label an enum of ``labels``, named after the prompt and its
         version. Sent with ``structured="schema"``/``"tool"``/``"auto"``."""
@@ -428,7 +434,7 @@ class Critic:
         ``structured=None`` follows ``json_mode`` (:meth:`json_mode_on`); ``"auto"`` starts
         at the strongest form the vendor may take
         (:meth:`~cross_judge.transport.WireAdapter.auto_form`) and keeps any step down the
-        endpoint and model made (:mod:`.stepdown`); other values are sent as given."""
+        endpoint and model made (:mod:`._stepdown`); other values are sent as given."""
         return self._parts().builder.structured_form(config)
 
     def json_allowed(self, config: VendorConfig) -> bool:
@@ -439,7 +445,7 @@ class Critic:
 
     def logprobs_asked(self, config: VendorConfig) -> int | None:
         """How many alternatives per token this critic asks ``config`` for
-        (:data:`~cross_judge.critic.request.TOP_LOGPROBS`), or ``None``: with
+        (:data:`~cross_judge.critic._request.TOP_LOGPROBS`), or ``None``: with
         ``confidence="logprob"``, and with ``"auto"`` where the vendor may serve them and
         has not refused them."""
         return self._parts().builder.logprobs_asked(config)
@@ -562,7 +568,7 @@ class Critic:
 
     def may_step(self, before: ChatRequest, after: ChatRequest) -> bool:
         """Whether this critic lets a refused request ``before`` be sent as ``after``
-        (:func:`.stepdown.step_down`): a weaker answer shape with ``structured="auto"``,
+        (:func:`._stepdown.step_down`): a weaker answer shape with ``structured="auto"``,
         no token probabilities with ``confidence="auto"``. A critic that asked for a form
         or for ``"logprob"`` explicitly gets the refusal as its verdict instead."""
         return self._parts().caller.may_step(before, after)
@@ -571,7 +577,7 @@ class Critic:
         self, outcome: Completion | CallFailure, *, structured: str | None = None
     ) -> Verdict:
         """The verdict for this critic's request answered through a vendor's batch API
-        (:mod:`cross_judge.transport.batch_codecs`): a completion parsed as a live answer is
+        (:mod:`cross_judge.transport._batch_codecs`): a completion parsed as a live answer is
         and priced at the model's batch rate, a failure an ``ERROR`` of its kind; redacted
         as live verdicts are; one attempt, ``elapsed_s`` 0 (the batch's time is the job's).
         ``structured`` is the answer shape asked for (a batch has no step down).
@@ -670,7 +676,7 @@ class Critic:
         self._parts().rubric.check_renders(query, context)
 
     def read_criteria(self, text: str) -> dict[str, CriterionVerdict] | str:
-        """The criteria of a ``one_call`` answer (:func:`~.rubric.parse_criteria` with this
+        """The criteria of a ``one_call`` answer (:func:`~._rubric.parse_criteria` with this
         critic's answer keys and the prompt's examples)."""
         return self._parts().rubric.read_criteria(text)
 

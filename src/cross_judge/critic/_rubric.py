@@ -1,7 +1,7 @@
 """A critic judging with a rubric: the requests per criterion (or for all at once), the
 schema and parsing of a ``one_call`` answer, and the critic's verdict over its criteria.
 
-:class:`RubricPath` is the collaborator of :class:`~cross_judge.critic.critic.Critic` that
+:class:`RubricPath` is the collaborator of :class:`~cross_judge.critic._critic.Critic` that
 judges with a rubric, from the critic's frozen configuration, its request builder and the
 function that judges one request (the critic's ``judge_request``). A rubric critic's requests
 are ordinary requests, sent by the ordinary call path (retries, cache, budget, truncation
@@ -14,7 +14,7 @@ retry, structured output, provider batch mode):
   criteria asked; the answer is ``{"criteria": {id: {"kind": ..., "confidence": ...,
   "reasoning": ...}}}`` (a vendor that takes a schema is sent one with every criterion
   asked required). Each criterion's object is read with the same rules as a whole answer
-  (:func:`~cross_judge.critic.parsing.parse_answer`); a criterion missing from an answer
+  (:func:`~cross_judge.critic._parsing.parse_answer`); a criterion missing from an answer
   that holds others is ``PARSE_FAIL`` for that criterion only.
 
 :meth:`RubricPath.verdict` puts a critic's answers together into one
@@ -39,12 +39,12 @@ from ..rubric.tally import FAIL, PASS
 from ..transport import AnswerSchema, ChatRequest
 from ..verdict import Verdict, call_totals
 from ._config import CriticConfig
-from .parsing import ExampleAnswer, extract_json, parse_answer
-from .request import RequestBuilder, item_fields
+from ._parsing import ExampleAnswer, extract_json, parse_answer
+from ._request import RequestBuilder, item_fields
 
 if TYPE_CHECKING:
     from .._item import Item
-    from .cache import ResponseCache
+    from ._cache import ResponseCache
 
 __all__ = [
     "JudgesRequest",
@@ -367,7 +367,7 @@ class RubricPath:
         """Render every prompt the critic would send for the item, sending nothing.
 
         Raises:
-            PromptError: as the builder's :meth:`~.request.RequestBuilder.render_prompt` /
+            PromptError: as the builder's :meth:`~._request.RequestBuilder.render_prompt` /
                 :meth:`requests`.
         """
         if self.settings.rubric is None:

@@ -667,7 +667,7 @@ def _stored_text(value: object) -> str | None:
 def logprobs_as_lists(logprobs: tuple[TokenLogprob, ...] | None) -> list[Any] | None:
     """Token probabilities as plain JSON data, ``[[token, logprob, [[alt, logprob], ...]],
     ...]``, or ``None``: how the cache and the answers journal
-    (:mod:`cross_judge.critic.journal`) store them. :func:`logprobs_from_lists` reads it."""
+    (:mod:`cross_judge.critic._journal`) store them. :func:`logprobs_from_lists` reads it."""
     if logprobs is None:
         return None
     return [[t.token, t.logprob, [[alt, lp] for alt, lp in t.top]] for t in logprobs]
