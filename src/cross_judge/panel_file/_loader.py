@@ -32,6 +32,7 @@ from ._problems import (
     FieldProblems,
     PanelProblem,
     field_name,
+    is_number,
     line_of,
     yaml_type,
 )
@@ -223,7 +224,7 @@ def _message(error: Any, loc: tuple[str | int, ...], cause: object, data: Any) -
     message = re.sub(r"^Input should", "should", message)
     message = message[:1].lower() + message[1:]
     value = error.get("input")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if is_number(value):
         message += f", got {value!r}"
     return message
 
