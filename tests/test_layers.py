@@ -52,6 +52,7 @@ LAYER_OF: dict[str, str] = {
             "_item",
             "_sync",
             "rubric",
+            "content",
         ],
         "base",
     ),

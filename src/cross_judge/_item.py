@@ -15,11 +15,15 @@ path is :class:`cross_judge.batch.Item` (and :class:`cross_judge.Item`).
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from .content import Image, Step, Turn, final_text, images_of, steps_of, turns_of
 from .errors import ItemError
 from .verdict import default_query_id
 
@@ -37,9 +41,23 @@ class Item(BaseModel):
         id: unique within a batch; the ``query_id`` of its result. Default: the query
             itself up to 80 characters, else its start and a hash
             (:func:`cross_judge.verdict.default_query_id`).
-        query: the text the critics judge.
+        query: the text the critics judge. Optional when the item has ``messages`` or a
+            ``trajectory``: it is then the final answer (or the last assistant turn).
         context: values for the critics' other template fields.
         meta: copied to the result's ``meta``.
+        messages: a conversation (:class:`~cross_judge.content.Turn` objects, or
+            ``{"role", "content"}`` mappings), rendered for a prompt's ``{conversation}``.
+        trajectory: an agent's steps (tool calls, messages, a final answer), rendered for
+            a prompt's ``{trajectory}``.
+        reference: the reference answer, for a prompt's ``{reference}``.
+        counter_reference: a known wrong answer, for a prompt's ``{counter_reference}``
+            and its self-check (``cross-judge prompts check``).
+        images: images shown to the judge after the prompt's text
+            (:class:`~cross_judge.content.Image`, or paths, URLs and mappings).
+
+    An item with structure (messages, a trajectory, images or a reference) and no id gets
+    one from a digest of all of it, so that two conversations ending in the same words
+    never share an id.
     """
 
     # defer_build: validators are built on first use, not at import (cold start).
@@ -49,6 +67,12 @@ class Item(BaseModel):
     query: str
     context: dict[str, Any] = Field(default_factory=dict)
     meta: dict[str, Any] = Field(default_factory=dict)
+    messages: tuple[Turn, ...] = ()
+    trajectory: tuple[Step, ...] = ()
+    reference: str | None = None
+    counter_reference: str | None = None
+    images: tuple[Image, ...] = ()
+    _renderings: dict[Any, Any] = PrivateAttr(default_factory=dict)
 
     def __hash__(self) -> int:
         """By id and query (equal items have both equal), so an item may key a mapping or
@@ -57,13 +81,51 @@ class Item(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _default_id(cls, data: Any) -> Any:
-        """An item given without an id gets its query's default id."""
-        if isinstance(data, Mapping) and data.get("id") is None:
+    def _defaults(cls, data: Any) -> Any:
+        """Plain turns, steps and images read (:func:`~cross_judge.content.turns_of`, ...);
+        a structured item without a query gets its final answer as one; an item without
+        an id gets its default id."""
+        if not isinstance(data, Mapping):
+            return data
+        data = dict(data)
+        for name, read in (("messages", turns_of), ("trajectory", steps_of), ("images", images_of)):
+            value = data.get(name)
+            if value is None or (isinstance(value, tuple) and not value):
+                data.pop(name, None)
+            elif not _all_read(value, name):
+                data[name] = read(value)
+        if data.get("query") is None and (data.get("messages") or data.get("trajectory")):
+            data["query"] = final_text(data.get("messages", ()), data.get("trajectory", ())) or ""
+        if data.get("id") is None:
             query = data.get("query")
             if isinstance(query, str):
-                return {**data, "id": default_query_id(query)}
+                data["id"] = _structured_id(data) or default_query_id(query)
         return data
+
+    @property
+    def structured(self) -> bool:
+        """The item has messages, a trajectory, images or a reference."""
+        return bool(
+            self.messages
+            or self.trajectory
+            or self.images
+            or self.reference is not None
+            or self.counter_reference is not None
+        )
+
+    def all_images(self) -> tuple[Image, ...]:
+        """Every image of the item: its own, then those of its turns, in order."""
+        inner = tuple(image for turn in self.messages for image in turn.images)
+        return self.images + inner if inner else self.images
+
+    def rendering(self, key: Any, build: Any) -> Any:
+        """``build()``, computed once per item and ``key`` (a field and its limits): a
+        panel's critics share one prompt's rendering of a long trajectory."""
+        cache = self._renderings
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = build()
+        return found
 
     @classmethod
     def of(
@@ -107,10 +169,16 @@ class Item(BaseModel):
         )
 
     @classmethod
-    def from_value(cls, value: object, *, position: int | None = None) -> Item:
+    def from_value(
+        cls, value: object, *, position: int | None = None, base_dir: Path | None = None
+    ) -> Item:
         """An :class:`Item` from a string (the query), a mapping or an :class:`Item`.
 
-        A mapping needs ``query`` (a non-empty string); ``id`` may be a string or an
+        A mapping needs ``query`` (a non-empty string), or ``messages`` or a
+        ``trajectory`` (the judged content: the query is then its final answer unless
+        given); ``reference`` and ``counter_reference`` must be text; ``images`` are
+        paths (relative to ``base_dir``, an items file's folder), URLs or mappings
+        (:func:`~cross_judge.content.images_of`). ``id`` may be a string or an
         integer (stored as text); ``context`` and ``meta`` must be mappings. A pair's
         candidates may be given as ``a`` and ``b`` (strings, both), short for
         ``context={"response_a": a, "response_b": b}``. Any other key is kept in ``meta``
@@ -124,26 +192,35 @@ class Item(BaseModel):
         if isinstance(value, Item):
             return value
         if isinstance(value, str):
-            return cls._build({"query": value}, position)
+            return cls._build({"query": value}, position, base_dir)
         if isinstance(value, Mapping):
-            return cls._build(value, position)
+            return cls._build(value, position, base_dir)
         raise ItemError(
             f"expected a string, a mapping with 'query' or an Item, got {type(value).__name__}",
             position=position,
         )
 
     @classmethod
-    def _build(cls, data: Mapping[Any, Any], position: int | None) -> Item:
+    def _build(cls, data: Mapping[Any, Any], position: int | None, base_dir: Path | None) -> Item:
+        structure = _structure(data, position, base_dir)
         query = data.get("query")
-        if not isinstance(query, str):
+        if query is None and (structure.get("messages") or structure.get("trajectory")):
+            query = final_text(structure.get("messages", ()), structure.get("trajectory", ()))
+            if query is None or not query.strip():
+                query = ""
+        elif not isinstance(query, str):
             got = "nothing" if query is None else type(query).__name__
-            raise ItemError(f"'query' must be the text to judge, got {got}", position=position)
-        if not query.strip():
+            raise ItemError(
+                f"'query' must be the text to judge, got {got} (or give 'messages' or a "
+                "'trajectory' to judge)",
+                position=position,
+            )
+        elif not query.strip():
             raise ItemError("'query' is empty", position=position)
         _check_sendable("query", query, position)
         raw_id = data.get("id")
         if raw_id is None:
-            item_id = default_query_id(query)
+            item_id = _structured_id({"query": query, **structure}) or default_query_id(query)
         elif isinstance(raw_id, str) and raw_id.strip():
             item_id = raw_id
         elif isinstance(raw_id, int) and not isinstance(raw_id, bool):
@@ -164,9 +241,93 @@ class Item(BaseModel):
             fields["context"].update(_candidates(data, fields["context"], position))
         _check_sendable("context", fields["context"], position)
         for key, extra in data.items():
-            if key not in ("id", "query", "context", "meta", "a", "b"):
+            if key not in _ITEM_KEYS:
                 fields["meta"].setdefault(str(key), extra)
-        return cls(id=item_id, query=query, context=fields["context"], meta=fields["meta"])
+        return cls(
+            id=item_id, query=query, context=fields["context"], meta=fields["meta"], **structure
+        )
+
+
+_ITEM_KEYS = frozenset(
+    {
+        "id",
+        "query",
+        "context",
+        "meta",
+        "a",
+        "b",
+        "messages",
+        "trajectory",
+        "reference",
+        "counter_reference",
+        "images",
+    }
+)
+
+
+def _all_read(value: object, name: str) -> bool:
+    """``value`` is already a tuple of the field's models (nothing to read)."""
+    if not isinstance(value, tuple):
+        return False
+    kind = {"messages": Turn, "images": Image}.get(name)
+    if kind is None:  # steps: any of the three step models
+        return all(isinstance(v, BaseModel) and hasattr(v, "kind") for v in value)
+    return all(isinstance(v, kind) for v in value)
+
+
+def _structure(
+    data: Mapping[Any, Any], position: int | None, base_dir: Path | None
+) -> dict[str, Any]:
+    """The structured fields of an item mapping, read and checked.
+
+    Raises:
+        ItemError: a field of the wrong shape; the message names it and the fix.
+    """
+    found: dict[str, Any] = {}
+    if data.get("messages") is not None:
+        found["messages"] = turns_of(data["messages"], position=position, base_dir=base_dir)
+    if data.get("trajectory") is not None:
+        found["trajectory"] = steps_of(data["trajectory"], position=position)
+    if data.get("images") is not None:
+        found["images"] = images_of(data["images"], position=position, base_dir=base_dir)
+    for name in ("reference", "counter_reference"):
+        value = data.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            got = repr(value) if isinstance(value, str) else type(value).__name__
+            raise ItemError(
+                f"{name!r} must be the {name.replace('_', ' ')} answer as text, got {got}; "
+                "leave it out when there is none",
+                position=position,
+            )
+        _check_sendable(name, value, position)
+        found[name] = value
+    for name in ("messages", "trajectory"):
+        if name in found:
+            _check_sendable(name, [m.model_dump() for m in found[name]], position)
+    return found
+
+
+def _structured_id(data: Mapping[str, Any]) -> str | None:
+    """The default id of a structured item: ``item-`` and 16 hex digits of the digest of
+    its query, turns, steps, references and images' digests; ``None`` for a plain one."""
+    parts: dict[str, Any] = {}
+    for name in ("messages", "trajectory"):
+        if data.get(name):
+            parts[name] = [m.model_dump(mode="json", exclude={"images"}) for m in data[name]]
+            if name == "messages":
+                parts["turn_images"] = [[i.sha256 for i in t.images] for t in data[name]]
+    for name in ("reference", "counter_reference"):
+        if data.get(name) is not None:
+            parts[name] = data[name]
+    if data.get("images"):
+        parts["images"] = [image.sha256 for image in data["images"]]
+    if not parts:
+        return None
+    parts["query"] = data.get("query")
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return "item-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _candidates(

@@ -116,7 +116,7 @@ from ._http import (
     too_large,
 )
 from ._pool import shared_client
-from ._wire import ChatRequest, Completion, StructuredForm
+from ._wire import ChatRequest, Completion, ContentPart, ImagePart, StructuredForm, TextPart
 
 if TYPE_CHECKING:
     import anthropic
@@ -244,8 +244,8 @@ def message_params(request: ChatRequest) -> dict[str, Any]:
         parts = message.parts
         content: Any = (
             parts[0].text
-            if len(parts) == 1
-            else [{"type": "text", "text": part.text} for part in parts]
+            if len(parts) == 1 and type(parts[0]) is TextPart
+            else [_block(part) for part in parts]
         )
         messages.append({"role": message.role, "content": content})
     params: dict[str, Any] = {"model": request.model, "messages": messages}
@@ -253,6 +253,18 @@ def message_params(request: ChatRequest) -> dict[str, Any]:
         params["system"] = "".join(system)
     params.update(_settings(request))
     return params
+
+
+def _block(part: ContentPart) -> dict[str, Any]:
+    """A content part as a Messages content block: ``text``, or ``image`` with a
+    ``base64`` source (its bytes) or a ``url`` source (the API fetches it)."""
+    if type(part) is TextPart:
+        return {"type": "text", "text": part.text}
+    assert isinstance(part, ImagePart)
+    if part.data is None:
+        return {"type": "image", "source": {"type": "url", "url": part.url}}
+    source = {"type": "base64", "media_type": part.media_type, "data": part.base64()}
+    return {"type": "image", "source": source}
 
 
 def _settings(request: ChatRequest) -> dict[str, Any]:

@@ -42,7 +42,7 @@ from ._http import HTTPSession, RawResponse
 from ._openai_batch import OpenAIBatchAPI
 from ._openai_compat import read_logprobs, status_failure
 from ._pool import ready_session
-from ._wire import ChatRequest, Completion, StructuredForm
+from ._wire import ChatRequest, Completion, StructuredForm, TextPart
 
 if TYPE_CHECKING:
     from ..vendors import VendorConfig
@@ -89,7 +89,12 @@ def response_payload(config: VendorConfig, request: ChatRequest) -> dict[str, An
             instructions.append(message.text())
             continue
         kind = "output_text" if message.role == "assistant" else "input_text"
-        content = [{"type": kind, "text": part.text} for part in message.parts]
+        content = [
+            {"type": kind, "text": part.text}
+            if isinstance(part, TextPart)
+            else {"type": "input_image", "image_url": part.data_url(), "detail": "auto"}
+            for part in message.parts
+        ]
         items.append({"role": message.role, "content": content})
     payload: dict[str, Any] = {"model": request.model, "input": items}
     if any(instructions):

@@ -13,6 +13,7 @@ response cache: everything that determines the answer, and nothing secret.
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import ipaddress
@@ -33,6 +34,7 @@ __all__ = [
     "ChatRequest",
     "Completion",
     "ContentPart",
+    "ImagePart",
     "Message",
     "StructuredForm",
     "TextPart",
@@ -93,8 +95,39 @@ class TextPart:
     text: str
 
 
-ContentPart = TextPart
-"""What a message is made of: text today (an image part joins this union later)."""
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image in a message: its bytes (``data``, of ``media_type``) or a ``url`` the
+    vendor fetches (nothing in cross-judge does). ``sha256`` names it in the response
+    cache key: the digest of the bytes, or of the URL's text."""
+
+    media_type: str
+    sha256: str
+    data: bytes | None = field(default=None, repr=False)
+    url: str | None = None
+
+    @property
+    def size(self) -> int:
+        """The number of bytes (0 for a URL image)."""
+        return 0 if self.data is None else len(self.data)
+
+    def base64(self) -> str:
+        """The bytes as base64 text (``""`` for a URL image)."""
+        return "" if self.data is None else base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        """The image as a ``data:`` URL (a URL image: its URL)."""
+        if self.data is None:
+            return self.url or ""
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+    def base64_chars(self) -> int:
+        """The length of the image's base64 text, as it goes on the wire."""
+        return 4 * ((self.size + 2) // 3)
+
+
+ContentPart = TextPart | ImagePart
+"""What a message is made of: runs of text and images."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +141,7 @@ class Message:
     def text(self) -> str:
         """The text of every text part, joined without a separator."""
         parts = self.parts
-        if len(parts) == 1:
+        if len(parts) == 1 and type(parts[0]) is TextPart:
             return parts[0].text
         return "".join(p.text for p in parts if isinstance(p, TextPart))
 
@@ -228,23 +261,38 @@ class ChatRequest:
             return [{"role": "user", "content": self.user}]
         return [
             {"role": m.role, "content": m.parts[0].text}
-            if len(m.parts) == 1
-            else {"role": m.role, "content": [{"type": "text", "text": p.text} for p in m.parts]}
+            if len(m.parts) == 1 and type(m.parts[0]) is TextPart
+            else {"role": m.role, "content": [_chat_part(p) for p in m.parts]}
             for m in self.messages
         ]
+
+    def images(self) -> tuple[ImagePart, ...]:
+        """Every image part of the request, in order."""
+        if self._plain:
+            return ()
+        return tuple(p for m in self.messages for p in m.parts if type(p) is ImagePart)
+
+    def wire_bytes(self) -> int:
+        """Roughly the bytes the request's content puts on the wire: its text (UTF-8) and
+        its images as base64 (a URL image as its URL); what vendors' request size limits
+        count."""
+        total = self.utf8_bytes()
+        for image in self.images():
+            total += image.base64_chars() if image.data is not None else len(image.url or "")
+        return total
 
     def text_chars(self) -> int:
         """Characters of prompt text sent (every text part), for rough token estimates."""
         if self._plain:
             return len(self.system) + len(self.user)
-        return sum(len(p.text) for m in self.messages for p in m.parts)
+        return sum(len(p.text) for m in self.messages for p in m.parts if type(p) is TextPart)
 
     def utf8_bytes(self) -> int:
         """Bytes of prompt text sent, UTF-8 encoded (see :func:`cross_judge.pricing`)."""
         texts = (
             (self.system, self.user)
             if self._plain
-            else tuple(p.text for m in self.messages for p in m.parts)
+            else tuple(p.text for m in self.messages for p in m.parts if type(p) is TextPart)
         )
         return sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
 
@@ -318,10 +366,27 @@ class ChatRequest:
             identity["sample"] = self.sample
         if not self._plain:  # absent for a plain request: its key is unchanged
             identity["messages"] = [
-                [m.role, [["text", p.text] for p in m.parts]] for m in self.messages
+                [m.role, [_key_part(p) for p in m.parts]] for m in self.messages
             ]
         blob = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _chat_part(part: ContentPart) -> dict[str, Any]:
+    """A content part in chat completions' form (an image as a data URL or its URL)."""
+    if type(part) is TextPart:
+        return {"type": "text", "text": part.text}
+    assert isinstance(part, ImagePart)
+    return {"type": "image_url", "image_url": {"url": part.data_url()}}
+
+
+def _key_part(part: ContentPart) -> list[str]:
+    """A content part in the cache key: text as itself, an image by its digest and type
+    (never its bytes)."""
+    if type(part) is TextPart:
+        return ["text", part.text]
+    assert isinstance(part, ImagePart)
+    return ["image", part.media_type, part.sha256]
 
 
 @functools.lru_cache(maxsize=256)  # a panel has a few endpoints, each keyed per call
