@@ -124,7 +124,7 @@ def test_openai_style_tool_calls_in_an_assistant_turn_are_read() -> None:
 def test_a_malformed_structure_is_an_item_error_naming_the_field(
     value: dict[str, object], words: str
 ) -> None:
-    with pytest.raises(ItemError, match="^item 4: ") as caught:
+    with pytest.raises(ItemError, match=r"^item 4: ") as caught:
         Item.from_value(value, position=4)
     assert words in str(caught.value)
 
@@ -183,6 +183,8 @@ def test_a_lone_surrogate_in_a_turn_is_refused_before_any_call() -> None:
 
 
 def test_reference_and_counter_reference_are_fields_not_meta() -> None:
-    item = Item.from_value({"query": "q", "reference": "r", "counter_reference": "w", "gold": "PASS"})
+    item = Item.from_value(
+        {"query": "q", "reference": "r", "counter_reference": "w", "gold": "PASS"}
+    )
     assert (item.reference, item.counter_reference) == ("r", "w")
     assert item.meta == {"gold": "PASS"}

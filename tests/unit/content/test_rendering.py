@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from cross_judge.content import (
     FinalAnswer,
@@ -111,7 +110,9 @@ def test_one_entry_renders_with_its_own_number() -> None:
 
 
 def test_a_twenty_megabyte_trajectory_stays_within_its_cap() -> None:
-    steps = [ToolCall(name="fetch", arguments={"page": i}, result="y" * 20_000) for i in range(1000)]
+    steps = [
+        ToolCall(name="fetch", arguments={"page": i}, result="y" * 20_000) for i in range(1000)
+    ]
     assert sum(len(json.dumps(s.model_dump())) for s in steps) > 20_000_000
     rendered = render_trajectory(steps, RenderLimits(max_chars=30_000))
     assert len(rendered.text) <= 30_000
