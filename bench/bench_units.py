@@ -181,7 +181,8 @@ def main() -> int:
         cheap = cheap_by[run.id]
         strong = strong_by[run.id]
         mine = cascade_by[run.id]
-        assert cheap.criteria is not None and strong.criteria is not None
+        assert cheap.criteria is not None
+        assert strong.criteria is not None
         # the real cascade: strong calls it made, its decisions
         disputed_calls = sum(v.attempts for t in (mine.tiers or [])[1:] for v in t.verdicts)
         cascade_steps = steps_of(mine)
@@ -240,8 +241,7 @@ def main() -> int:
 
     # 2. Rendering a 20 MB trajectory within its cap, against pasting it whole.
     long_run = [
-        ToolCall(name="fetch_page", arguments={"page": i}, result="y" * 20_000)
-        for i in range(1000)
+        ToolCall(name="fetch_page", arguments={"page": i}, result="y" * 20_000) for i in range(1000)
     ]
     limits = RenderLimits(max_chars=40_000)
     started = time.perf_counter()
