@@ -587,3 +587,7 @@ def final_text(messages: Sequence[Turn] = (), trajectory: Sequence[Step] = ()) -
         if turn.role == "assistant" and turn.content:
             return turn.content
     return None
+
+
+for _model in (Image, ToolCall, ModelMessage, FinalAnswer, Turn):
+    _model.__module__ = "cross_judge.content"  # the public path (and the one pickles record)

@@ -343,3 +343,7 @@ def render_entry(entry: Step | Turn, number: int, limits: RenderLimits = DEFAULT
         return text
     tail = f" \u2026 [cut: {len(text) - limits.max_chars:,} more characters]"
     return text[: max(0, limits.max_chars - len(tail))] + tail
+
+
+for _type in (RenderLimits, RenderCut, Rendered):
+    _type.__module__ = "cross_judge.content"  # the public path (and the one pickles record)
