@@ -6,10 +6,20 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
-from cross_judge import Cascade, ConfigError, Ensemble, Escalation, Item, ItemError, PromptError
+from cross_judge import (
+    BatchResult,
+    Cascade,
+    ConfigError,
+    Ensemble,
+    Escalation,
+    Item,
+    ItemError,
+    PromptError,
+)
 from cross_judge.critic._prompts import parse_prompt
 from cross_judge.rubric import Criterion, Rubric, unit_of
 
@@ -229,3 +239,44 @@ def test_panels_of_different_units_do_not_mix() -> None:
     turn = v.critic("t", TURN_PROMPT)
     with pytest.raises(ConfigError, match="another rubric"):
         Ensemble([v.critic("s", STEP_PROMPT), turn])
+
+
+def two_tier_cascade() -> tuple[Cascade, Vendor]:
+    cheap = by_step({"b": {2: "FAIL"}})
+    strong = by_step({"s1": {2: "FAIL"}, "s2": {2: "FAIL"}})
+    cascade = Cascade(
+        tiers=[
+            Ensemble([cheap.critic(n, STEP_PROMPT) for n in "ab"]),
+            Ensemble([strong.critic(n, STEP_PROMPT) for n in ("s1", "s2")]),
+        ],
+        escalate=Escalation(),
+    )
+    return cascade, strong
+
+
+def test_all_tiers_decides_each_step_as_tier_by_tier_does() -> None:
+    cascade, _ = two_tier_cascade()
+    live = cascade.judge_sync(RUN)
+    stored = cascade.judge_sync(RUN, all_tiers=True)
+    assert stored.criteria is not None and live.criteria is not None
+    assert {c: (v.consensus, v.tier) for c, v in stored.criteria.items()} == {
+        c: (v.consensus, v.tier) for c, v in live.criteria.items()
+    }
+
+
+def test_a_replay_of_stored_tiers_escalates_steps_as_a_live_run() -> None:
+    cascade, _ = two_tier_cascade()
+    stored = cascade.judge_many_sync([RUN], all_tiers=True)
+    (replayed,) = cascade.replay(stored).verdicts
+    assert replayed.criteria is not None
+    assert replayed.criteria["step-2"].tier == 1 and replayed.consensus == "FAIL"
+
+
+def test_a_batch_of_step_results_reads_back_with_its_units(tmp_path: Path) -> None:
+    panel = Ensemble([by_step({"b": {2: "FAIL"}}).critic(n, STEP_PROMPT) for n in "ab"])
+    batch = panel.judge_many_sync([RUN])
+    batch.to_jsonl(tmp_path / "out.jsonl")
+    (back,) = BatchResult.from_jsonl(tmp_path / "out.jsonl").verdicts
+    assert back.rubric is not None
+    assert (back.rubric.unit, back.rubric.units) == ("step", (1, 2, 3))
+    assert back.criteria is not None and back.criteria["step-2"].disputed
