@@ -255,10 +255,12 @@ async def test_a_batch_whose_submission_returns_after_the_deadline_is_cancelled_
     # Each submission answers after the deadline has passed (a slow vendor, or a loaded
     # machine): the batch must still be cancelled and its requests asked live, not
     # polled until a vendor ends it. Timers fire in the order of their times, so the
-    # deadline's comes first however busy the machine is.
+    # deadline's comes first however busy the machine is. The deadline is long enough that
+    # the submissions start before it even on a loaded machine (a deadline passed before
+    # any submission asks every request live and submits nothing, another path).
     import cross_judge.transport as transport
 
-    deadline_s, late_s = 0.2, 0.5
+    deadline_s, late_s = 2.0, 2.6
     real_submit = transport.submit
 
     async def late_submit(*args: Any, **kwargs: Any) -> str:
