@@ -154,7 +154,7 @@ def _transcripts(
     source: str, text: str, name: str
 ) -> Iterator[tuple[str, Transcript | ItemError, str | None]]:
     """``(label, transcript or why not, id)`` for each conversation or trace of IN."""
-    from ..content import read_anthropic_messages, read_openai_chat, read_otlp_json
+    from ..content import read_otlp_json
 
     if source == "otlp":
         try:
@@ -172,16 +172,28 @@ def _transcripts(
         record_id = record.get("id")
         shown_id = str(record_id) if isinstance(record_id, (str, int)) else None
         try:
-            if source == "openai":
-                run = read_openai_chat(record.get("messages"), tools=record.get("tools"))
-            else:
-                run = read_anthropic_messages(
-                    record.get("messages"), system=record.get("system"), tools=record.get("tools")
-                )
+            run = _MESSAGE_READERS[source](record)
         except ItemError as exc:
             yield label, exc, None
             continue
         yield label, run, shown_id
+
+
+def _openai_record(record: Mapping[str, Any]) -> Transcript:
+    from ..content import read_openai_chat
+
+    return read_openai_chat(record.get("messages"), tools=record.get("tools"))
+
+
+def _anthropic_record(record: Mapping[str, Any]) -> Transcript:
+    from ..content import read_anthropic_messages
+
+    messages = record.get("messages")
+    return read_anthropic_messages(messages, system=record.get("system"), tools=record.get("tools"))
+
+
+_MESSAGE_READERS = {"openai": _openai_record, "anthropic": _anthropic_record}
+"""The reader of each ``--from`` format of conversations (OTLP is read whole)."""
 
 
 def _conversations(text: str, name: str) -> Iterator[tuple[str, object]]:
