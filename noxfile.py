@@ -191,6 +191,7 @@ def otel(session: nox.Session) -> None:
         "-p",
         "no:cacheprovider",
         "tests/unit/test_otel.py",
+        "tests/unit/content/test_readers_otlp_own_spans.py",
         "tests/integration",
         *session.posargs,
     )

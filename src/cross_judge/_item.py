@@ -249,6 +249,58 @@ class Item(BaseModel):
             id=item_id, query=query, context=fields["context"], meta=fields["meta"], **structure
         )
 
+    # -- items of other tools' formats (the readers of cross_judge.content) --
+
+    @classmethod
+    def from_openai_chat(
+        cls, messages: object, *, tools: object = None, form: str = "conversation", **fields: Any
+    ) -> Item:
+        """An item of OpenAI chat-completions ``messages``
+        (:func:`~cross_judge.content.read_openai_chat`), judged as a conversation or, with
+        ``form="trajectory"``, as agent steps. ``fields`` are the item's other fields
+        (``id``, ``reference``, ``meta``, ...); a ``context`` is merged over the one the
+        transcript gives (``task``, ``tools``).
+
+        Raises:
+            ItemError: the messages cannot be read, or a field is wrong
+                (:meth:`from_value`).
+        """
+        from .content import read_openai_chat
+
+        return cls.from_transcript(read_openai_chat(messages, tools=tools), form=form, **fields)
+
+    @classmethod
+    def from_anthropic_messages(
+        cls,
+        messages: object,
+        *,
+        system: object = None,
+        tools: object = None,
+        form: str = "conversation",
+        **fields: Any,
+    ) -> Item:
+        """An item of Anthropic Messages ``messages`` and ``system``
+        (:func:`~cross_judge.content.read_anthropic_messages`), as
+        :meth:`from_openai_chat` makes one."""
+        from .content import read_anthropic_messages
+
+        transcript = read_anthropic_messages(messages, system=system, tools=tools)
+        return cls.from_transcript(transcript, form=form, **fields)
+
+    @classmethod
+    def from_transcript(cls, transcript: Any, *, form: str = "conversation", **fields: Any) -> Item:
+        """An item of a :class:`~cross_judge.content.Transcript` (what every reader gives,
+        :func:`~cross_judge.content.read_otlp_json` too): its
+        :meth:`~cross_judge.content.Transcript.item_fields` and ``fields``, read by
+        :meth:`from_value` (``context`` merged over the transcript's)."""
+        data = dict(transcript.item_fields(form))
+        given = fields.pop("context", None)
+        context = {**data.pop("context", {}), **dict(given or {})}
+        if context:
+            data["context"] = context
+        data.update(fields)
+        return cls.from_value(data)
+
 
 _ITEM_KEYS = frozenset(
     {

@@ -27,7 +27,8 @@ __all__ = ["ItemReader", "check_items_format", "count_lines", "count_shard_items
 
 
 class ItemReader:
-    """The items of a JSONL file, read one line at a time as the batch asks for them.
+    """The items of a JSONL file, read one line at a time as the batch asks for them; an
+    item's image paths are relative to the file's folder.
 
     Lines that cannot be judged are reported (with their line number) and skipped: not
     JSON, not an object, no usable ``query``, a context missing a template field, an id
@@ -90,7 +91,7 @@ class ItemReader:
                     )
                     continue
                 try:
-                    item = Item.from_value(value)
+                    item = Item.from_value(value, base_dir=self.path.parent)
                 except ItemError as exc:
                     self._skip(number, str(exc))
                     continue
@@ -269,7 +270,7 @@ def count_shard_items(path: Path, shard: tuple[int, int], done: set[str]) -> int
                 value = json.loads(raw.removeprefix(codecs.BOM_UTF8))
                 if not isinstance(value, dict):
                     continue
-                item = Item.from_value(value)
+                item = Item.from_value(value, base_dir=path.parent)
             except (ValueError, RecursionError, ItemError):  # bad lines: the reader says why
                 continue
             total += shard_of(item.id, count) == index and item.id not in done

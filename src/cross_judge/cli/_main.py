@@ -29,6 +29,9 @@ Subcommands:
 * ``rank CANDIDATES.jsonl --panel PANEL.yaml --out RANKING.json``: rank many candidates
   from pairwise verdicts (Bradley-Terry ratings with intervals; ``--pairs adaptive``,
   ``--resume``, ``--html``), printing the leaderboard.
+* ``items convert --from openai|anthropic|otlp IN [-o OUT] [--as conversation|trajectory]``:
+  OpenAI or Anthropic conversations, or OpenTelemetry traces (OTLP JSON), as an items
+  file, one item per conversation or trace. No model is called.
 * ``prompts list | show ID | validate FILE``: the packaged prompts, and checking a new one.
 * ``cache stats | clear [--path FILE]``: the response cache's size and age; emptying it.
 * ``demo``: the full pipeline offline, against simulated critics; ``version``.
@@ -42,7 +45,7 @@ summaries go to stdout; progress, warnings and notes to stderr.
 
 This module only builds the parser and dispatches: each command lives in its own module
 (:mod:`._review`, :mod:`._revote`, :mod:`._stats`, :mod:`._calibrate`, :mod:`._report`,
-:mod:`._prompts`, :mod:`._cache`, :mod:`._demo_command`), the shared helpers in
+:mod:`._prompts`, :mod:`._cache`, :mod:`._demo_command`, :mod:`._convert`), the shared helpers in
 :mod:`._common` and :mod:`._arguments`, the items file in :mod:`._items`. The command modules
 import the library lazily, inside their functions, so ``--help`` stays quick.
 """
@@ -58,6 +61,7 @@ from ..errors import ConfigError
 from . import (
     _cache,
     _calibrate,
+    _convert,
     _demo_command,
     _import_votes,
     _label_queue,
@@ -84,6 +88,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "cache": _cache.run,
     "demo": _demo_command.run,
     "import": _import_votes.run,
+    "items": _convert.run,
 }
 
 
@@ -105,6 +110,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _cache.add_parser(sub)
     _demo_command.add_parser(sub)
     _import_votes.add_parser(sub)
+    _convert.add_parser(sub)
     sub.add_parser("version", help="print the version")
     return parser
 

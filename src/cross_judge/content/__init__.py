@@ -3,8 +3,9 @@
 The models (:class:`Turn`, :class:`ToolCall`, :class:`ModelMessage`, :class:`FinalAnswer`,
 :class:`Image`) and their readers from plain values live in :mod:`._model`; rendering a
 conversation or a trajectory for a judge, within a prompt's limits, in :mod:`._render`;
-reading the formats other tools write (OpenAI chat messages, Anthropic content blocks,
-OpenTelemetry GenAI spans) in :mod:`._readers`. Base layer: the item and every layer
+reading the formats other tools write (OpenAI chat messages, Anthropic content blocks)
+in :mod:`._readers`, OpenTelemetry GenAI spans in :mod:`._otlp`, both into a
+:class:`Transcript` (:mod:`._transcript`). Base layer: the item and every layer
 above use it. See the docs page "Conversations, agents and images".
 """
 
@@ -24,8 +25,9 @@ if TYPE_CHECKING:
         final_text,
         images_of,
         steps_of,
-        turns_of,
     )
+    from ._otlp import read_otlp_json
+    from ._readers import read_anthropic_messages, read_openai_chat, turns_of
     from ._render import (
         DEFAULT_LIMITS,
         RenderCut,
@@ -37,10 +39,12 @@ if TYPE_CHECKING:
         render_entry,
         render_trajectory,
     )
+    from ._transcript import ITEM_FORMS, Transcript
 
 __all__ = [
     "DEFAULT_LIMITS",
     "IMAGE_MEDIA_TYPES",
+    "ITEM_FORMS",
     "FinalAnswer",
     "Image",
     "ModelMessage",
@@ -49,11 +53,15 @@ __all__ = [
     "Rendered",
     "Step",
     "ToolCall",
+    "Transcript",
     "Turn",
     "compact_json",
     "entry_text",
     "final_text",
     "images_of",
+    "read_anthropic_messages",
+    "read_openai_chat",
+    "read_otlp_json",
     "render_conversation",
     "render_entry",
     "render_trajectory",
@@ -76,10 +84,12 @@ _exports = LazyExports(
                 "final_text",
                 "images_of",
                 "steps_of",
-                "turns_of",
             ],
             "._model",
         ),
+        **dict.fromkeys(["read_anthropic_messages", "read_openai_chat", "turns_of"], "._readers"),
+        **dict.fromkeys(["ITEM_FORMS", "Transcript"], "._transcript"),
+        "read_otlp_json": "._otlp",
         **dict.fromkeys(
             [
                 "DEFAULT_LIMITS",

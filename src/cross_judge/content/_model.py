@@ -9,9 +9,12 @@
   the bytes) or a URL that only the vendor fetches; its ``sha256`` names it in the
   response cache.
 
-:func:`turns_of`, :func:`steps_of` and :func:`images_of` read the plain forms an items
-file holds (mappings and strings) and raise :class:`~cross_judge.errors.ItemError` with
-the field's path and the fix. Base layer: imports nothing above the errors.
+:func:`steps_of` and :func:`images_of` read the plain forms an items file holds (mappings
+and strings) and raise :class:`~cross_judge.errors.ItemError` with the field's path and
+the fix; :func:`fail`, :func:`text_of`, :func:`listed` and :func:`tool_call_of` are their
+helpers, shared with the conversation readers of :mod:`._readers` (where ``turns_of``
+lives, since a conversation may come in either vendor's format). Base layer: imports
+nothing above the errors.
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ __all__ = [
     "final_text",
     "images_of",
     "steps_of",
-    "turns_of",
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -308,11 +310,11 @@ class Turn(BaseModel):
 # -- reading the plain forms ---------------------------------------------------------------
 
 
-def _fail(message: str, position: int | None) -> ItemError:
+def fail(message: str, position: int | None) -> ItemError:
     return ItemError(message, position=position)
 
 
-def _text(value: object, where: str, position: int | None, *, optional: bool = False) -> str:
+def text_of(value: object, where: str, position: int | None, *, optional: bool = False) -> str:
     if value is None and optional:
         return ""
     if isinstance(value, str):
@@ -329,97 +331,20 @@ def _text(value: object, where: str, position: int | None, *, optional: bool = F
         if texts or not value:
             return "\n".join(texts)
     got = "nothing" if value is None else type(value).__name__
-    raise _fail(f"{where} must be text, got {got}", position)
+    raise fail(f"{where} must be text, got {got}", position)
 
 
-def turns_of(
-    value: object,
-    *,
-    where: str = "messages",
-    position: int | None = None,
-    base_dir: Path | None = None,
-) -> tuple[Turn, ...]:
-    """A conversation from a list of ``{"role", "content"}`` mappings (or :class:`Turn`
-    objects). An assistant turn may hold ``tool_calls`` (mappings with ``name`` and
-    ``arguments``, or OpenAI's ``{"function": {"name", "arguments"}}`` form), a turn
-    ``images`` (as :func:`images_of` reads them).
-
-    Raises:
-        ItemError: not a list, an empty list, or a turn of the wrong shape; the message
-            names the turn (``messages[2].role``) and the fix.
-    """
+def listed(value: object, where: str, position: int | None) -> Sequence[Any]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise _fail(
-            f"{where!r} must be a list of turns ({{'role': 'user', 'content': '...'}}), got "
-            f"{type(value).__name__}",
-            position,
-        )
-    if not value:
-        raise _fail(f"{where!r} is empty: leave it out, or give the conversation's turns", position)
-    turns: list[Turn] = []
-    for index, raw in enumerate(value):
-        at = f"{where}[{index}]"
-        if isinstance(raw, Turn):
-            turns.append(raw)
-            continue
-        if not isinstance(raw, Mapping):
-            raise _fail(f"{at} must be a mapping with 'role' and 'content'", position)
-        role = raw.get("role")
-        if role not in ROLES:
-            model_words = ("bot", "model", "ai")
-            hint = " (use 'assistant' for the model's turns)" if role in model_words else ""
-            raise _fail(
-                f"{at}.role must be one of {', '.join(ROLES)}, got {role!r}{hint}", position
-            )
-        unknown = set(raw) - {"role", "content", "tool_calls", "name", "tool_call_id", "images"}
-        if unknown:
-            raise _fail(
-                f"{at} has unknown keys {sorted(map(str, unknown))}; a turn takes role, "
-                "content, tool_calls, name, tool_call_id and images",
-                position,
-            )
-        calls = raw.get("tool_calls") or ()
-        if calls and role != "assistant":
-            raise _fail(f"{at}: only an assistant turn makes tool_calls", position)
-        images = images_of(
-            raw.get("images") or (),
-            where=f"{at}.images",
-            position=position,
-            base_dir=base_dir,
-            allow_empty=True,
-        )
-        for key in ("name", "tool_call_id"):
-            if raw.get(key) is not None and not isinstance(raw.get(key), str):
-                raise _fail(f"{at}.{key} must be text", position)
-        turns.append(
-            Turn(
-                role=role,
-                content=_text(raw.get("content"), f"{at}.content", position, optional=True),
-                tool_calls=tuple(
-                    _tool_call(call, f"{at}.tool_calls[{i}]", position)
-                    for i, call in enumerate(_listed(calls, f"{at}.tool_calls", position))
-                ),
-                name=raw.get("name"),
-                tool_call_id=raw.get("tool_call_id"),
-                images=images,
-            )
-        )
-    if all(turn.role == "system" for turn in turns):
-        raise _fail(f"{where!r} holds only system turns: give the conversation itself", position)
-    return tuple(turns)
-
-
-def _listed(value: object, where: str, position: int | None) -> Sequence[Any]:
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise _fail(f"{where} must be a list, got {type(value).__name__}", position)
+        raise fail(f"{where} must be a list, got {type(value).__name__}", position)
     return value
 
 
-def _tool_call(raw: object, where: str, position: int | None) -> ToolCall:
+def tool_call_of(raw: object, where: str, position: int | None) -> ToolCall:
     if isinstance(raw, ToolCall):
         return raw
     if not isinstance(raw, Mapping):
-        raise _fail(f"{where} must be a mapping with 'name' and 'arguments'", position)
+        raise fail(f"{where} must be a mapping with 'name' and 'arguments'", position)
     data = dict(raw)
     function = data.pop("function", None)
     if isinstance(function, Mapping):  # OpenAI's {"id", "type": "function", "function": {...}}
@@ -430,10 +355,10 @@ def _tool_call(raw: object, where: str, position: int | None) -> ToolCall:
     data.pop("type", None)
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
-        raise _fail(f"{where}.name must be the tool's name", position)
+        raise fail(f"{where}.name must be the tool's name", position)
     unknown = set(data) - {"name", "arguments", "result", "error", "id"}
     if unknown:
-        raise _fail(
+        raise fail(
             f"{where} has unknown keys {sorted(map(str, unknown))}; a tool call takes name, "
             "arguments, result, error and id",
             position,
@@ -459,13 +384,13 @@ def steps_of(value: object, *, position: int | None = None) -> tuple[Step, ...]:
     """
     where = "trajectory"
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise _fail(
+        raise fail(
             f"{where!r} must be a list of steps (tool calls, messages, a final answer), got "
             f"{type(value).__name__}",
             position,
         )
     if not value:
-        raise _fail(f"{where!r} is empty: leave it out, or give the agent's steps", position)
+        raise fail(f"{where!r} is empty: leave it out, or give the agent's steps", position)
     steps: list[Step] = []
     for index, raw in enumerate(value):
         at = f"{where}[{index}]"
@@ -473,7 +398,7 @@ def steps_of(value: object, *, position: int | None = None) -> tuple[Step, ...]:
             steps.append(raw)
             continue
         if not isinstance(raw, Mapping):
-            raise _fail(
+            raise fail(
                 f"{at} must be a mapping (a tool call, a message or a final answer)", position
             )
         data = dict(raw)
@@ -488,10 +413,10 @@ def steps_of(value: object, *, position: int | None = None) -> tuple[Step, ...]:
         if kind == "tool_call":
             if "tool" in data and "name" not in data:
                 data["name"] = data.pop("tool")
-            steps.append(_tool_call(data, at, position))
+            steps.append(tool_call_of(data, at, position))
             continue
         if kind not in _STEP_TYPES:
-            raise _fail(
+            raise fail(
                 f"{at}: a step is a tool call ({{'name', 'arguments', 'result' or 'error'}}), "
                 f"a message ({{'text'}}) or a final answer ({{'final_answer'}}); got kind "
                 f"{kind!r} and keys {sorted(map(str, raw))}",
@@ -500,9 +425,9 @@ def steps_of(value: object, *, position: int | None = None) -> tuple[Step, ...]:
         keys = ("text", "content", "final_answer", "answer")
         text = next((data.pop(k) for k in keys if k in data), None)
         if data:
-            raise _fail(f"{at} has unknown keys {sorted(map(str, data))}", position)
+            raise fail(f"{at} has unknown keys {sorted(map(str, data))}", position)
         model = _STEP_TYPES[kind]
-        steps.append(model(text=_text(text, f"{at}.text", position)))
+        steps.append(model(text=text_of(text, f"{at}.text", position)))
     return tuple(steps)
 
 
@@ -527,14 +452,14 @@ def images_of(
     if not value:
         if allow_empty:
             return ()
-        raise _fail(f"{where!r} is empty: leave it out, or give the images", position)
+        raise fail(f"{where!r} is empty: leave it out, or give the images", position)
     images: list[Image] = []
     for index, raw in enumerate(value):
         at = f"{where}[{index}]"
         try:
             images.append(_image(raw, base_dir))
         except ItemError as exc:
-            raise _fail(f"{at}: {exc}", position) from None
+            raise fail(f"{at}: {exc}", position) from None
     return tuple(images)
 
 

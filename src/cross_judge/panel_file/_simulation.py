@@ -459,7 +459,7 @@ def _read_items(path: Path, given: str) -> dict[str, Item]:
         if not line.strip():
             continue
         try:
-            item = Item.from_value(json.loads(line))
+            item = Item.from_value(json.loads(line), base_dir=path.parent)
         except (ValueError, ItemError):
             continue
         by_id.setdefault(item.id, item)
