@@ -19,6 +19,7 @@ import anyio
 from .._item import Item
 from ..errors import ConfigError, ItemError, PromptError
 from ..verdict import ItemText
+from ._stored_item import TextBudget
 
 if TYPE_CHECKING:
     from ..verdict import EnsembleVerdict
@@ -74,37 +75,32 @@ def cut_marker(more: int) -> str:
 
 
 def item_text(item: Item) -> ItemText:
-    """The text of ``item`` as its result stores it: ``query`` and ``context``, bounded.
+    """The text of ``item`` as its result stores it: ``query`` and ``context``, bounded,
+    and an item's structure (reference, counter reference, turns, steps, images) when it
+    has one (:class:`~cross_judge.batch._stored_item.TextBudget`).
 
     Each text keeps at most :data:`ITEM_TEXT_CAP` characters and the whole item at most
-    :data:`ITEM_TEXT_TOTAL_CAP` (the query first, then the context values in order); a cut
-    text ends with :func:`cut_marker` and is named in ``cut`` (``"query"``,
-    ``"context.<key>"``). Context values are kept as the critics' prompts render them:
+    :data:`ITEM_TEXT_TOTAL_CAP` (the query first, then the context values in order, then
+    the reference, the counter reference, the turns and the steps); a cut text ends with
+    :func:`cut_marker` and is named in ``cut`` (``"query"``, ``"context.<key>"``,
+    ``"trajectory[7].result"``); turns or steps past the total are left out whole and
+    counted (``left_out``). Context values are kept as the critics' prompts render them:
     text, booleans, integers, finite floats and ``None`` as they are, anything else as its
     ``str()`` (an object whose ``str()`` raises as ``<TypeName>``). An item with no
     context stores an empty one. Never raises.
     """
-    budget = ITEM_TEXT_TOTAL_CAP
-    cut: list[str] = []
-
-    def bounded(name: str, text: str) -> str:
-        nonlocal budget
-        keep = min(ITEM_TEXT_CAP, budget)
-        if len(text) <= keep:
-            budget -= len(text)
-            return text
-        budget -= keep
-        cut.append(name)
-        return text[:keep] + cut_marker(len(text) - keep)
-
-    query = bounded("query", item.query)
+    budget = TextBudget(ITEM_TEXT_CAP, ITEM_TEXT_TOTAL_CAP, cut_marker)
+    query = budget.text("query", item.query)
     context: dict[str, Any] = {}
     for key, value in item.context.items():
         if _kept_as_is(value):
             context[key] = value
         else:
-            context[key] = bounded(f"context.{key}", _as_text(value))
-    return ItemText(query=query, context=context, cut=cut)
+            context[key] = budget.text(f"context.{key}", _as_text(value))
+    if not item.structured:
+        return ItemText(query=query, context=context, cut=budget.cut)
+    structure = budget.structure(item)
+    return ItemText(query=query, context=context, cut=budget.cut, **structure)
 
 
 def with_item_text(result: EnsembleVerdict, item: Item) -> EnsembleVerdict:
