@@ -89,18 +89,31 @@ def item_text(item: Item) -> ItemText:
     ``str()`` (an object whose ``str()`` raises as ``<TypeName>``). An item with no
     context stores an empty one. Never raises.
     """
-    budget = TextBudget(ITEM_TEXT_CAP, ITEM_TEXT_TOTAL_CAP, cut_marker)
-    query = budget.text("query", item.query)
+    budget = ITEM_TEXT_TOTAL_CAP
+    cut: list[str] = []
+
+    def bounded(name: str, text: str) -> str:
+        nonlocal budget
+        keep = min(ITEM_TEXT_CAP, budget)
+        if len(text) <= keep:
+            budget -= len(text)
+            return text
+        budget -= keep
+        cut.append(name)
+        return text[:keep] + cut_marker(len(text) - keep)
+
+    query = bounded("query", item.query)
     context: dict[str, Any] = {}
     for key, value in item.context.items():
         if _kept_as_is(value):
             context[key] = value
         else:
-            context[key] = budget.text(f"context.{key}", _as_text(value))
+            context[key] = bounded(f"context.{key}", _as_text(value))
     if not item.structured:
-        return ItemText(query=query, context=context, cut=budget.cut)
-    structure = budget.structure(item)
-    return ItemText(query=query, context=context, cut=budget.cut, **structure)
+        return ItemText(query=query, context=context, cut=cut)
+    # The structure spends what the query and the context left.
+    rest = TextBudget(ITEM_TEXT_CAP, budget, cut_marker, cut=cut)
+    return ItemText(query=query, context=context, cut=rest.cut, **rest.structure(item))
 
 
 def with_item_text(result: EnsembleVerdict, item: Item) -> EnsembleVerdict:

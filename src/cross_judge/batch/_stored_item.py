@@ -1,7 +1,7 @@
-"""The bounded copy of an item that its result stores: the budget of characters
-(:class:`TextBudget`) that :func:`cross_judge.batch._items.item_text` spends on the query
-and the context, and here also on an item's structure: its reference and counter reference,
-its conversation's turns, its trajectory's steps and its images' descriptions.
+"""The bounded copy of an item's structure that its result stores: the budget of
+characters (:class:`TextBudget`) that :func:`cross_judge.batch._items.item_text` has left
+after the query and the context, spent on the item's reference and counter reference, its
+conversation's turns and its trajectory's steps (and its images' descriptions).
 
 Every text keeps at most the per-text cap and the item at most the total cap, in the order
 query, context, reference, counter reference, turns, steps; a cut text ends with the marker
@@ -33,20 +33,27 @@ __all__ = ["TextBudget"]
 
 
 class TextBudget:
-    """Characters left for an item's stored text: ``cap`` per text, ``total`` in all.
+    """Characters left for an item's stored text: ``cap`` per text, ``total`` left in all.
 
-    :meth:`text` and :meth:`value` spend it, recording in :attr:`cut` the name of every
-    text they cut with ``marker(more)``; :meth:`structure` stores what an item has beyond
-    its query and context.
+    :meth:`text` and :meth:`value` spend it, adding to :attr:`cut` (``cut``, the names
+    cut so far, when given) the name of every text they cut with ``marker(more)``;
+    :meth:`structure` stores what an item has beyond its query and context.
     """
 
     __slots__ = ("cap", "cut", "left", "left_out", "marker")
 
-    def __init__(self, cap: int, total: int, marker: Callable[[int], str]) -> None:
+    def __init__(
+        self,
+        cap: int,
+        total: int,
+        marker: Callable[[int], str],
+        *,
+        cut: list[str] | None = None,
+    ) -> None:
         self.cap = cap
         self.left = total
         self.marker = marker
-        self.cut: list[str] = []
+        self.cut: list[str] = [] if cut is None else cut
         self.left_out: dict[str, int] = {}
 
     def text(self, name: str, text: str) -> str:
