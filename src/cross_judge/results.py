@@ -807,7 +807,7 @@ class BatchResult(BaseModel):
         html: str = provider("batch_html")(self)
         return html
 
-    def to_pandas(self) -> Any:
+    def to_pandas(self, level: str = "verdict") -> Any:
         """A long ``pandas.DataFrame``: one row per critic verdict of each item, items in
         batch order (a panel's batch has items x critics rows; a cascade's, the critics of
         each tier asked, tier by tier). ``?`` marks a column that may be missing.
@@ -833,19 +833,22 @@ class BatchResult(BaseModel):
         items' context and ``meta.<key>`` for each key of the items' ``meta`` (missing
         where an item lacks it). Item totals such as cost are left out on purpose: summed
         over rows they would count once per critic; sum ``cost_usd`` instead.
-        (:meth:`to_records` is the wide one-row-per-item table.)
+        (:meth:`to_records` is the wide one-row-per-item table.) ``level="item"``: one row
+        per item, its structure as JSON text; ``level="unit"``: one row per turn or step
+        judged (:mod:`cross_judge.integrations._frames`).
 
         dtypes: ``int64``, ``float64`` (``NaN`` when missing), ``bool``; nullable ``Int64``
         and ``boolean`` for ints and bools that may be missing; text in pandas' default
         string dtype; meta columns inferred. An empty batch gives the columns and no rows.
 
         Raises:
-            ConfigError: pandas is not installed (``pip install 'cross-judge[pandas]'``).
+            ConfigError: pandas is not installed (``pip install 'cross-judge[pandas]'``), or
+                an unknown ``level``.
         """
-        return provider("to_pandas")(self)
+        return provider("to_pandas")(self, level)
 
-    def to_polars(self) -> Any:
-        """The long frame of :meth:`to_pandas` (same columns, same rows) as a
+    def to_polars(self, level: str = "verdict") -> Any:
+        """The frame of :meth:`to_pandas` at ``level`` (same columns, same rows) as a
         ``polars.DataFrame``: ``Int64``, ``Float64``, ``Boolean`` and ``String`` columns with
         nulls for missing values; a meta key whose values mix types is a ``String`` column
         of their text.
@@ -853,7 +856,7 @@ class BatchResult(BaseModel):
         Raises:
             ConfigError: polars is not installed (``pip install 'cross-judge[polars]'``).
         """
-        return provider("to_polars")(self)
+        return provider("to_polars")(self, level)
 
 
 def votes_and_consensus(result: EnsembleVerdict) -> Iterator[tuple[Verdict, str]]:

@@ -680,6 +680,19 @@ class ItemText(BaseModel):
     ``cut`` names what was cut (``"query"``, ``"context.<key>"``), empty when all is whole.
     Context values are kept as the critics saw them: text, numbers and booleans as they
     are, anything else as its ``str()``.
+
+    An item with structure also stores, under the same caps (and only when it has them,
+    so a plain item's record is as it always was): ``reference`` and
+    ``counter_reference``; ``messages``, one mapping per turn (``role``, ``content``, and
+    when set ``tool_calls``, ``name``, ``tool_call_id``, ``images``); ``trajectory``, one
+    mapping per step (``kind``: ``tool_call`` with ``name``, ``arguments``, ``result`` or
+    ``error``, ``id``; ``message`` or ``final_answer`` with ``text``); ``images``, each
+    image described (type, size, sha256, source or URL: never its bytes). A cut value is
+    named in ``cut`` by its path (``"trajectory[7].result"``, 0-based); turns or steps
+    past the item's total cap are left out whole, from the end, their count in
+    ``left_out`` (``{"trajectory": 94}``) and the first left out in ``cut``
+    (``"trajectory[40:]"``), so the stored entries keep their numbers (entry ``i`` is
+    turn or step ``i + 1``).
     """
 
     model_config = ConfigDict(frozen=True, defer_build=True)
@@ -687,6 +700,27 @@ class ItemText(BaseModel):
     query: str
     context: dict[str, Any] = Field(default_factory=dict)
     cut: list[str] = Field(default_factory=list)
+    reference: str | None = None
+    counter_reference: str | None = None
+    messages: list[dict[str, Any]] | None = None
+    trajectory: list[dict[str, Any]] | None = None
+    images: list[dict[str, Any]] | None = None
+    left_out: dict[str, int] | None = None
+
+    @property
+    def structured(self) -> bool:
+        """The stored item has a reference, turns, steps or images."""
+        return any(getattr(self, name) is not None for name in _ITEM_STRUCTURE)
+
+
+_ITEM_STRUCTURE = (
+    "reference",
+    "counter_reference",
+    "messages",
+    "trajectory",
+    "images",
+    "left_out",
+)
 
 
 class EnsembleVerdict(BaseModel):
@@ -760,6 +794,12 @@ class EnsembleVerdict(BaseModel):
         for name in ("pair_lengths", "item", "criteria", "rubric"):
             if getattr(self, name) is None:
                 data.pop(name, None)
+        stored = data.get("item")
+        if stored is not None:
+            # A plain item's record stays as it was: the structure's fields only when set.
+            for name in _ITEM_STRUCTURE:
+                if stored.get(name, 0) is None:
+                    del stored[name]
         return data
 
     @property

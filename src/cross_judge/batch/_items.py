@@ -19,6 +19,7 @@ import anyio
 from .._item import Item
 from ..errors import ConfigError, ItemError, PromptError
 from ..verdict import ItemText
+from ._stored_item import TextBudget
 
 if TYPE_CHECKING:
     from ..verdict import EnsembleVerdict
@@ -74,12 +75,16 @@ def cut_marker(more: int) -> str:
 
 
 def item_text(item: Item) -> ItemText:
-    """The text of ``item`` as its result stores it: ``query`` and ``context``, bounded.
+    """The text of ``item`` as its result stores it: ``query`` and ``context``, bounded,
+    and an item's structure (reference, counter reference, turns, steps, images) when it
+    has one (:class:`~cross_judge.batch._stored_item.TextBudget`).
 
     Each text keeps at most :data:`ITEM_TEXT_CAP` characters and the whole item at most
-    :data:`ITEM_TEXT_TOTAL_CAP` (the query first, then the context values in order); a cut
-    text ends with :func:`cut_marker` and is named in ``cut`` (``"query"``,
-    ``"context.<key>"``). Context values are kept as the critics' prompts render them:
+    :data:`ITEM_TEXT_TOTAL_CAP` (the query first, then the context values in order, then
+    the reference, the counter reference, the turns and the steps); a cut text ends with
+    :func:`cut_marker` and is named in ``cut`` (``"query"``, ``"context.<key>"``,
+    ``"trajectory[7].result"``); turns or steps past the total are left out whole and
+    counted (``left_out``). Context values are kept as the critics' prompts render them:
     text, booleans, integers, finite floats and ``None`` as they are, anything else as its
     ``str()`` (an object whose ``str()`` raises as ``<TypeName>``). An item with no
     context stores an empty one. Never raises.
@@ -104,7 +109,11 @@ def item_text(item: Item) -> ItemText:
             context[key] = value
         else:
             context[key] = bounded(f"context.{key}", _as_text(value))
-    return ItemText(query=query, context=context, cut=cut)
+    if not item.structured:
+        return ItemText(query=query, context=context, cut=cut)
+    # The structure spends what the query and the context left.
+    rest = TextBudget(ITEM_TEXT_CAP, budget, cut_marker, cut=cut)
+    return ItemText(query=query, context=context, cut=rest.cut, **rest.structure(item))
 
 
 def with_item_text(result: EnsembleVerdict, item: Item) -> EnsembleVerdict:

@@ -1,7 +1,8 @@
 """A batch's results as one self-contained HTML page (``cross-judge report``), and the
 views the other layers show: the terminal summary (:func:`render_summary`), the digest of
 a batch (:class:`BatchDigest`), the run manifest (:class:`RunManifest`) and the label page
-(:func:`render_label_page`). Names beyond the page's are imported on first use."""
+(:func:`render_label_page`), and the per-turn and per-step results every view shows
+(:func:`unit_lines`). Names beyond the page's are imported on first use."""
 
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,9 @@ __all__ = [
     "RUNTIME_VERSIONS",
     "BatchDigest",
     "RunManifest",
+    "UnitLine",
+    "entry_failed",
+    "entry_text",
     "failure_message",
     "offered_labels",
     "printable",
@@ -26,6 +30,8 @@ __all__ = [
     "render_report",
     "render_summary",
     "simulated_note",
+    "stored_entry",
+    "unit_lines",
     "write_report",
 ]
 
@@ -41,6 +47,7 @@ if TYPE_CHECKING:
         render_summary,
         simulated_note,
     )
+    from ._units import UnitLine, entry_failed, entry_text, stored_entry, unit_lines
 
 _exports = LazyExports(
     __name__,
@@ -54,6 +61,9 @@ _exports = LazyExports(
         "render_label_page": "._label_page",
         "render_summary": "._summary",
         "simulated_note": "._summary",
+        **dict.fromkeys(
+            ["UnitLine", "entry_failed", "entry_text", "stored_entry", "unit_lines"], "._units"
+        ),
     },
 )
 

@@ -2,12 +2,14 @@
 with gold labels, the items the panel got wrong against them.
 
 Both tables have the same columns: the item (its id, the text it judged when the results
-store it, its meta), the consensus, its gold label (with gold), the agreement, a cascade's
-deciding tier, why it is listed, a rubric's disputed criteria, then each critic's label,
-confidence and reasoning (a failed or skipped call marked). Each sits under a search box
-and sorts by a click on a header (``report.js`` wires the table of every ``div.items`` to
-the search box its ``data-search`` names). Every text from the results is HTML-escaped;
-the page makes the whole of it :func:`~cross_judge.report._summary.printable`.
+store it, its conversation, trajectory, reference and images and each turn's or step's
+result, :mod:`._structure`, and its meta), the consensus, its gold label (with gold), the
+agreement, a cascade's deciding tier, why it is listed, a rubric's disputed criteria, then
+each critic's label, confidence and reasoning (a failed or skipped call marked). Each sits
+under a search box and sorts by a click on a header (``report.js`` wires the table of
+every ``div.items`` to the search box its ``data-search`` names). Every text from the
+results is HTML-escaped; the page makes the whole of it
+:func:`~cross_judge.report._summary.printable`.
 
 It computes nothing: the rows are the results a
 :class:`~cross_judge.report._digest.BatchDigest` kept.
@@ -26,6 +28,7 @@ from ..results import call_failed, is_fallback
 from ..verdict import EnsembleVerdict, Verdict
 from ._criteria import disputed_criteria, format_rate
 from ._digest import dispute_reasons
+from ._structure import beside_reference, structure_html
 from ._summary import judged_text
 
 __all__ = [
@@ -117,13 +120,15 @@ def _row(result: EnsembleVerdict, why: Sequence[str], columns: ItemColumns) -> s
         meta = f'<div class="meta">{_e(clipped)}</div>'
     consensus_class = "label" + (" fallback" if is_fallback(result) else "")
     agreement = result.agreement_pct if result.n_valid else None
+    structure = structure_html(result)
     judged = "".join(
         f'<div class="judged"><span class="field">{_e(name)}</span> {_e(text)}</div>'
-        for name, text in judged_text(result)
+        for name, text in judged_text(result, answer=not beside_reference(result))
     )
+    structured = ' class="structured"' if structure else ""
     cells = [
-        f'<td data-sort="{_e(result.query_id)}">'
-        f'<span class="id">{_e(result.query_id)}</span>{judged}{meta}</td>',
+        f'<td data-sort="{_e(result.query_id)}"{structured}>'
+        f'<span class="id">{_e(result.query_id)}</span>{judged}{structure}{meta}</td>',
         f'<td data-sort="{_e(result.consensus)}"><span class="{consensus_class}">'
         f"{_e(result.consensus)}</span></td>",
     ]

@@ -4,22 +4,25 @@
 One self-contained HTML file: its styles, script and data are inlined, a
 Content-Security-Policy forbids every fetch and lets only the page's own script run, so it
 opens from disk with no server and no network. It shows the queued items one at a time, in
-queue order: the text judged (``EnsembleVerdict.item``'s query and context when the results
-store it, else only the id), each critic's answer (label, confidence, reasoning; failed and
+queue order: the text judged (``EnsembleVerdict.item``'s query and context when the
+results store it, else only the id; a conversation as turns and a trajectory as
+collapsible steps, failed tool calls marked, the reference beside the answer:
+:mod:`._structure`), each critic's answer (label, confidence, reasoning; failed and
 skipped calls marked, simulated critics said to be so) and the consensus. The jury (the
 consensus and every critic's answer) is hidden by default, since people who see it lean
 towards it and the estimates assume their labels are independent of it: ``h`` or the
 **Show the jury** button shows it for the current item only (``show_jury=True``,
-``label-queue --show-jury``, shows it on every item). A person labels an item with a
-button or a key (``1`` to ``9`` for the first nine labels, ``o`` for a label of their
-own), moves with the arrow keys or ``j`` / ``k``, undoes with ``u`` and sees every key
-with ``?``. Labels are kept in the browser's ``localStorage`` under the queue's id
-(:func:`queue_id`), so a reload or a closed tab keeps them; **Export** downloads them as
-``labels.jsonl``: one ``{"id", "label", "probability", "jury_shown"}`` line per labelled
-item, in queue order, ``jury_shown`` true when the jury had been shown on that item before
-it was labelled. :func:`cross_judge.stats._gold.load_gold` (``--gold``, ``gold=``) reads it
-as it is; :func:`cross_judge.stats.estimates.estimate_share` refuses the labels made with
-the jury shown unless told to count them.
+``label-queue --show-jury``, shows it on every item); each turn's or step's result, for a
+prompt judged per turn or step, is the jury's too and hides with it. A person labels an
+item with a button or a key (``1`` to ``9`` for the first nine labels, ``o`` for a label
+of their own), moves with the arrow keys or ``j`` / ``k``, undoes with ``u`` and sees
+every key with ``?``. Labels are kept in the browser's ``localStorage`` under the queue's
+id (:func:`queue_id`), so a reload or a closed tab keeps them; **Export** downloads them
+as ``labels.jsonl``: one ``{"id", "label", "probability", "jury_shown"}`` line per
+labelled item, in queue order, ``jury_shown`` true when the jury had been shown on that
+item before it was labelled. :func:`cross_judge.stats._gold.load_gold` (``--gold``,
+``gold=``) reads it as it is; :func:`cross_judge.stats.estimates.estimate_share` refuses
+the labels made with the jury shown unless told to count them.
 
 The labels offered are those of the valid verdicts and the consensus labels of all the
 results given (not only the queued items), in alphabetical order, so that the same batch
@@ -49,6 +52,7 @@ from ..errors import ConfigError
 from ..results import BatchResult, call_failed
 from ..verdict import RESERVED_KINDS, EnsembleVerdict, Verdict
 from ._page import json_for_script
+from ._structure import Look, beside_reference, structure_html
 from ._summary import judged_text, printable
 
 if TYPE_CHECKING:
@@ -252,12 +256,19 @@ def _help() -> str:
     )
 
 
+_JURY_LOOK = Look(jury=True)  # the unit results hide with the jury's answers
+
+
 def _item(index: int, result: EnsembleVerdict, total: int, simulated: list[str]) -> str:
-    text = judged_text(result)
-    if text:
-        judged = "".join(
-            f'<div class="field">{_e(name)}</div><div class="text">{_e(value)}</div>'
-            for name, value in text
+    text = judged_text(result, answer=not beside_reference(result))
+    structure = structure_html(result, _JURY_LOOK)
+    if text or structure:
+        judged = (
+            "".join(
+                f'<div class="field">{_e(name)}</div><div class="text">{_e(value)}</div>'
+                for name, value in text
+            )
+            + structure
         )
     else:
         judged = '<p class="muted">The results store no text for this item: only its id.</p>'

@@ -8,8 +8,11 @@ messages) is HTML-escaped: items are untrusted input. The markup is self-contain
 scripts, no external resources, no ``<style>`` block): inline styles whose colours are
 translucent tints over the notebook's own text colour, so they read in light and dark
 themes. A batch shows at most ``max_rows`` items, the disputed ones first, so a 100k-item
-batch renders in about the time its statistics take. It deliberately draws no charts:
-``cross-judge report`` does that.
+batch renders in about the time its statistics take. An item with structure shows its
+turns and its steps compactly (:mod:`._structure` with inline styles: steps collapsed,
+failed tool calls marked ``✗ ERROR``, each turn's or step's result beside it); a batch's
+row says it in one line (``trajectory: 12 steps, 2 failed; critics split on step 7``). It
+deliberately draws no charts: ``cross-judge report`` does that.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from ..results import is_incomplete
 from ..stats import fleiss_kappa, reliability_alpha
 from ..verdict import ABSTAIN
 from ._criteria import CriteriaDigest, CriterionRow, criteria_grid
+from ._structure import INLINE, beside_reference, structure_html, structure_summary
 from ._summary import (
     format_cost,
     format_number,
@@ -70,14 +74,22 @@ def _text(value: object) -> str:
     return escape(printable(str(value)), quote=True)
 
 
-def _judged(result: EnsembleVerdict, limit: int) -> str:
+def _judged(result: EnsembleVerdict, limit: int, *, answer: bool = True) -> str:
     """The text ``result`` judged (query, then context values), each part shortened to
     ``limit`` characters with the stored whole behind ``<details>``; empty when the
-    result stores none."""
+    result stores none. Without ``answer``, the query is left out (shown beside the
+    reference by :func:`~cross_judge.report._structure.structure_html`)."""
     return "".join(
         f'<div style="{_NOTE};margin:0"><code>{_text(name)}</code> {expandable(text, limit)}</div>'
-        for name, text in judged_text(result)
+        for name, text in judged_text(result, answer=answer)
     )
+
+
+def _structure_line(result: EnsembleVerdict) -> str:
+    """A batch row's one line on the item's structure (turns, steps, failures, split
+    units); empty for a plain item."""
+    line = structure_summary(result)
+    return f'<div style="{_NOTE};margin:0">{_text(line)}</div>' if line else ""
 
 
 def _clip(text: str, limit: int) -> str:
@@ -391,7 +403,11 @@ def ensemble_html(result: EnsembleVerdict) -> str:
         f'<span style="{_NOTE};margin-left:.8em">{" &middot; ".join(_item_facts(result))}</span>'
         "</div>"
     )
-    parts = [head, _judged(result, _CLIP)]
+    parts = [
+        head,
+        _judged(result, _CLIP, answer=not beside_reference(result)),
+        structure_html(result, INLINE),
+    ]
     if not any(v.error is None for v in result.verdicts) or any(
         v.written_label is not None for v in result.verdicts
     ):
@@ -603,7 +619,7 @@ def _items_table(
                 consensus_of.setdefault(verdict.critic_id, part.consensus)
         cells = [
             str(index),
-            _text(result.query_id) + _judged(result, 80),
+            _text(result.query_id) + _judged(result, 80) + _structure_line(result),
             _consensus_badge(result),
             format_rate(result.agreement_pct),
             _text(why or ""),

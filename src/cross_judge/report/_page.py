@@ -28,7 +28,8 @@ and scripts run only with the page's own nonce). It shows:
   (``Verdict.flipped``); each with the text it judged (its query and context, when the
   results store them: ``EnsembleVerdict.item``), each critic's label, confidence and
   reasoning, a cascade's deciding tier and, with gold, the item's gold label beside the
-  consensus (:mod:`._items_table`).
+  consensus (:mod:`._items_table`); an item's conversation, trajectory, reference and
+  images, and each turn's or step's result, as :mod:`._structure` shows them.
 
 Critics the run manifest (or ``BatchResult.simulated_critics``) records as simulated are
 said to be so under the overview and marked wherever a critic is named. Critics that are people

@@ -116,17 +116,18 @@ class _Printable:
         return Measurement.get(console, options, self.renderable)
 
 
-def judged_text(result: EnsembleVerdict) -> list[tuple[str, str]]:
+def judged_text(result: EnsembleVerdict, *, answer: bool = True) -> list[tuple[str, str]]:
     """The text ``result`` judged, as ``(name, text)`` pairs: ``("query", ...)`` then
     ``("context.<key>", ...)`` per context value (numbers and booleans as JSON text),
     each as stored (a cut text ends with its marker); empty when the result stores none
-    (``item_text=False``, or a results file from before the text was stored)."""
+    (``item_text=False``, or a results file from before the text was stored). Without
+    ``answer``, the query is left out (a view showing it beside the item's reference)."""
     import json
 
     stored = result.item
     if stored is None:
         return []
-    pairs = [("query", stored.query)]
+    pairs = [("query", stored.query)] if answer else []
     for key, value in stored.context.items():
         text = value if isinstance(value, str) else json.dumps(value, default=str)
         pairs.append((f"context.{key}", text))
