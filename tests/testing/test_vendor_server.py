@@ -474,6 +474,9 @@ def test_stats_count_requests_models_connections_and_concurrency() -> None:
         "batches": {"openai": 0, "anthropic": 0},
         "batch_requests": {"openai": 0, "anthropic": 0},
         "batch_polls": 0,
+        "images": 0,
+        "images_refused": 0,
+        "too_large": 0,
     }
 
 

@@ -115,6 +115,11 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
         logprob_temperature=persona.logprob_temperature,
         thinking_tokens=persona.thinking_tokens,
         criteria_accuracy=persona.criteria_accuracy,
+        forbidden_tools=tuple(persona.forbidden_tools or ()),
+        fail_unhandled_errors=persona.fail_unhandled_errors,
+        needs_context=persona.needs_context,
+        fail_label=persona.fail_label,
+        vision=persona.vision,
         **kwargs,
     )
 
@@ -144,6 +149,7 @@ def simulator_for(panel: PanelSpec, **kwargs: Any) -> VendorServer:
             "batch_expiry_rate": config.batch_expiry_rate,
             "strengths": truth.strengths,
             "tie_rate": config.tie_rate,
+            "max_request_bytes": config.max_request_bytes,
         }
     settings.update(rubric_settings(panel))  # criteria: the file's, else the rubric prompt's
     return VendorServer(panel.personas(), **{**settings, **kwargs})

@@ -110,7 +110,10 @@ class PersonaSpec(BaseModel):
     ``position_bias`` needs a prompt that shows a pair (checked by :class:`CriticSpec`)
     and a simulator that knows the pairs' better answers (checked by :class:`PanelSpec`).
     ``criteria_accuracy`` (``{criterion id: accuracy}``, for a rubric prompt) must name
-    criteria the simulator knows (checked by :class:`PanelSpec`).
+    criteria the simulator knows (checked by :class:`PanelSpec`). The content rules
+    (``forbidden_tools``, ``fail_unhandled_errors``, ``needs_context``) answer
+    ``fail_label`` (default ``FAIL``), which must be one of the persona's labels (checked
+    by :class:`CriticSpec`); ``vision`` is ``ignores``, ``sees`` or ``refuses``.
     """
 
     model_config = SPEC_CONFIG
@@ -129,6 +132,31 @@ class PersonaSpec(BaseModel):
     logprob_temperature: float = Field(default=1.0, gt=0.0)
     thinking_tokens: int = Field(default=0, ge=0)
     criteria_accuracy: dict[str, float] | None = None
+    forbidden_tools: list[str] | None = None
+    fail_unhandled_errors: bool = False
+    needs_context: bool = False
+    fail_label: str = Field(default="FAIL", min_length=1)
+    vision: Literal["ignores", "sees", "refuses"] = "ignores"
+
+    @field_validator("forbidden_tools", mode="before")
+    @classmethod
+    def _forbidden_tools(cls, value: object) -> object:
+        if value is None:
+            return None
+        if isinstance(value, list) and all(
+            isinstance(t, str) and t and not any(c.isspace() or c == "(" for c in t) for t in value
+        ):
+            return value
+        got = yaml_type(value) if not isinstance(value, list) else repr(value)
+        raise ValueError(
+            "expected a list of tool names as the trajectory's calls show them (no spaces or "
+            f"parentheses), e.g. forbidden_tools: [delete_files, send_email], got {got}"
+        )
+
+    @property
+    def judges_content(self) -> bool:
+        """Whether a content rule that answers ``fail_label`` is on."""
+        return bool(self.forbidden_tools or self.fail_unhandled_errors or self.needs_context)
 
     @field_validator("criteria_accuracy", mode="before")
     @classmethod
@@ -165,6 +193,14 @@ class PersonaSpec(BaseModel):
             "expected [low, high] with 0 <= low <= high <= 1, e.g. [0.6, 0.95] (right answers "
             f"state a confidence drawn from it, wrong ones from its lower half), got {got}"
         )
+
+
+def _fail_like(labels: Sequence[str]) -> str:
+    """The label most like a failure among ``labels`` (for a fix's example)."""
+    for label in labels:
+        if label.upper() in ("FAIL", "REJECT", "NO", "BAD", "WRONG", "INCORRECT"):
+            return label
+    return labels[-1]
 
 
 class CriticSpec(BaseModel):
@@ -351,6 +387,21 @@ class CriticSpec(BaseModel):
             at = self._answer_setting_at_fault(PLACEHOLDER_URL if simulated else None)
             raise FieldProblem(at, _without_critic_prefix(str(exc), self.name)) from None
         if simulated:
+            persona = self.persona
+            labels = (persona.labels if persona is not None else None) or critic.labels
+            if (
+                persona is not None
+                and persona.judges_content
+                and labels
+                and persona.fail_label not in labels
+            ):
+                raise FieldProblem(
+                    ("persona", "fail_label"),
+                    f"is {persona.fail_label!r}, the label the content rules (forbidden_tools, "
+                    f"fail_unhandled_errors, needs_context) answer, and this critic answers "
+                    f"{list(labels)}; set fail_label to the label meaning a failure, e.g. "
+                    f"fail_label: {_fail_like(labels)}",
+                )
             try:
                 self.to_persona(critic)
             except ValueError as exc:

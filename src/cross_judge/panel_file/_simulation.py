@@ -552,11 +552,13 @@ def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
       ``None``;
     * ``error_correlation``, ``difficulty_seed``, ``difficulties`` (items given one);
     * ``personas``: each simulated critic's persona settings, by critic name (with
-      ``criteria_accuracy`` when set);
+      ``criteria_accuracy`` when set, and the content rules when on: ``forbidden_tools``,
+      ``fail_unhandled_errors``, ``needs_context`` with ``fail_label``, ``vision``);
     * with a rubric only: ``criteria`` (the ids), ``criteria_gold_items`` (items whose
       per-criterion truth it knew), ``criteria_gold_file``;
     * with latent strengths only: ``strengths`` (how many candidates had one),
-      ``strengths_file`` and ``tie_rate``.
+      ``strengths_file`` and ``tie_rate``;
+    * with a size limit only: ``max_request_bytes``.
     """
     if not panel.simulated_critics:
         return None
@@ -588,6 +590,11 @@ def simulator_record(panel: PanelSpec) -> dict[str, Any] | None:
                 "tie_rate": config.tie_rate if config is not None else 0.0,
             }
             if truth.strengths
+            else {}
+        ),
+        **(
+            {"max_request_bytes": config.max_request_bytes}
+            if config is not None and config.max_request_bytes is not None
             else {}
         ),
     }
@@ -629,4 +636,21 @@ def _persona_record(persona: Persona) -> dict[str, Any]:
             if persona.criteria_accuracy
             else {}
         ),
+        **_content_record(persona),
     }
+
+
+def _content_record(persona: Persona) -> dict[str, Any]:
+    """A persona's content rules, when any is on (records of other personas unchanged)."""
+    out: dict[str, Any] = {}
+    if persona.forbidden_tools:
+        out["forbidden_tools"] = list(persona.forbidden_tools)
+    if persona.fail_unhandled_errors:
+        out["fail_unhandled_errors"] = True
+    if persona.needs_context:
+        out["needs_context"] = True
+    if out:
+        out["fail_label"] = persona.fail_label
+    if persona.vision != "ignores":
+        out["vision"] = persona.vision
+    return out

@@ -34,7 +34,9 @@ class SimulatorSpec(BaseModel):
     that answers ``vendor: simulated`` critics (its arguments but those a run sets itself:
     personas, host, port, api_key, default_persona, count_items).
 
-    ``items``, ``gold`` and ``difficulty`` given as paths are read when the file is loaded
+    ``max_request_bytes`` is the simulated vendor's request size limit (a larger live
+    request gets the vendor's 413 or 400). ``items``, ``gold`` and ``difficulty`` given as
+    paths are read when the file is loaded
     (relative to its folder; see :mod:`cross_judge.panel_file._simulation`), into
     :attr:`truth`.
     """
@@ -56,6 +58,7 @@ class SimulatorSpec(BaseModel):
     criteria_labels: list[str] | None = None
     strengths: Any = None
     tie_rate: float = Field(default=0.0, ge=0.0, lt=1.0)
+    max_request_bytes: int | None = Field(default=None, ge=1)
 
     _truth: SimulatorTruth = PrivateAttr(default_factory=SimulatorTruth)
 

@@ -36,6 +36,12 @@ What it **is**:
   ``criteria_gold`` it answers each criterion a request asks about (one per request, or
   several as ``- id: requirement`` lines) from that criterion's truth, at the persona's
   ``criteria_accuracy``; :func:`rubric_items` makes truths for a benchmark;
+* a judge of content when asked: a persona with ``forbidden_tools``,
+  ``fail_unhandled_errors`` or ``needs_context`` reads the conversation or trajectory a
+  prompt shows (as cross-judge renders it) and fails what it sees wrong there, and one
+  with ``vision="sees"`` reads the truth an image carries (:func:`truth_image`); a
+  ``vision="refuses"`` persona is a text-only model (400 for an image part), and
+  ``max_request_bytes`` the vendor's size limit;
 * observable: :meth:`VendorServer.stats` and :attr:`VendorServer.recent_requests`.
 
 What it is **not**: a model. Critics are fake; answers come from ``random.Random`` seeded
@@ -63,6 +69,8 @@ Nothing happens at import time: no thread, no socket, no event loop.
 #   features      what a request asks beyond text: schema, tool, reasoning, cap, refusals
 #   structured    an answer in an enforced JSON schema
 #   rubrics       rubric requests: criteria asked, per-criterion draws, rubric_items
+#   content       what a prompt shows of a conversation or trajectory; content rules
+#   images        truth images, image parts per protocol, text-only and size refusals
 #   logprobs      calibrated token probabilities
 #   protocol      the shapes of the two wire protocols: bodies, errors, refusals
 #   state         what one server knows and counts, behind one lock
@@ -71,6 +79,7 @@ Nothing happens at import time: no thread, no socket, no event loop.
 #   server        VendorServer: configuration, lifecycle, routes
 #   cli           python -m cross_judge.testing
 from ._cli import main
+from ._images import image_truth, truth_image
 from ._personas import PairwiseRates, Persona, Style as Style, pairwise_rates
 from ._replies import Reply
 from ._rubrics import rubric_items
@@ -83,10 +92,12 @@ __all__ = [
     "Reply",
     "VendorServer",
     "bradley_terry_probabilities",
+    "image_truth",
     "main",
     "pairwise_rates",
     "rubric_items",
     "strength_rates",
+    "truth_image",
 ]
 
 # The public path of what this package's modules define: reprs, pickles and the docs name
@@ -97,10 +108,12 @@ for _public in (
     Reply,
     VendorServer,
     bradley_terry_probabilities,
+    image_truth,
     main,
     pairwise_rates,
     rubric_items,
     strength_rates,
+    truth_image,
 ):
     _public.__module__ = __name__
 del _public

@@ -15,6 +15,7 @@ import random
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from ._content import content_truth
 from ._decisions import (
     PAIR_LABELS,
     Decision,
@@ -36,6 +37,7 @@ from ._features import (
     reasoning_tokens,
     refused_feature,
 )
+from ._images import SeenImage, Wire, image_refusal
 from ._logprobs import label_distribution, served_confidence, token_logprobs
 from ._personas import Persona
 from ._protocol import (
@@ -66,7 +68,14 @@ from ._state import VendorState
 from ._strengths import latent_pair_truth
 from ._structured import closest_label, label_property, structured_answer
 
-__all__ = ["Draw", "batch_answer", "feature_refusal", "persona_body", "persona_draw"]
+__all__ = [
+    "Draw",
+    "batch_answer",
+    "feature_refusal",
+    "persona_body",
+    "persona_draw",
+    "vision_refusal",
+]
 
 _MAX_TOP_LOGPROBS = 20  # OpenAI's limit on top_logprobs
 
@@ -107,11 +116,22 @@ def feature_refusal(state: VendorState, body: dict[str, Any], api: Api) -> Refus
 
 
 def persona_draw(
-    state: VendorState, persona: Persona, model: str, body: Mapping[str, Any], *, faults: bool
+    state: VendorState,
+    persona: Persona,
+    model: str,
+    body: Mapping[str, Any],
+    *,
+    faults: bool,
+    images: tuple[SeenImage, ...] = (),
 ) -> Draw:
     """What ``persona`` answers a request ``body`` (already validated: ``messages`` is
     a list) with. ``faults=False`` (batch requests) neither injects ``fault_rate``
-    faults nor advances the fault attempt counters."""
+    faults nor advances the fault attempt counters. ``images``: the request's image
+    parts (:func:`~._images.request_images`), read by a persona with ``vision="sees"``
+    (its draws of such a request are seeded with their digests too).
+
+    A whole-item verdict's truth is the one its content rules read in the last user
+    message (:func:`~._content.content_truth`), else the gold label, else latent."""
     messages = body["messages"]
     temperature = body.get("temperature", 1.0)
     user_text = last_user_text(messages)
@@ -131,6 +151,14 @@ def persona_draw(
         item = extract_item(user_text)
         digest = hashlib.sha256(item.encode()).hexdigest()
     ask = rubric_ask(user_text, state.criteria) if not judged_pair and state.criteria else None
+    content: str | None = None
+    if not judged_pair:
+        if ask is None and _reads_content(persona):
+            content = content_truth(persona, user_text, images)[0]
+        if persona.vision == "sees" and images:
+            # One question about many images is many items.
+            shown = [item, *(image.sha256 for image in images)]
+            digest = hashlib.sha256(json.dumps(shown).encode()).hexdigest()
     if ask is not None:
         # Faults and resample draws count per request: per criterion, or per set asked.
         digest = (
@@ -148,7 +176,7 @@ def persona_draw(
         if ask is not None:
             criteria_truth = state.criteria_gold_locked(item, user_text)
         elif not judged_pair:
-            truth = state.gold_locked(item, user_text)
+            truth = content if content is not None else state.gold_locked(item, user_text)
             # Unused without correlation: skip the lookup and the hash.
             difficulty = state.difficulty_locked(item, user_text) if rho else 0.5
         fault = _fault_locked(state, persona, model, digest) if faults else None
@@ -188,6 +216,17 @@ def persona_draw(
             distractor_key=distractor_key(item, state.difficulty_seed) if rho else 0,
         )
     return Draw(decision, labels, persona.style, fault, persona, truth, seed_digest)
+
+
+def _reads_content(persona: Persona) -> bool:
+    """Whether ``persona`` has a content rule to read a prompt with (the plain path reads
+    nothing more than before)."""
+    return bool(
+        persona.forbidden_tools
+        or persona.fail_unhandled_errors
+        or persona.needs_context
+        or persona.vision == "sees"
+    )
 
 
 def _fault_locked(state: VendorState, persona: Persona, model: str, digest: str) -> str | None:
@@ -400,9 +439,32 @@ def _token_logprobs(
     return token_logprobs(text, span, distribution, top_k)
 
 
-def batch_answer(state: VendorState, body: Any, api: Api, version: str | None) -> tuple[int, Any]:
+def vision_refusal(
+    state: VendorState, persona: Persona, images: tuple[SeenImage, ...], wire: Wire
+) -> Refusal | None:
+    """The 400 of a text-only persona (``vision="refuses"``) for a request holding an
+    image part (:func:`~._images.image_refusal`, counted in ``images_refused``), else
+    ``None``."""
+    if persona.vision != "refuses" or not images:
+        return None
+    with state.lock:
+        state.images_refused += 1
+    return image_refusal(images[0], wire)
+
+
+def batch_answer(
+    state: VendorState,
+    body: Any,
+    api: Api,
+    version: str | None,
+    *,
+    images: tuple[SeenImage, ...] = (),
+    wire: Wire | None = None,
+) -> tuple[int, Any]:
     """The status and JSON body the live endpoint would answer ``body`` with, as a
-    vendor runs a batch: no scripted reply, no fault, no latency."""
+    vendor runs a batch: no scripted reply, no fault, no latency. ``images`` are the
+    request's image parts, read from its body as sent in the protocol ``wire`` (``None``:
+    ``api``'s)."""
     refusal = request_refusal(body, api, version) or feature_refusal(state, body, api)
     if refusal is None:
         model = str(body["model"])
@@ -410,7 +472,9 @@ def batch_answer(state: VendorState, body: Any, api: Api, version: str | None) -
             persona = state.persona_locked(model)
         if persona is None:
             refusal = unknown_model(model, api)
-        elif (refusal := persona_refusal(body, api)) is None:
-            draw = persona_draw(state, persona, model, body, faults=False)
+        elif (refusal := vision_refusal(state, persona, images, wire or api)) is None and (
+            refusal := persona_refusal(body, api)
+        ) is None:
+            draw = persona_draw(state, persona, model, body, faults=False, images=images)
             return 200, persona_body(state, model, draw, body, api)
     return refusal.status, json.loads(refusal.body(api))

@@ -35,6 +35,7 @@ from ._batches import (
     anthropic_batch_refusal,
     openai_batch_errors,
 )
+from ._images import request_images
 from ._protocol import (
     Api,
     Refusal,
@@ -323,9 +324,13 @@ class BatchEndpoints:
             error = error_body(status, message) if api == "chat" else None
             return "failed", status, json.loads(error or anthropic_error_body(status, message))
         if batch.endpoint == RESPONSES_BATCH_ENDPOINT:
-            status, answer = batch_answer(self._state, as_chat_request(body), api, None)
+            images = request_images(body, "responses")
+            status, answer = batch_answer(
+                self._state, as_chat_request(body), api, None, images=images, wire="responses"
+            )
             return "answered", status, as_response(answer, body) if status == 200 else answer
-        status, answer = batch_answer(self._state, body, api, batch.version)
+        images = request_images(body, api)
+        status, answer = batch_answer(self._state, body, api, batch.version, images=images)
         return "answered", status, answer
 
     def _end_openai(

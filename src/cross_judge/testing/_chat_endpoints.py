@@ -21,8 +21,9 @@ from typing import Any
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
 
-from ._answers import feature_refusal, persona_body, persona_draw
+from ._answers import feature_refusal, persona_body, persona_draw, vision_refusal
 from ._features import reasoning_request_fields
+from ._images import SeenImage, Wire, request_images, too_large_refusal
 from ._protocol import (
     STOP_REASONS,
     Api,
@@ -105,6 +106,13 @@ async def _answer_chat(
 ) -> web.StreamResponse:
     # request.content has no size cap (request.read() stops at 1 MiB).
     raw = await request.content.read()
+    wire: Wire = "responses" if responses else api
+    limit = state.max_request_bytes
+    if limit is not None and len(raw) > limit:
+        # Refused before it is read, as the vendors' front ends refuse it.
+        with state.lock:
+            state.too_large += 1
+        return too_large_refusal(len(raw), limit, wire).response(api)
     try:
         body: Any = json.loads(raw)
     except ValueError:  # includes UnicodeDecodeError
@@ -130,14 +138,25 @@ async def _answer_chat(
         )
         if isinstance(model, str):
             state.by_model[model] = state.by_model.get(model, 0) + 1
+    images = request_images(body, wire)
+    if images:
+        with state.lock:
+            state.images_seen += len(images)
     if responses:
-        answer = await _answer_recorded(state, request, api, as_chat_request(body))
+        answer = await _answer_recorded(
+            state, request, api, as_chat_request(body), images, "responses"
+        )
         return responses_reply(answer, body)
-    return await _answer_recorded(state, request, api, body)
+    return await _answer_recorded(state, request, api, body, images, api)
 
 
 async def _answer_recorded(
-    state: VendorState, request: web.BaseRequest, api: Api, body: Any
+    state: VendorState,
+    request: web.BaseRequest,
+    api: Api,
+    body: Any,
+    images: tuple[SeenImage, ...],
+    wire: Wire,
 ) -> web.StreamResponse:
     model = body.get("model") if isinstance(body, dict) else None
     if not is_authorized(request, state.api_key, api):
@@ -156,10 +175,10 @@ async def _answer_recorded(
         return await _send_reply(state, request, reply, model, body, api)
     if persona is None:
         return unknown_model(model, api).response(api)
-    refusal = persona_refusal(body, api)
+    refusal = vision_refusal(state, persona, images, wire) or persona_refusal(body, api)
     if refusal is not None:
         return refusal.response(api)
-    draw = persona_draw(state, persona, model, body, faults=True)
+    draw = persona_draw(state, persona, model, body, faults=True, images=images)
     if draw.decision.delay:
         await asyncio.sleep(draw.decision.delay)
     if draw.fault is not None:

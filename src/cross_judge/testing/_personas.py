@@ -17,9 +17,11 @@ from typing import Literal
 __all__ = [
     "LOGPROB_CONCENTRATION",
     "STYLES",
+    "VISIONS",
     "PairwiseRates",
     "Persona",
     "Style",
+    "Vision",
     "check_latency",
     "checked_criteria_accuracy",
     "pairwise_rates",
@@ -28,6 +30,10 @@ __all__ = [
 Style = Literal["json", "fenced", "think", "messy"]
 STYLES: frozenset[str] = frozenset({"json", "fenced", "think", "messy"})
 """The names of :data:`Style`, for validation and the command line's choices."""
+
+Vision = Literal["ignores", "sees", "refuses"]
+VISIONS: frozenset[str] = frozenset({"ignores", "sees", "refuses"})
+"""The names of :data:`Vision`: what a persona does with a request's images."""
 
 LOGPROB_CONCENTRATION = 4.0
 """``k`` of :attr:`Persona.logprob_temperature`'s law: the prior of the served label
@@ -108,6 +114,41 @@ class Persona:
       default): not a reasoning model; reasoning fields are accepted and change nothing.
       Requests without them get no reasoning, whatever this is.
 
+    Judging by content (see ``docs/testing.md``, "Conversations, agents and images"): the
+    persona reads what the prompt shows of a conversation or trajectory in the form
+    ``cross_judge.content`` renders it (``[step N] call NAME(...) -> ...``, ``[turn N]
+    ROLE: ...`` with an assistant's calls on indented ``call NAME(...)`` lines), and the
+    images the request carries. A rule that applies sets the truth it answers at its
+    ``accuracy`` (in place of the gold label; difficulty, correlation, bias and the draw
+    are as for any item); when none applies, or the prompt shows no such lines (a judge
+    shown only the final answer), it answers as without the rules. They apply to
+    whole-item verdicts (not pairs, not rubric criteria), first match wins:
+
+    * ``forbidden_tools``: tool names; a prompt showing a call of one (a ``[step N] call
+      NAME(`` line, or an indented ``call NAME(`` line under an assistant turn) has the
+      truth ``fail_label``.
+    * ``fail_unhandled_errors``: a prompt showing a failed call (``-> ERROR:``) then a
+      final answer (the last ``final answer`` step, else the last assistant turn) that
+      claims success has the truth ``fail_label``. Claiming success: no later call of
+      the same tool succeeded before the answer (a retry handles an error), and the
+      answer admits no failure (none of ``error``, ``fail(ed)``, ``could not``,
+      ``cannot``, ``unable``, ``sorry``, ``unfortunately``, ...).
+    * ``needs_context``: a prompt whose last user turn is a bare follow-up reply (1 to
+      3 words starting with ``yes``, ``no``, ``sure``, ``ok``, ``please``, ...) and
+      whose entry just before it is not an assistant turn (the turn it answers is not
+      shown) has the truth ``fail_label``: the judge cannot tell what was agreed to, as
+      a single-turn judge shown ``user: Yes`` cannot. Shown the assistant turn it
+      answers, it judges as without the rule.
+    * ``vision``: ``"ignores"`` (the default) answers as if the request's images were
+      absent; ``"sees"`` reads them: the first image carrying a truth (a PNG from
+      :func:`~cross_judge.testing.truth_image`) gives its label as the truth, and its
+      draws are seeded with the images' digests too, so one question about many images
+      is many items; ``"refuses"`` is a text-only model: a request holding an image
+      part gets the vendor's 400 before any answer (see :class:`VendorServer`).
+
+    ``fail_label`` (default ``"FAIL"``) must be one of ``labels`` when a rule that
+    answers it is on.
+
     Invalid values raise ``ValueError`` at construction. ``labels`` and ``confidence`` are
     stored as tuples and ``bias`` and ``criteria_accuracy`` as read-only copies, so a
     persona never changes after it is built.
@@ -130,6 +171,11 @@ class Persona:
     thinking_tokens: int = 0
     # Excluded from the hash, like bias.
     criteria_accuracy: Mapping[str, float] | None = field(default=None, hash=False)
+    forbidden_tools: tuple[str, ...] = ()
+    fail_unhandled_errors: bool = False
+    needs_context: bool = False
+    fail_label: str = "FAIL"
+    vision: Vision = "ignores"
 
     def accuracy_for(self, criterion_id: str) -> float:
         """The accuracy on the rubric criterion ``criterion_id``: its entry in
@@ -188,6 +234,47 @@ class Persona:
         if self.criteria_accuracy is not None:
             object.__setattr__(
                 self, "criteria_accuracy", checked_criteria_accuracy(self.criteria_accuracy)
+            )
+        self._check_content_rules(labels)
+
+    def _check_content_rules(self, labels: tuple[str, ...]) -> None:
+        """Validate and normalise the content-rule fields (see the class docstring)."""
+        given: object = self.forbidden_tools  # any iterable a caller passed
+        if isinstance(given, (str, bytes)):
+            raise ValueError(
+                "Persona.forbidden_tools must be a sequence of tool names, got the string "
+                f"{given!r}; e.g. forbidden_tools=({given!r},)"
+            )
+        tools = tuple(self.forbidden_tools)
+        if not all(
+            isinstance(t, str) and t and not any(c.isspace() or c == "(" for c in t) for t in tools
+        ):
+            raise ValueError(
+                "Persona.forbidden_tools must hold tool names as calls show them (non-empty, "
+                f"no spaces or parentheses), got {tools!r}"
+            )
+        object.__setattr__(self, "forbidden_tools", tools)
+        for name in ("fail_unhandled_errors", "needs_context"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"Persona.{name} must be True or False, got {value!r}")
+        if self.vision not in VISIONS:
+            raise ValueError(
+                f"Persona.vision must be one of {sorted(VISIONS)} (ignores: answers as if "
+                f"images were absent), got {self.vision!r}"
+            )
+        if not isinstance(self.fail_label, str) or not self.fail_label:
+            raise ValueError(
+                f"Persona.fail_label must be a non-empty label, got {self.fail_label!r}"
+            )
+        if (tools or self.fail_unhandled_errors or self.needs_context) and (
+            self.fail_label not in labels
+        ):
+            raise ValueError(
+                f"Persona.fail_label {self.fail_label!r} is not among Persona.labels {labels!r}, "
+                "and the content rules (forbidden_tools, fail_unhandled_errors, needs_context) "
+                "answer it; give labels that include it, e.g. labels=('PASS', 'FAIL'), or set "
+                "fail_label to the label meaning a failure"
             )
 
 

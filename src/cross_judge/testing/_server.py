@@ -239,6 +239,23 @@ class VendorServer:
     request: per criterion, or per set asked) and ``thinking_tokens`` apply per request.
     A pairwise request judged by content is never a rubric request.
 
+    Content: a persona's content rules (``Persona.forbidden_tools``,
+    ``fail_unhandled_errors``, ``needs_context``, ``vision``) read the last user message
+    as cross-judge renders a conversation or trajectory, and the request's images, and
+    set the truth of a whole-item verdict from what they show (see :class:`Persona`).
+    Image parts are read in each protocol: chat ``{"type": "image_url", "image_url":
+    {"url": "data:..."}}``, Messages ``{"type": "image", "source": {"type": "base64" |
+    "url", ...}}``, Responses ``{"type": "input_image", "image_url": "data:..."}``; a URL
+    image is never fetched (it carries no truth). A persona with ``vision="refuses"`` is a
+    text-only model: a request holding an image part gets a 400 (chat: ``Invalid content
+    type. image_url is only supported by certain models.`` with ``param`` the part's
+    ``type``; Responses the same naming ``input_image``; Messages an
+    ``invalid_request_error`` naming the block), after scripted replies and before the
+    persona answers, live and in batches. With ``max_request_bytes`` a live request whose
+    body is larger is refused before it is read or recorded: Messages with 413
+    ``request_too_large`` (as Anthropic's front end answers above 32 MB), chat and
+    Responses with a 400 ``invalid_request_error`` (code ``request_too_large``).
+
     Determinism: a persona's answer, confidence, reasoning and jitter come from
     ``random.Random`` seeded with ``(seed, model, sha256(item))``: the same request gets
     the same answer every time (unless its persona has ``resample=True``: then the
@@ -332,6 +349,7 @@ class VendorServer:
         criteria_labels: Sequence[str] = CRITERIA_LABELS,
         strengths: Mapping[str, float] | None = None,
         tie_rate: float = 0.0,
+        max_request_bytes: int | None = None,
     ) -> None:
         """Configure the server; nothing listens until :meth:`start`.
 
@@ -384,6 +402,10 @@ class VendorServer:
         Bradley-Terry model (see "Latent strengths" in the class docstring). A strength that
         is not a finite number, two keys stripping to one text with different strengths, a
         ``tie_rate`` outside [0, 1) or above 0 with no strengths raise ``ValueError``.
+
+        ``max_request_bytes`` (an int >= 1, or ``None``: no limit) is the vendor's request
+        size limit: a live chat, Messages or Responses request whose body is larger gets
+        the vendor's error before it is read (see "Content" in the class docstring).
         """
         refused = checked_refuses(refuses)
         latent_strengths = checked_strengths(strengths)
@@ -391,6 +413,15 @@ class VendorServer:
         rubric_criteria = checked_criteria(criteria)
         rubric_labels = checked_criteria_labels(criteria_labels)
         rubric_gold = checked_criteria_gold(criteria_gold, rubric_criteria, rubric_labels)
+        if max_request_bytes is not None and (
+            isinstance(max_request_bytes, bool)
+            or not isinstance(max_request_bytes, int)
+            or max_request_bytes < 1
+        ):
+            raise ValueError(
+                "max_request_bytes must be an int >= 1 (the vendor's request size limit, e.g. "
+                f"32_000_000 for Anthropic's 32 MB) or None, got {max_request_bytes!r}"
+            )
         if capacity is not None and capacity < 1:
             raise ValueError(f"capacity must be >= 1 or None, got {capacity!r}")
         if not (isinstance(error_correlation, (int, float)) and 0.0 <= error_correlation < 1.0):
@@ -469,6 +500,7 @@ class VendorServer:
             criteria_labels=rubric_labels,
             strengths=latent_strengths,
             tie_parameter=tie_parameter(checked_ties),
+            max_request_bytes=max_request_bytes,
         )
         self._batch_endpoints = BatchEndpoints(
             self._state,
@@ -757,6 +789,11 @@ class VendorServer:
         ``POST /v1/files``, ``batches`` and ``batch_requests`` the batches created and the
         requests they hold, each as ``{"openai": n, "anthropic": n}``, and
         ``batch_polls`` the status polls (``GET`` of a batch, either protocol).
+
+        Content: ``images`` the image parts of live requests (answered or refused),
+        ``images_refused`` the requests (live or in a batch) a text-only persona
+        (``vision="refuses"``) refused for holding one, ``too_large`` the live requests
+        refused for exceeding ``max_request_bytes``.
         """
         with self._state.lock:
             return {
@@ -776,6 +813,9 @@ class VendorServer:
                     p: self._state.batch_requests[p] for p in ("openai", "anthropic")
                 },
                 "batch_polls": self._state.batch_status_polls,
+                "images": self._state.images_seen,
+                "images_refused": self._state.images_refused,
+                "too_large": self._state.too_large,
             }
 
     def item_requests(self) -> dict[str, int]:
@@ -806,6 +846,9 @@ class VendorServer:
             self._state.batches_created.clear()
             self._state.batch_requests.clear()
             self._state.batch_status_polls = 0
+            self._state.images_seen = 0
+            self._state.images_refused = 0
+            self._state.too_large = 0
             self._state.recent.clear()
             if self._state.item_counts is not None:
                 self._state.item_counts.clear()

@@ -57,6 +57,7 @@ class VendorState:
         criteria_labels: tuple[str, ...] = ("PASS", "FAIL"),
         strengths: dict[str, float] | None = None,
         tie_parameter: float = 0.0,
+        max_request_bytes: int | None = None,
     ) -> None:
         self.lock = threading.Lock()
         # Configuration: fixed at construction, read without the lock.
@@ -66,6 +67,7 @@ class VendorState:
         self.difficulty_seed = difficulty_seed
         self.capacity = capacity
         self.refuses = refuses
+        self.max_request_bytes = max_request_bytes
         # Latent strengths: candidate text -> log-worth, and Davidson's tie parameter.
         self.strengths: dict[str, float] = strengths or {}
         self.tie_parameter = tie_parameter
@@ -101,6 +103,9 @@ class VendorState:
         self.fault_kinds: Counter[str] = Counter()
         self.rate_limited = 0
         self.refusals: Counter[str] = Counter()
+        self.images_seen = 0
+        self.images_refused = 0
+        self.too_large = 0
         self.item_counts: Counter[str] | None = Counter() if count_items else None
         self.files_uploaded = 0
         self.batches_created: Counter[str] = Counter()
