@@ -399,6 +399,8 @@ def size_problem(request: ChatRequest, config: VendorConfig) -> str | None:
     if image_cap is None and request_cap is None:
         return None
     images = request.images()
+    if not images and (request_cap is None or 4 * request.text_chars() <= request_cap):
+        return None  # UTF-8 takes at most 4 bytes a character: it cannot be over
     vendor = config.name
     if image_cap is not None:
         for number, image in enumerate(images, start=1):
@@ -415,8 +417,6 @@ def size_problem(request: ChatRequest, config: VendorConfig) -> str | None:
                 )
     if request_cap is None:
         return None
-    if not images and 4 * request.text_chars() <= request_cap:
-        return None  # UTF-8 takes at most 4 bytes a character: it cannot be over
     text = request.utf8_bytes()
     pictures = sum(image.wire_size() for image in images)
     if text + pictures <= request_cap:
