@@ -294,6 +294,7 @@ def bench(session: nox.Session) -> None:
         "bench_savings.py",
         "bench_cascade.py",
         "bench_rubric.py",
+        "bench_units.py",
         "bench_confidence_sources.py",
         "bench_reliability.py",
         "bench_bias.py",

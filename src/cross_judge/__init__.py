@@ -62,6 +62,7 @@ if _typing.TYPE_CHECKING:
     from .cache import CacheStats, ResponseCache
     from .cascade import Cascade, Escalation
     from .cascade_calibration import CascadeFit, calibrate_cascade
+    from .content import FinalAnswer, Image, ModelMessage, RenderLimits, ToolCall, Turn
     from .core import Critic
     from .ensemble import Ensemble, revote
     from .panel import JudgePanel
@@ -108,6 +109,12 @@ _LAZY: dict[str, str] = {
     "fleiss_kappa": "agreement",
     "pairwise_agreement": "agreement",
     "reliability_alpha": "agreement",
+    "FinalAnswer": "content",
+    "Image": "content",
+    "ModelMessage": "content",
+    "RenderLimits": "content",
+    "ToolCall": "content",
+    "Turn": "content",
     "BATCH_VENDORS": "batch",
     "BatchOptions": "batch",
     "BatchResult": "batch",
@@ -253,6 +260,8 @@ __all__ = [
     "ErrorKind",
     "Escalation",
     "Estimate",
+    "FinalAnswer",
+    "Image",
     "Item",
     "ItemError",
     "ItemTooLongError",
@@ -260,11 +269,13 @@ __all__ = [
     "LabelQueue",
     "LegacyVerdict",
     "MissingAPIKeyError",
+    "ModelMessage",
     "PanelError",
     "PanelRunOptions",
     "Price",
     "PromptError",
     "Ranking",
+    "RenderLimits",
     "ResponseCache",
     "ResultsLocked",
     "Reviewer",
@@ -272,6 +283,8 @@ __all__ = [
     "RunOptions",
     "SharedLimitError",
     "StatisticsWarning",
+    "ToolCall",
+    "Turn",
     "UnknownStrategyError",
     "UnknownVendorError",
     "UnusableCacheError",

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -28,6 +28,8 @@ from .errors import ItemError
 from .verdict import default_query_id
 
 __all__ = ["Item"]
+
+_T = TypeVar("_T")
 
 
 class Item(BaseModel):
@@ -118,13 +120,13 @@ class Item(BaseModel):
         inner = tuple(image for turn in self.messages for image in turn.images)
         return self.images + inner if inner else self.images
 
-    def rendering(self, key: Any, build: Any) -> Any:
+    def rendering(self, key: Hashable, build: Callable[[], _T]) -> _T:
         """``build()``, computed once per item and ``key`` (a field and its limits): a
         panel's critics share one prompt's rendering of a long trajectory."""
         cache = self._renderings
-        found = cache.get(key)
-        if found is None:
-            found = cache[key] = build()
+        if key not in cache:
+            cache[key] = build()
+        found: _T = cache[key]
         return found
 
     @classmethod

@@ -56,7 +56,7 @@ from .budget import Budget
 from .ensemble import Ensemble
 from .errors import ConfigError, ErrorKind
 from .results import BatchResult
-from .rubric.models import CriterionConsensus, Rubric
+from .rubric.models import CriterionConsensus, Rubric, unit_of
 from .rubric.tally import criterion_verdicts, outcome
 from .verdict import ABSTAIN, EnsembleVerdict, Usage
 
@@ -347,7 +347,13 @@ class Escalation:
     @staticmethod
     def _at(value: Threshold, tier: int, criterion: str | None) -> float | None:
         if isinstance(value, Mapping):
-            return None if criterion is None else Escalation._at(value.get(criterion), tier, None)
+            if criterion is None:
+                return None
+            if criterion not in value:  # a unit's criterion: its prompt criterion's threshold
+                found = unit_of(criterion)
+                if found is not None:
+                    criterion = found[2] or found[0]
+            return Escalation._at(value.get(criterion), tier, None)
         if value is None or isinstance(value, (int, float)):
             return value
         thresholds = tuple(value)
@@ -584,7 +590,7 @@ class Cascade(PanelMethods):
         """
         assert self._rubric is not None
         decided: dict[str, int] = {}
-        pending = list(self._rubric.ids)
+        pending = list(_item_ids(self._rubric, results))
         for index, result in enumerate(results):
             if not pending:
                 break
@@ -666,14 +672,15 @@ class Cascade(PanelMethods):
             # earlier tier left open.
             results = []
             decided: dict[str, int] = {}
-            pending = list(self._rubric.ids)
+            rubric = self.tiers[0].item_rubric(item)  # per item for unit prompts
+            pending = list(rubric.ids)
             for index, tier in enumerate(self.tiers):
                 results.append(await ask(tier, None if index == 0 else pending))
                 pending = self._settle(rule, results[-1], index, pending, decided)
                 if not pending:
                     break
             return _combine_rubric(
-                results, decided, pending, time.perf_counter() - started, self.voting, self._rubric
+                results, decided, pending, time.perf_counter() - started, self.voting, rubric
             )
         results = []
         for index, tier in enumerate(self.tiers):
@@ -695,7 +702,7 @@ class Cascade(PanelMethods):
             query_id = results[0].query_id
             decided, still_open = self._rubric_plan(results, rule, query_id)
             return _combine_rubric(
-                results, decided, still_open, elapsed_s, self.voting, self._rubric
+                results, decided, still_open, elapsed_s, self.voting, _item_rubric(results[0])
             )
         index = self._first_standing(results, rule)
         if index is None:
@@ -842,7 +849,12 @@ class Cascade(PanelMethods):
             by_criterion, still_open = self._rubric_plan(stored, rule, result.query_id)
             top = len(stored) - 1 if still_open else max(by_criterion.values())
             return _combine_rubric(
-                stored[: top + 1], by_criterion, still_open, None, self.voting, self._rubric
+                stored[: top + 1],
+                by_criterion,
+                still_open,
+                None,
+                self.voting,
+                _item_rubric(stored[0], self._rubric),
             )
         decided = self._first_standing(stored, rule)
         if decided is not None:
@@ -1020,7 +1032,7 @@ def _shared_rubric(tiers: Sequence[Ensemble]) -> Rubric | None:
 
     def shape(r: Rubric) -> tuple[Any, ...]:
         criteria = tuple((c.id, c.weight, c.gate) for c in r.criteria)
-        return criteria, tuple(r.scale.items()), r.threshold
+        return criteria, tuple(r.scale.items()), r.threshold, r.unit
 
     for index, other in enumerate(rubrics[1:], start=1):
         assert other is not None
@@ -1033,3 +1045,19 @@ def _shared_rubric(tiers: Sequence[Ensemble]) -> Rubric | None:
                 "and the tiers the same pass_threshold"
             )
     return first
+
+
+def _item_ids(rubric: Rubric, results: Sequence[EnsembleVerdict]) -> tuple[str, ...]:
+    """The criterion ids of an item's stored results: the rubric's, or for a unit rubric
+    the units of the item as its first tier's result records them."""
+    if rubric.unit is None or not results:
+        return rubric.ids
+    return _item_rubric(results[0], rubric).ids
+
+
+def _item_rubric(result: EnsembleVerdict, rubric: Rubric | None = None) -> Rubric:
+    """The rubric ``result`` (a tier's result on one item) was judged on: its own record
+    of it, else ``rubric``."""
+    found = result.rubric if result.rubric is not None else rubric
+    assert found is not None  # a rubric cascade's results carry their rubric
+    return found

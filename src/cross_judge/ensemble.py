@@ -344,7 +344,7 @@ class Ensemble(PanelMethods):
                 "criteria, so give it no sit_out"
             )
         if self._rubric is not None:
-            return await self._judge_rubric(item, budget, self._rubric, criteria)
+            return await self._judge_rubric(item, budget, self.item_rubric(item), criteria)
         if criteria is not None:
             raise ConfigError(
                 "criteria= names criteria of a rubric, and this panel's critics judge with no "
@@ -568,6 +568,22 @@ class Ensemble(PanelMethods):
         if unknown:
             raise ConfigError(f"sit_out names unknown critics {unknown}; critics are {names}")
         return frozenset(i for i, name in enumerate(names) if name in sit_out)
+
+    def item_rubric(self, item: Item) -> Rubric:
+        """The rubric this panel judges ``item`` on: its :attr:`rubric`, or for unit prompts
+        (``unit: turn``/``step``) one criterion per turn or step of the item, with the
+        panel's pass mark.
+
+        Raises:
+            ConfigError: the panel has no rubric.
+            ItemError: as :meth:`Critic.item_rubric <cross_judge.core.Critic.item_rubric>`.
+        """
+        rubric = self._rubric
+        if rubric is None:
+            raise ConfigError("this panel's critics judge with no rubric")
+        if rubric.unit is None:
+            return rubric
+        return rubric.for_units(self.critics[0].item_rubric(item).units)
 
     def check_item(self, query: str | Item, context: Mapping[str, Any] | None = None) -> None:
         """Raise unless the item (an :class:`~cross_judge.batch.Item`, or its query and
@@ -796,7 +812,8 @@ def _panel_rubric(critics: Sequence[Critic], threshold: float | None) -> Rubric 
     first_name, first = having[0]
 
     def shape(r: Rubric) -> tuple[Any, ...]:
-        return tuple((c.id, c.weight, c.gate) for c in r.criteria), tuple(r.scale.items())
+        criteria = tuple((c.id, c.weight, c.gate) for c in r.criteria)
+        return criteria, tuple(r.scale.items()), r.unit
 
     for name, other in having[1:]:
         if shape(other) != shape(first):

@@ -435,6 +435,12 @@ class Verdict(BaseModel):
     the critic's own weighted total (``score``), counted over the criteria it answered.
     ``None``, and left out of dumps, otherwise.
 
+    ``render_cut`` says what the critic's prompt left out of the item's conversation or
+    trajectory to stay within its limits (one mapping per rendering: ``field``,
+    ``entries``, ``shown``, ``omitted`` ranges of 1-based numbers, ``values_cut``,
+    ``chars_cut``; see :class:`cross_judge.content.RenderCut`); ``None``, and left out of
+    dumps, when nothing was cut.
+
     ``model_dump_json()`` / ``model_validate_json()`` round-trip every field losslessly.
     """
 
@@ -469,6 +475,7 @@ class Verdict(BaseModel):
     confidence_source: ConfidenceSource = "stated"
     structured: StructuredAsked | None = None
     criteria: dict[str, CriterionVerdict] | None = None
+    render_cut: list[dict[str, Any]] | None = None
 
     # The token probabilities a logprob confidence was read from, kept (never dumped) so
     # that the response cache can store them with the answer: a hit then gives the same
@@ -509,7 +516,7 @@ class Verdict(BaseModel):
             for name in ("order", "answers", "flipped"):
                 if data.get(name) is None:
                     data.pop(name, None)
-        for name in ("self_agreement", "written_label", "structured", "criteria"):
+        for name in ("self_agreement", "written_label", "structured", "criteria", "render_cut"):
             if data.get(name) is None:
                 data.pop(name, None)
         if self.confidence_source == "stated":

@@ -1,5 +1,6 @@
-"""``cross-judge prompts list | show ID | validate FILE``: the packaged judge prompts, one
-prompt's fields as YAML, and checking a new prompt file.
+"""``cross-judge prompts list | show ID | validate FILE | check PROMPT``: the packaged judge
+prompts, one prompt's fields as YAML, checking a new prompt file, and a prompt's self-check
+on items with known answers (:mod:`._prompt_check`).
 
 Loading and validating prompts is :mod:`cross_judge.critic._prompts`'s; this module prints.
 """
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ._common import EXIT_OK, EXIT_USAGE, stdout_console
+from ._prompt_check import add_check_parser, run_check
 
 if TYPE_CHECKING:
     from ..critic import PromptSpec
@@ -30,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     show.add_argument("ref", metavar="ID", help="e.g. taxonomy-review@1, or a file path")
     validate = actions.add_parser("validate", help="check a prompt file")
     validate.add_argument("file", metavar="FILE", help="a prompt YAML file")
+    add_check_parser(actions)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
         spec = load_prompt(path)
         print(f"ok: {spec.ref}")
         return EXIT_OK
+    if args.prompts_command == "check":
+        return run_check(args)
     args.prompts_parser.print_help(sys.stderr)
     return EXIT_USAGE
 

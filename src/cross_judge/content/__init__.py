@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         compact_json,
         entry_text,
         render_conversation,
+        render_entry,
         render_trajectory,
     )
 
@@ -54,6 +55,7 @@ __all__ = [
     "final_text",
     "images_of",
     "render_conversation",
+    "render_entry",
     "render_trajectory",
     "steps_of",
     "turns_of",
@@ -87,6 +89,7 @@ _exports = LazyExports(
                 "compact_json",
                 "entry_text",
                 "render_conversation",
+                "render_entry",
                 "render_trajectory",
             ],
             "._render",

@@ -20,6 +20,7 @@ import base64
 import binascii
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
@@ -43,6 +44,8 @@ __all__ = [
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 IMAGE_MEDIA_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 """The image types every vision API takes (OpenAI, Anthropic, the Responses API)."""
@@ -543,7 +546,7 @@ def _image(raw: object, base_dir: Path | None) -> Image:
     if isinstance(raw, Path):
         return Image.from_path(raw if base_dir is None else base_dir / raw)
     if isinstance(raw, str):
-        if raw.startswith(("data:", "http://", "https://")):
+        if raw.startswith("data:") or _SCHEME.match(raw):
             return Image.from_url(raw)
         path = Path(raw)
         return Image.from_path(path if base_dir is None or path.is_absolute() else base_dir / path)
@@ -584,3 +587,7 @@ def final_text(messages: Sequence[Turn] = (), trajectory: Sequence[Step] = ()) -
         if turn.role == "assistant" and turn.content:
             return turn.content
     return None
+
+
+for _model in (Image, ToolCall, ModelMessage, FinalAnswer, Turn):
+    _model.__module__ = "cross_judge.content"  # the public path (and the one pickles record)

@@ -17,7 +17,7 @@ with a marker. What was cut is :class:`RenderCut`, recorded on the verdict.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "compact_json",
     "entry_text",
     "render_conversation",
+    "render_entry",
     "render_trajectory",
 ]
 
@@ -184,8 +185,8 @@ def entry_text(step: Step | Turn, number: int, cap: _Capper | None = None) -> st
         for call in step.tool_calls:
             text += f"\n{_call_text(call, cap)}"
         if step.images:
-            shown = ", ".join(f"image {i + 1}" for i in range(len(step.images)))
-            text += f"\n[{shown} attached]"
+            count = len(step.images)
+            text += f"\n[{count} image{'s' if count != 1 else ''} attached]"
         return _indent(text)
     if isinstance(step, ToolCall):
         return _indent(f"[step {number}] {_call_text(step, cap)}")
@@ -210,7 +211,11 @@ def _omitted_marker(first: int, last: int, noun: str) -> str:
 
 
 def _render(
-    entries: Sequence[Step | Turn], limits: RenderLimits, field_name: str, noun: str
+    entries: Sequence[Step | Turn],
+    limits: RenderLimits,
+    field_name: str,
+    noun: str,
+    always: Collection[int] = (),
 ) -> Rendered:
     cap = _Capper(limits.max_value_chars)
     count = len(entries)
@@ -234,6 +239,7 @@ def _render(
     keep.update(range(max(0, count - limits.keep_last), count))
     if limits.keep_errors:
         keep.update(i for i, entry in enumerate(entries) if _is_error(entry))
+    keep.update(i for i in always if 0 <= i < count)
     kept = sorted(keep)
     cap = _Capper(limits.max_value_chars)  # count the cuts of the kept entries only
     texts = {index: entry_text(entries[index], index + 1, cap) for index in kept}
@@ -305,10 +311,12 @@ def render_conversation(
     limits: RenderLimits = DEFAULT_LIMITS,
     *,
     field_name: str = "conversation",
+    always: Collection[int] = (),
 ) -> Rendered:
     """A conversation as numbered turns within ``limits`` (its images listed in
-    ``images``, in order, for the request's image parts)."""
-    rendered = _render(turns, limits, field_name, "turn")
+    ``images``, in order, for the request's image parts); the turns at the 0-based
+    indices ``always`` are kept whatever the limits leave out."""
+    rendered = _render(turns, limits, field_name, "turn", always)
     images = tuple(image for turn in turns for image in turn.images)
     if images:
         return Rendered(rendered.text, rendered.cut, images)
@@ -316,7 +324,26 @@ def render_conversation(
 
 
 def render_trajectory(
-    steps: Sequence[Step], limits: RenderLimits = DEFAULT_LIMITS, *, field_name: str = "trajectory"
+    steps: Sequence[Step],
+    limits: RenderLimits = DEFAULT_LIMITS,
+    *,
+    field_name: str = "trajectory",
+    always: Collection[int] = (),
 ) -> Rendered:
-    """A trajectory as numbered steps within ``limits``."""
-    return _render(steps, limits, field_name, "step")
+    """A trajectory as numbered steps within ``limits``; the steps at the 0-based indices
+    ``always`` are kept whatever the limits leave out."""
+    return _render(steps, limits, field_name, "step", always)
+
+
+def render_entry(entry: Step | Turn, number: int, limits: RenderLimits = DEFAULT_LIMITS) -> str:
+    """One step or turn as the rendering shows it, numbered ``number``, each of its values
+    within ``limits.max_value_chars`` and the whole within ``limits.max_chars``."""
+    text = entry_text(entry, number, _Capper(limits.max_value_chars))
+    if len(text) <= limits.max_chars:
+        return text
+    tail = f" \u2026 [cut: {len(text) - limits.max_chars:,} more characters]"
+    return text[: max(0, limits.max_chars - len(tail))] + tail
+
+
+for _type in (RenderLimits, RenderCut, Rendered):
+    _type.__module__ = "cross_judge.content"  # the public path (and the one pickles record)

@@ -25,12 +25,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit, urlunsplit
 
+from ..content import DEFAULT_LIMITS, RenderLimits
 from ..errors import ConfigError, PromptError
 from ..pricing import Price, price_for
 from ..stats import ConfidenceCalibration
 from ..transport import HTTPSession, HttpxSession, SyncDuckSession, protocol_adapter
 from ..vendors import VendorConfig
 from ._answer_schema import schema_name
+from ._item_fields import JUDGED_FIELDS
 from ._parsing import LABEL_KEYS, REASONING_KEYS, ExampleAnswer, normalize_label
 from ._template import Template
 
@@ -168,6 +170,8 @@ class CriticConfig:
     prompt_sha256: str
     schema_name: str
     mentions_json: bool
+    limits: RenderLimits  # how much of a conversation or trajectory is shown
+    unit_limit: int  # the most turns or steps of one item a unit prompt judges
 
     @property
     def prompt_template(self) -> str:
@@ -255,6 +259,8 @@ class CriticConfig:
             prompt_sha256=prompt_sha256 or prompt_digest(system_prompt, prompt_template),
             schema_name="verdict" if spec is None else schema_name(spec.id, spec.version),
             mentions_json="json" in (system_prompt + prompt_template).lower(),
+            limits=DEFAULT_LIMITS if spec is None else spec.limits,
+            unit_limit=100 if spec is None else spec.unit_limit,
         )
 
 
@@ -297,10 +303,11 @@ def compile_template(where: str, source: str) -> Template:
         PromptError: the template cannot be compiled, or has no ``{query}``.
     """
     template = Template.compile(source, what=f"{where} template")
-    if "query" not in template.fields:
+    if not template.fields & set(JUDGED_FIELDS):
         raise PromptError(
-            f"{where} template has no {{query}} placeholder, so the item would never reach "
-            "the model; add {query} where the item belongs"
+            f"{where} template has no {{query}} placeholder (nor {{conversation}} or "
+            "{trajectory}), so the item would never reach the model; add {query} where the "
+            "item belongs"
         )
     return template
 

@@ -569,7 +569,12 @@ class Critic:
         await warm_up()  # the first call's one-off set-up, off the event loop
         caller = self._parts().caller
         store = cache if cache is not None else self._cache
-        return await caller.judge_request(request, price=self.price(), budget=budget, cache=store)
+        verdict = await caller.judge_request(
+            request, price=self.price(), budget=budget, cache=store
+        )
+        if request.render_cut:
+            verdict.render_cut = [dict(cut) for cut in request.render_cut]
+        return verdict
 
     def judge_sync(self, query: str | Item, context: Mapping[str, Any] | None = None) -> Verdict:
         """:meth:`judge` for synchronous code; also works inside a running event loop."""
@@ -622,6 +627,18 @@ class Critic:
         (``retry_truncated``), which the message then says."""
         assembler = self._parts().assembler
         return assembler.truncation_message(max_tokens, usage, retried_from=retried_from)
+
+    def item_rubric(self, item: Item) -> Rubric:
+        """The rubric ``item`` is judged on: the prompt's, or with a unit prompt (``unit:
+        turn``/``step``) one criterion per turn or step of the item (``turn-4``,
+        ``step-7.no_harm``).
+
+        Raises:
+            ConfigError: the critic has no rubric.
+            ItemError: a unit prompt and an item without turns or steps, or more than the
+                prompt's ``max_units``.
+        """
+        return self._parts().rubric.rubric_for(item)
 
     def check_rubric_options(self) -> None:
         """Raise for what a rubric critic cannot do.

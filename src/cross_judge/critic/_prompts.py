@@ -61,9 +61,11 @@ from pydantic import (
 
 from .._resources import prompt_files
 from .._yaml import FileTooLargeError, YAMLSyntaxError, load as load_yaml, read_file
+from ..content import DEFAULT_LIMITS, RenderLimits
 from ..errors import PromptError
-from ..rubric.models import DEFAULT_SCALE, CriteriaMode, Criterion, Rubric
+from ..rubric.models import DEFAULT_SCALE, CriteriaMode, Criterion, Rubric, Unit
 from ..verdict import RESERVED_KINDS, label_skeleton
+from ._item_fields import ITEM_FIELDS, JUDGED_FIELDS, UNIT_FIELDS
 from ._parsing import LABEL_KEYS, ExampleAnswer, normalize_label, parse_answer
 from ._template import Template
 
@@ -206,6 +208,21 @@ class PromptSpec(BaseModel):
             requirement`` lines and the answer is ``{"criteria": {id: {"kind": ...,
             "confidence": ..., "reasoning": ...}}}``.
         pass_threshold: an item passes when its weighted total is at least this (0.5).
+        render_limits: how much of an item's conversation or trajectory the judge is
+            shown (:class:`~cross_judge.content.RenderLimits`): ``max_chars`` (40,000),
+            ``max_value_chars`` (4,000), ``keep_first`` (5), ``keep_last`` (5),
+            ``keep_errors`` (true). The template's ``{conversation}``, ``{trajectory}``,
+            ``{reference}`` and ``{counter_reference}`` are filled from the item and need
+            no ``variables`` entry; a template must use ``{query}``, ``{conversation}`` or
+            ``{trajectory}``.
+        unit: ``turn`` or ``step``: judge each assistant turn (or each step) of an item on
+            its own; the template's ``{turn}``/``{step}`` is the unit judged and
+            ``{turn_number}``/``{step_number}`` its number. Each unit is a criterion of the
+            item's result (``turn-4``, or ``turn-4.<criterion>`` with ``criteria``), voted,
+            measured and escalated as a rubric's criteria are; without ``criteria`` any
+            unit that fails fails the item.
+        max_units: the most units one item may have (100); an item with more is an
+            :class:`~cross_judge.errors.ItemError` before any call.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -224,8 +241,12 @@ class PromptSpec(BaseModel):
     criteria: tuple[Criterion, ...] | None = None
     criteria_mode: CriteriaMode | None = None
     pass_threshold: float | None = None
+    render_limits: dict[str, Any] | None = None
+    unit: Unit | None = None
+    max_units: int | None = None
 
     _user: Template = PrivateAttr()
+    _limits: RenderLimits = PrivateAttr(default=DEFAULT_LIMITS)
     _rubric: Rubric | None = PrivateAttr(default=None)
     _sha256: str = PrivateAttr()
     _examples: tuple[ExampleAnswer, ...] = PrivateAttr()
@@ -255,7 +276,9 @@ class PromptSpec(BaseModel):
             raise _FieldProblem(
                 "pass_threshold", f"must be in [0, 1], got {data['pass_threshold']!r}"
             )
-        if isinstance(data, Mapping) and data.get("criteria") is not None:
+        if isinstance(data, Mapping) and (
+            data.get("criteria") is not None or data.get("unit") is not None
+        ):
             data = dict(data)
             if data.get("labels") is None:
                 data["labels"] = list(DEFAULT_SCALE)
@@ -403,11 +426,11 @@ class PromptSpec(BaseModel):
     @model_validator(mode="after")
     def _check_templates(self) -> PromptSpec:
         user = _compile(self.user_prompt_template, "user_prompt_template")
-        if "query" not in user.fields:
+        if not user.fields & set(JUDGED_FIELDS):
             raise _FieldProblem(
                 "user_prompt_template",
-                "has no {query} placeholder, so the item would never reach the model; add it, "
-                "e.g. <item>\\n{query}\\n</item>",
+                "has no {query} placeholder (nor {conversation} or {trajectory}), so the item "
+                "would never reach the model; add it, e.g. <item>\\n{query}\\n</item>",
             )
         if "{query}" in self.system_prompt:
             raise _FieldProblem(
@@ -415,13 +438,21 @@ class PromptSpec(BaseModel):
                 "uses {query}; the system prompt is the same for every item, so put {query} "
                 "in user_prompt_template",
             )
-        declared = set(self.variables) | self._check_rubric(user)
+        declared = set(self.variables) | self._check_rubric(user) | set(ITEM_FIELDS)
+        declared |= self._check_unit(user)
         for name in sorted(user.fields - declared - {"query"}):
             raise _FieldProblem(
                 "user_prompt_template",
                 f"placeholder {{{name}}} is not declared; add it to 'variables' or remove it",
             )
         for name in self.variables:
+            if name in ITEM_FIELDS:
+                raise _FieldProblem(
+                    "variables",
+                    f"declares {name!r}, which the item fills itself (its "
+                    f"{'messages' if name == 'conversation' else name}); remove it from "
+                    "variables",
+                )
             if name not in user.fields:
                 raise _FieldProblem(
                     "variables",
@@ -442,8 +473,73 @@ class PromptSpec(BaseModel):
         self._sha256 = hashlib.sha256(blob.encode("utf-8")).hexdigest()
         return self
 
+    def _check_unit(self, user: Template) -> set[str]:
+        """Check ``unit``, ``max_units`` and ``render_limits``; the template fields a unit
+        fills."""
+        if self.render_limits is not None:
+            try:
+                self._limits = RenderLimits(**self.render_limits)
+            except TypeError:
+                known = ", ".join(DEFAULT_LIMITS.as_dict())
+                unknown = sorted(set(self.render_limits) - set(DEFAULT_LIMITS.as_dict()))
+                raise _FieldProblem(
+                    "render_limits", f"has unknown keys {unknown}; the limits are {known}"
+                ) from None
+            except ValueError as exc:
+                raise _FieldProblem("render_limits", str(exc)) from None
+        if self.max_units is not None and (isinstance(self.max_units, bool) or self.max_units < 1):
+            raise _FieldProblem("max_units", f"must be a whole number >= 1, got {self.max_units!r}")
+        used = {name for pair in UNIT_FIELDS.values() for name in pair} & user.fields
+        if self.unit is None:
+            for name in sorted(used):
+                kind = name.split("_")[0]
+                raise _FieldProblem(
+                    "user_prompt_template",
+                    f"placeholder {{{name}}} is filled only when each {kind} is judged on its "
+                    f"own; add 'unit: {kind}' or remove it",
+                )
+            if self.max_units is not None:
+                raise _FieldProblem("max_units", "is set without unit; add unit or remove it")
+            return set()
+        text_field, number_field = UNIT_FIELDS[self.unit]
+        other = "step" if self.unit == "turn" else "turn"
+        wrong = sorted(used - {text_field, number_field})
+        if wrong:
+            raise _FieldProblem(
+                "user_prompt_template",
+                f"placeholder {{{wrong[0]}}} belongs to unit: {other}, and this prompt has "
+                f"unit: {self.unit}; use {{{text_field}}} and {{{number_field}}}",
+            )
+        if text_field not in user.fields:
+            raise _FieldProblem(
+                "user_prompt_template",
+                f"has no {{{text_field}}} placeholder, which unit: {self.unit} fills with the "
+                f"{self.unit} judged; add it, e.g. '{self.unit.capitalize()} to judge: "
+                f"{{{text_field}}}'",
+            )
+        whole = "conversation" if self.unit == "turn" else "trajectory"
+        if whole not in user.fields:
+            raise _FieldProblem(
+                "user_prompt_template",
+                f"has no {{{whole}}} placeholder: a {self.unit} is judged in the context of "
+                f"the whole {whole}; add it",
+            )
+        return {text_field, number_field}
+
+    @property
+    def limits(self) -> RenderLimits:
+        """The limits of this prompt's ``render_limits`` (the defaults without one)."""
+        return self._limits
+
+    @property
+    def unit_limit(self) -> int:
+        """The most units an item judged with this prompt may have (``max_units``, 100)."""
+        return 100 if self.max_units is None else self.max_units
+
     def _check_rubric(self, user: Template) -> set[str]:
         """Check the rubric fields together; the template fields a rubric supplies."""
+        if self.criteria is None and self.unit is not None:
+            return self._unit_rubric(user)
         if self.criteria is None:
             for name in ("criteria_mode", "pass_threshold"):
                 if getattr(self, name) is not None:
@@ -483,6 +579,7 @@ class PromptSpec(BaseModel):
                 scale={label: scores[label] for label in self.labels},
                 threshold=threshold,
                 mode=self.criteria_mode or "per_criterion",
+                unit=self.unit,
             )
         except ValidationError as exc:
             problem = exc.errors()[0]
@@ -499,6 +596,44 @@ class PromptSpec(BaseModel):
             )
         self._rubric = rubric
         return {"criteria", "criterion", "criterion_id"}
+
+    def _unit_rubric(self, user: Template) -> set[str]:
+        """The rubric of a unit prompt without criteria: one gate criterion per unit,
+        judged on the prompt's labels (each scored)."""
+        for name in ("criteria_mode",):
+            if getattr(self, name) is not None:
+                raise _FieldProblem(name, "is set without criteria; add criteria or remove it")
+        assert self.labels is not None  # filled by _rubric_scale
+        scores = {**DEFAULT_SCALE, **(self.score or {})}
+        missing = [label for label in self.labels if label not in scores]
+        if missing:
+            raise _FieldProblem(
+                "score",
+                f"must give every label a score in [0, 1] when each {self.unit} is judged "
+                f"(a failing {self.unit} fails the item); missing {missing}",
+            )
+        taken = sorted({"criterion", "criterion_id", "criteria"} & user.fields)
+        if taken:
+            raise _FieldProblem(
+                "user_prompt_template",
+                f"uses {{{taken[0]}}}, which only a prompt with criteria fills; add criteria "
+                "or remove it",
+            )
+        assert self.unit is not None
+        threshold = 0.5 if self.pass_threshold is None else self.pass_threshold
+        if not 0.0 <= threshold <= 1.0:
+            raise _FieldProblem("pass_threshold", f"must be in [0, 1], got {threshold!r}")
+        self._rubric = Rubric(
+            criteria=(
+                Criterion(
+                    id=self.unit, requirement=self.description or f"the {self.unit}", gate=True
+                ),
+            ),
+            scale={label: scores[label] for label in self.labels},
+            threshold=threshold,
+            unit=self.unit,
+        )
+        return set()
 
     @property
     def rubric(self) -> Rubric | None:

@@ -11,14 +11,17 @@ answer :mod:`._assembly`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .._item import Item
+from ..content import Image
 from ..errors import ItemTooLongError
 from ..transport import (
     AnswerSchema,
     ChatRequest,
+    ContentPart,
+    ImagePart,
     Message,
     StructuredForm,
     TextPart,
@@ -27,9 +30,12 @@ from ..transport import (
 from ..vendors import VendorConfig
 from ._answer_schema import DEFAULT_OUTPUT, answer_schema
 from ._config import CriticConfig
+from ._item_fields import ITEM_FIELDS, UnitRef, item_values
 from ._stepdown import learned_form, logprobs_refused
 
-__all__ = ["TOP_LOGPROBS", "RequestBuilder", "item_fields", "sample_request"]
+__all__ = ["TOP_LOGPROBS", "RenderedPrompt", "RequestBuilder", "item_fields", "sample_request"]
+
+_ITEM_FIELDS = frozenset(ITEM_FIELDS)
 
 TOP_LOGPROBS = 10
 """Alternatives asked per token for ``confidence="logprob"``/``"auto"`` (OpenAI allows 20)."""
@@ -109,14 +115,58 @@ class RequestBuilder:
         Raises:
             PromptError: a field has no value, or ``context`` tries to override ``query``.
             ItemTooLongError: the item is longer than ``max_item_chars``.
+            ItemError: the template uses a field the item lacks (``{reference}`` on an
+                item without one, ...).
             TypeError: an item and a ``context`` both given.
         """
-        query, context = item_fields(query, context)
+        return self.rendered(query, context).text
+
+    def rendered(
+        self,
+        query: str | Item,
+        context: Mapping[str, Any] | None = None,
+        *,
+        extra: Mapping[str, Any] | None = None,
+        unit: UnitRef | None = None,
+    ) -> RenderedPrompt:
+        """The user message for ``query`` with what it sends besides: the images to attach
+        and the cuts of the item's renderings. ``extra`` are values a rubric or a unit
+        fills (on top of the item's context); ``unit`` the turn or step judged.
+
+        Raises:
+            PromptError, ItemTooLongError, ItemError, TypeError: as :meth:`render_prompt`.
+        """
         settings = self.settings
+        template = settings.template
+        wanted = template.fields & _ITEM_FIELDS
+        if not isinstance(query, Item) and wanted and not wanted <= set(context or ()):
+            query = Item.of(query, context=context)  # say what the item lacks, as for items
+            context = None
+        if isinstance(query, Item):
+            if context is not None:
+                item_fields(query, context)  # raises the TypeError
+            item = query
+            values: dict[str, Any] = dict(item.context)
+            cuts: tuple[Mapping[str, Any], ...] = ()
+            images: tuple[Image, ...] = ()
+            if item.structured or unit is not None or wanted:
+                found = item_values(
+                    item, template.fields, limits=settings.limits, where=settings.where, unit=unit
+                )
+                values.update(found.values)
+                cuts, images = found.cuts, found.images
+            if extra:
+                values.update(extra)
+            text, fields = item.query, values
+        else:
+            if extra:
+                context = {**(context or {}), **extra}
+            text, fields, cuts, images = query, dict(context) if context else {}, (), ()
         limit = settings.max_item_chars
         if limit is not None:
-            self._check_item_length(query, context, limit)
-        return settings.template.render_item(query, context, what=f"{settings.where} template")
+            self._check_item_length(text, fields, limit)
+        what = f"{settings.where} template"
+        return RenderedPrompt(template.render_item(text, fields or None, what=what), cuts, images)
 
     def _check_item_length(self, query: str, context: Mapping[str, Any] | None, limit: int) -> None:
         size = len(str(query))
@@ -127,14 +177,16 @@ class RequestBuilder:
         if size > limit:
             raise ItemTooLongError(
                 f"{self.settings.where}: the item is {size:,} characters (query plus context "
-                f"values), over max_item_chars={limit:,}; shorten or split it, or raise the "
-                "critic's max_item_chars (None removes the limit)"
+                "values), over max_item_chars="
+                f"{limit:,}; shorten or split it, or raise the critic's max_item_chars (None "
+                "removes the limit)"
             )
 
     def build_messages(
         self, query: str | Item, context: Mapping[str, Any] | None = None
     ) -> list[dict[str, str]]:
-        """The chat messages sent for ``query`` (system message only if non-empty)."""
+        """The chat messages sent for ``query`` (system message only if non-empty), as
+        text (an item's images are not in this form: see :meth:`item_messages`)."""
         user = self.render_prompt(query, context)
         system = self.settings.system_prompt
         if system:
@@ -145,21 +197,38 @@ class RequestBuilder:
         self, item: str | Item, context: Mapping[str, Any] | None = None
     ) -> tuple[Message, ...]:
         """The messages about ``item``: the system prompt when there is one, then the
-        user's turn, the rendered template as one text part.
+        user's turn: the rendered template as one text part, then the item's images (its
+        own, then those of the conversation's turns shown), in order.
 
         Raises:
             PromptError: as :meth:`render_prompt`.
         """
-        user = Message("user", (TextPart(self.render_prompt(item, context)),))
+        return self._messages(self.rendered(item, context))
+
+    def _messages(self, rendered: RenderedPrompt) -> tuple[Message, ...]:
+        parts: tuple[ContentPart, ...] = (TextPart(rendered.text),)
+        if rendered.images:
+            parts += tuple(
+                ImagePart(image.media_type, image.sha256, image.data, image.url)
+                for image in rendered.images
+            )
+        user = Message("user", parts)
         system = self.settings.system_prompt
         if system:
             return (Message("system", (TextPart(system),)), user)
         return (user,)
 
     def build_request(
-        self, item: str | Item, context: Mapping[str, Any] | None = None
+        self,
+        item: str | Item,
+        context: Mapping[str, Any] | None = None,
+        *,
+        extra: Mapping[str, Any] | None = None,
+        unit: UnitRef | None = None,
     ) -> ChatRequest:
-        """The wire-neutral request for ``item``: :meth:`item_messages` and the settings.
+        """The wire-neutral request for ``item``: :meth:`item_messages` and the settings
+        (``extra`` and ``unit`` as for :meth:`rendered`); what the item's renderings cut
+        rides along as :attr:`~cross_judge.transport.ChatRequest.render_cut`.
 
         Raises:
             PromptError: as :meth:`render_prompt`.
@@ -168,11 +237,12 @@ class RequestBuilder:
         settings = self.settings
         config = settings.endpoint
         form = self.structured_form(config)
+        rendered = self.rendered(item, context, extra=extra, unit=unit)
         return ChatRequest(
             model=settings.model,
             system="",
             user="",
-            messages=self.item_messages(item, context),
+            messages=self._messages(rendered),
             temperature=settings.temperature,
             max_tokens=settings.max_tokens,
             seed=settings.seed,
@@ -181,7 +251,18 @@ class RequestBuilder:
             effort=settings.effort,
             thinking_budget=settings.thinking_budget,
             logprobs=self.logprobs_asked(config),
+            render_cut=rendered.cuts,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    """A rendered user message: its ``text``, the ``images`` sent after it and the
+    ``cuts`` of the item's renderings (empty: nothing cut)."""
+
+    text: str
+    cuts: tuple[Mapping[str, Any], ...] = ()
+    images: tuple[Image, ...] = ()
 
 
 def sample_request(request: ChatRequest, k: int) -> ChatRequest:

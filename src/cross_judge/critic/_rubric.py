@@ -32,18 +32,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from .._item import Item
 from ..budget import Budget
-from ..errors import ConfigError, ErrorKind, PromptError
-from ..rubric.models import Criterion, CriterionVerdict, Rubric
+from ..errors import ConfigError, ErrorKind, ItemError, PromptError
+from ..rubric.models import Criterion, CriterionVerdict, Rubric, unit_of
 from ..rubric.tally import FAIL, PASS
 from ..transport import AnswerSchema, ChatRequest
 from ..verdict import Verdict, call_totals
 from ._config import CriticConfig
+from ._item_fields import UnitRef, unit_numbers
 from ._parsing import ExampleAnswer, extract_json, parse_answer
 from ._request import RequestBuilder, item_fields
 
 if TYPE_CHECKING:
-    from .._item import Item
     from ._cache import ResponseCache
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "RubricPath",
     "criteria_text",
     "criteria_verdict",
+    "item_rubric",
     "parse_criteria",
     "rubric_schema",
 ]
@@ -283,6 +285,18 @@ class RubricPath:
             )
         return rubric
 
+    def rubric_for(self, item: Item) -> Rubric:
+        """The rubric ``item`` is judged on: the prompt's, or for a unit prompt one
+        criterion per unit of the item (:meth:`Rubric.for_units
+        <cross_judge.rubric.Rubric.for_units>`).
+
+        Raises:
+            ConfigError: the critic has no rubric.
+            ItemError: a unit prompt and an item without units, or with more than the
+                prompt's ``max_units``.
+        """
+        return item_rubric(self._rubric(), item, self.settings.where, self.settings.unit_limit)
+
     def requests(
         self,
         query: str | Item,
@@ -291,39 +305,60 @@ class RubricPath:
     ) -> list[tuple[tuple[str, ...], ChatRequest]]:
         """The requests that ask about ``criteria`` (default: every criterion), each with
         the criterion ids it answers: one per criterion (``per_criterion``) or one for all
-        (``one_call``), in rubric order.
+        (``one_call``), in rubric order. A unit prompt asks about each unit on its own:
+        one request per unit (and criterion, ``per_criterion``), the unit's turn or step
+        rendered into it.
 
         Raises:
             PromptError: as the builder's, or ``context`` sets a rubric field.
             ConfigError: no rubric, or ``criteria`` is not a selection of its ids.
+            ItemError: as :meth:`rubric_for`, or the template uses a field the item lacks.
         """
-        query, context = item_fields(query, context)
-        rubric = self._rubric()
+        if isinstance(query, Item):
+            item_fields(query, context)  # an item and a context: the TypeError
+            item = query
+        else:
+            item = Item.of(query, context=context)
+        rubric = self.rubric_for(item)
         where = self.settings.where
         try:
             ids = rubric.select(criteria, whose="its rubric")
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        taken = [name for name in RUBRIC_FIELDS if context and name in context]
+        taken = [name for name in RUBRIC_FIELDS if name in item.context]
         if taken:
             raise PromptError(
                 f"{where}: context sets {taken}, which a rubric fills itself; "
                 "rename those context keys"
             )
-        base = dict(context or {})
         build = self.builder.build_request
+        unit = rubric.unit
         if rubric.mode == "per_criterion":
             out: list[tuple[tuple[str, ...], ChatRequest]] = []
             for cid in ids:
-                c = rubric.criterion(cid)
-                values = {**base, "criterion": c.requirement, "criterion_id": c.id}
-                out.append(((cid,), build(query, values)))
+                number, c = rubric.base_criterion(cid)
+                ref = None if unit is None or number is None else UnitRef(unit, number)
+                values = (
+                    {}
+                    if rubric.per_unit_only
+                    else {"criterion": c.requirement, "criterion_id": c.id}
+                )
+                out.append(((cid,), build(item, extra=values, unit=ref)))
             return out
-        asked = [rubric.criterion(cid) for cid in ids]
-        request = build(query, {**base, "criteria": criteria_text(asked)})
-        if request.schema is not None:
-            request = replace(request, schema=rubric_schema(rubric, ids, request.schema.name))
-        return [(ids, request)]
+        groups: dict[int | None, list[str]] = {}
+        for cid in ids:
+            groups.setdefault(rubric.base_criterion(cid)[0], []).append(cid)
+        plan: list[tuple[tuple[str, ...], ChatRequest]] = []
+        template = self._rubric()
+        for number, group in groups.items():
+            asked = [rubric.base_criterion(cid)[1] for cid in group]
+            ref = None if unit is None or number is None else UnitRef(unit, number)
+            request = build(item, extra={"criteria": criteria_text(asked)}, unit=ref)
+            if request.schema is not None:
+                schema = rubric_schema(template, [c.id for c in asked], request.schema.name)
+                request = replace(request, schema=schema)
+            plan.append((tuple(group), request))
+        return plan
 
     async def judge(
         self,
@@ -400,14 +435,15 @@ class RubricPath:
         Raises:
             ConfigError: the critic has no rubric.
         """
-        rubric = self._rubric()
+        rubric = _answered_rubric(self._rubric(), [cid for ids, _ in parts for cid in ids])
         answers: dict[str, CriterionVerdict] = {}
         for ids, verdict in parts:
             for cid in ids:
+                key = rubric.base_criterion(cid)[1].id  # a unit's answer names its criterion
                 if rubric.mode == "per_criterion":
                     answers[cid] = _as_answer(verdict)
-                elif verdict.criteria is not None and cid in verdict.criteria:
-                    answers[cid] = verdict.criteria[cid]
+                elif verdict.criteria is not None and key in verdict.criteria:
+                    answers[cid] = verdict.criteria[key]
                 elif verdict.error is not None:
                     answers[cid] = _failed_answer(verdict)
                 else:
@@ -440,3 +476,32 @@ class RubricPath:
                 **{**totals, **provenance},
             )
         return criteria_verdict(rubric, ordered, **{**totals, **provenance})
+
+
+def item_rubric(rubric: Rubric, item: Item, where: str, limit: int) -> Rubric:
+    """The rubric ``item`` is judged on: ``rubric``, or for a unit rubric its expansion
+    over the item's units (:func:`~._item_fields.unit_numbers`).
+
+    Raises:
+        ItemError: a unit rubric and an item without units, or with more than ``limit``.
+    """
+    if rubric.unit is None:
+        return rubric
+    numbers = unit_numbers(item, rubric.unit, where=where)
+    if len(numbers) > limit:
+        raise ItemError(
+            f"{where} judges each {rubric.unit} (unit: {rubric.unit}), and item "
+            f"{item.id[:80]!r} has {len(numbers):,}, over the prompt's max_units={limit}: "
+            f"split the item, or raise max_units in the prompt file (each {rubric.unit} "
+            "costs a call per critic)"
+        )
+    return rubric.for_units(numbers)
+
+
+def _answered_rubric(rubric: Rubric, ids: Sequence[str]) -> Rubric:
+    """The item rubric of a unit rubric's answers on ``ids`` (over the units they name),
+    or ``rubric`` itself for a rubric without units."""
+    if rubric.unit is None:
+        return rubric
+    numbers = sorted({found[1] for cid in ids if (found := unit_of(cid)) is not None})
+    return rubric.for_units(numbers) if numbers else rubric

@@ -17,6 +17,8 @@ from .models import (
     CriterionConsensus,
     CriterionVerdict,
     Rubric,
+    Unit,
+    unit_of,
 )
 
 __all__ = [
@@ -27,4 +29,6 @@ __all__ = [
     "CriterionConsensus",
     "CriterionVerdict",
     "Rubric",
+    "Unit",
+    "unit_of",
 ]

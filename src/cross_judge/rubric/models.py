@@ -42,6 +42,8 @@ __all__ = [
     "CriterionConsensus",
     "CriterionVerdict",
     "Rubric",
+    "Unit",
+    "unit_of",
 ]
 
 CriteriaMode = Literal["per_criterion", "one_call"]
@@ -54,6 +56,10 @@ DEFAULT_SCALE: dict[str, float] = {"PASS": 1.0, "FAIL": 0.0}
 """The labels of a criterion and their scores when a rubric names no other scale."""
 
 _ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+_UNIT_ID = re.compile(r"^(turn|step)-([1-9][0-9]{0,8})(?:\.([A-Za-z_][A-Za-z0-9_-]{0,63}))?$")
+
+Unit = Literal["turn", "step"]
+"""What a unit rubric judges one by one: an item's assistant turns or its steps."""
 _WEIGHT_PROBLEM = "weight must be a finite number other than 0 (negative subtracts), got {value!r}"
 
 
@@ -82,7 +88,7 @@ class Criterion(BaseModel):
     @field_validator("id")
     @classmethod
     def _check_id(cls, value: str) -> str:
-        if not _ID.match(value):
+        if not _ID.match(value) and not _UNIT_ID.match(value):
             raise ValueError(
                 f"criterion id {value!r} must start with a letter or _ and hold only letters, "
                 "digits, _ and - (at most 64), e.g. 'cites_source'"
@@ -134,6 +140,12 @@ class Rubric(BaseModel):
         threshold: an item's consensus is ``PASS`` when its total is at least this, else
             ``FAIL``.
         mode: ``"per_criterion"`` (one call per criterion) or ``"one_call"``.
+        unit: ``"turn"`` or ``"step"`` for a prompt that judges each assistant turn or
+            each step of an item (``unit:`` in the prompt file); ``None`` otherwise. A
+            unit rubric's ``criteria`` are what each unit is judged on; an item's own
+            rubric is :meth:`for_units`, one criterion per unit (and criterion).
+        units: the unit numbers of an item's rubric made by :meth:`for_units` (1-based,
+            as rendered); empty for the prompt's rubric itself.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -142,6 +154,18 @@ class Rubric(BaseModel):
     scale: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_SCALE))
     threshold: float = 0.5
     mode: CriteriaMode = "per_criterion"
+    unit: Unit | None = None
+    units: tuple[int, ...] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_no_unit(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A rubric without units dumps as it did before units existed.
+        data: dict[str, Any] = handler(self)
+        if self.unit is None:
+            data.pop("unit", None)
+        if not self.units:
+            data.pop("units", None)
+        return data
 
     @field_validator("criteria")
     @classmethod
@@ -195,7 +219,55 @@ class Rubric(BaseModel):
         return value
 
     def __hash__(self) -> int:
-        return hash((self.criteria, tuple(self.scale.items()), self.threshold, self.mode))
+        scale = tuple(self.scale.items())
+        return hash((self.criteria, scale, self.threshold, self.mode, self.unit, self.units))
+
+    @property
+    def per_unit_only(self) -> bool:
+        """A unit rubric with no criteria of its own: each unit is judged as a whole (its
+        one criterion's id is the unit's kind, ``"step"`` or ``"turn"``)."""
+        return self.unit is not None and self.ids == (self.unit,)
+
+    def for_units(self, numbers: Sequence[int]) -> Rubric:
+        """The rubric of an item with the units ``numbers`` (1-based): per unit ``n``, the
+        criterion ``{unit}-{n}`` (a rubric without criteria of its own: a gate, so any
+        unit that fails fails the item) or ``{unit}-{n}.{criterion}`` for each criterion,
+        with its weight and gate. The total is then the weighted total over every unit.
+        A rubric without a unit is returned as it is.
+
+        Raises:
+            ConfigError: ``numbers`` is empty.
+        """
+        if self.unit is None:
+            return self
+        if not numbers:
+            raise ConfigError(f"an item judged per {self.unit} needs at least one {self.unit}")
+        criteria: list[Criterion] = []
+        for number in numbers:
+            for c in self.criteria:
+                cid = (
+                    f"{self.unit}-{number}"
+                    if self.per_unit_only
+                    else f"{self.unit}-{number}.{c.id}"
+                )
+                criteria.append(c.model_copy(update={"id": cid}))
+        return self.model_copy(update={"criteria": tuple(criteria), "units": tuple(numbers)})
+
+    def base_criterion(self, criterion_id: str) -> tuple[int | None, Criterion]:
+        """For an id of :meth:`for_units`' rubric, the unit number and the criterion it is
+        of (``(None, criterion)`` for a rubric without units).
+
+        Raises:
+            KeyError: no such criterion.
+        """
+        criterion = self.criterion(criterion_id)
+        if self.unit is None:
+            return None, criterion
+        match = _UNIT_ID.match(criterion_id)
+        if match is None:
+            return None, criterion
+        base = match.group(3) or self.unit
+        return int(match.group(2)), criterion.model_copy(update={"id": base})
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -354,3 +426,14 @@ class CriterionConsensus(BaseModel):
     fallback: bool = False
     dissenters: list[str] = Field(default_factory=list)
     tier: int | None = None
+
+
+def unit_of(criterion_id: str) -> tuple[Unit, int, str | None] | None:
+    """``(unit, number, criterion)`` of a per-unit criterion id (``"step-7"`` ->
+    ``("step", 7, None)``; ``"turn-4.consistent"`` -> ``("turn", 4, "consistent")``), else
+    ``None``."""
+    match = _UNIT_ID.match(criterion_id)
+    if match is None:
+        return None
+    kind: Unit = "turn" if match.group(1) == "turn" else "step"
+    return kind, int(match.group(2)), match.group(3)

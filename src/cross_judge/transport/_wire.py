@@ -18,6 +18,7 @@ import functools
 import hashlib
 import ipaddress
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
@@ -201,6 +202,10 @@ class ChatRequest:
     request of that plain shape (so ``dataclasses.replace(request, user=...)`` works);
     for a richer one it is a ``ValueError``.
 
+    ``render_cut`` records what the rendering of an item's conversation or trajectory
+    left out (:class:`~cross_judge.content.RenderCut` as mappings): never sent, never part
+    of :meth:`cache_key` (the text sent already is), copied to the verdict.
+
     ``sample`` numbers the repeated requests of a critic that samples an item several
     times (``Critic(samples=n)``; see :func:`cross_judge.core.sample_request`): it is
     never sent, and enters :meth:`cache_key` only when > 0, so that each sample has its
@@ -227,6 +232,7 @@ class ChatRequest:
     thinking_budget: int | None = None
     logprobs: int | None = None
     messages: tuple[Message, ...] = ()
+    render_cut: tuple[Mapping[str, Any], ...] = field(default=(), repr=False, compare=False)
     _plain: bool = field(default=True, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -25,9 +25,15 @@ from cross_judge.critic._prompts import (
 
 PACKAGED = ("pairwise", "pass-fail", "score-1-5", "taxonomy-review")
 VERSIONS = ("1", "2")
+CONTENT_REFS = ["conversation-quality@1", "trajectory-quality@1"]
+"""Prompts of structured items: their judged content is a conversation or a trajectory
+(tests/unit/critic/test_content_prompts.py holds their own checks)."""
 PACKAGED_REFS = sorted(
-    [f"{name}@{version}" for name in PACKAGED for version in VERSIONS] + ["answer-quality@1"]
+    [f"{name}@{version}" for name in PACKAGED for version in VERSIONS]
+    + ["answer-quality@1", "reference-correct@1", *CONTENT_REFS]
 )
+ITEM_REFS = [ref for ref in PACKAGED_REFS if ref not in CONTENT_REFS]
+"""Prompts whose judged content is the item's query, fenced in <item>."""
 
 # Version 1 of the packaged prompts must never change: stored results name it, and its
 # sha256 is on every verdict judged with it. A changed text is a new version.
@@ -44,6 +50,12 @@ CONTEXT = {
     "response_a": "Paris.",
     "response_b": "Lyon.",
     "criterion": "The answer is correct.",
+    "reference": "Paris is the capital.",
+    "conversation": "[turn 1] user: hi",
+    "turn": "[turn 2] assistant: hello",
+    "turn_number": 2,
+    "trajectory": "[step 1] final answer: done",
+    "criteria": "- correct: The answer is correct.",
 }
 
 MINIMAL = """\
@@ -119,13 +131,13 @@ def test_version_2_changes_only_the_example_answer_lines(name: str) -> None:
     assert new.user_prompt_template.split("Reply with JSON only")[0] == head
 
 
-@pytest.mark.parametrize("ref", PACKAGED_REFS)
+@pytest.mark.parametrize("ref", ITEM_REFS)
 def test_every_packaged_prompt_loads_and_renders_the_item_in_an_item_fence(ref: str) -> None:
     text = load_prompt(ref).render("THE ITEM", CONTEXT)
     assert "<item>\nTHE ITEM\n</item>" in text
 
 
-@pytest.mark.parametrize("ref", PACKAGED_REFS)
+@pytest.mark.parametrize("ref", [r for r in ITEM_REFS if load_prompt(r).criteria is None])
 def test_every_packaged_prompt_asks_for_strict_json_with_kind_confidence_reasoning(
     ref: str,
 ) -> None:
@@ -323,7 +335,8 @@ def test_two_packaged_files_with_the_same_version_are_rejected(prompt_dir: Path)
 
 def test_an_unknown_id_lists_the_packaged_ids() -> None:
     with pytest.raises(
-        PromptError, match=r"'nope'.*pairwise, pass-fail, score-1-5, taxonomy-review"
+        PromptError,
+        match=r"'nope'.*pairwise, pass-fail, reference-correct, score-1-5, taxonomy-review",
     ):
         load_prompt("nope")
 
@@ -691,7 +704,8 @@ def test_specs_are_immutable_and_hashable() -> None:
 @given(st.text())
 def test_rendering_any_text_never_raises_and_keeps_it_verbatim(query: str) -> None:
     for spec in list_prompts():
-        assert query in spec.render(query, CONTEXT)
+        if "{query}" in spec.user_prompt_template:  # not conversation-quality: no query
+            assert query in spec.render(query, CONTEXT)
 
 
 # -- cross-judge 0.1 names ------------------------------------------------------------------------
