@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
-import hashlib
 import json
 import random
 import sys
@@ -44,7 +42,7 @@ from cross_judge.batch import Item
 from cross_judge.content import Image
 from cross_judge.errors import ErrorKind
 from cross_judge.testing import Persona, VendorServer
-from cross_judge.transport import ChatRequest, ImagePart, Message, TextPart, size_problem
+from cross_judge.transport import size_problem
 from cross_judge.vendors import register_vendor
 
 VENDOR = "bi-small"
@@ -73,33 +71,9 @@ def make_items(n: int, seed: int) -> list[tuple[str, list[bytes]]]:
     return items
 
 
-def part(data: bytes) -> ImagePart:
-    return ImagePart("image/png", hashlib.sha256(data).hexdigest(), data=data)
-
-
-def with_images(request: ChatRequest, shots: list[bytes]) -> ChatRequest:
-    if not shots:
-        return request
-    system = Message("system", (TextPart(request.system),))
-    user = Message("user", (TextPart(request.user), *(part(s) for s in shots)))
-    return dataclasses.replace(request, system="", user="", messages=(system, user))
-
-
 def critic() -> Critic:
-    """The critic; until its builder attaches an item's images itself (critic/_request.py),
-    they are attached to its requests here, after the prompt's text, as the builder will."""
-    judge = Critic(name="eye", model=MODEL, vendor=VENDOR, prompt="pass-fail@2")
-    probe = Item(query="probe", images=[Image.from_bytes(PNG + b"\x00" * 64)])
-    if judge.build_request(probe).images():
-        return judge
-    build = judge.build_request
-
-    def build_with_images(query: Any, context: Any = None) -> ChatRequest:
-        shots = [i.data for i in getattr(query, "images", ()) if i.data is not None]
-        return with_images(build(query, context), shots)
-
-    object.__setattr__(judge, "build_request", build_with_images)
-    return judge
+    """The critic; its builder sends an item's images after the prompt's text."""
+    return Critic(name="eye", model=MODEL, vendor=VENDOR, prompt="pass-fail@2")
 
 
 def as_items(rows: list[tuple[str, list[bytes]]]) -> list[Item]:

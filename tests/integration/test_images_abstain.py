@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from cross_judge import Budget, Critic, Ensemble, register_price, vendors
+from cross_judge.batch import Item
 from cross_judge.cache import ResponseCache
+from cross_judge.content import Image
 from cross_judge.errors import ErrorKind
 from cross_judge.testing import Persona, VendorServer
 from cross_judge.transport import ChatRequest, ImagePart, Message, TextPart
@@ -133,29 +135,16 @@ async def test_a_skipped_image_request_is_not_cached(server: VendorServer, tmp_p
         assert await cache.get(request.cache_key(judge.endpoint())) is None
 
 
-def seeing(judge: Critic, data: bytes) -> Critic:
-    """``judge`` with the item's image attached to its requests (as the panel's builder
-    attaches an item's images)."""
-    build = judge.build_request
-
-    def build_with_image(query: Any, context: Any = None) -> ChatRequest:
-        return with_images(build(query, context), image(data))
-
-    object.__setattr__(judge, "build_request", build_with_image)
-    return judge
-
-
 async def test_an_ensemble_counts_only_the_critics_that_saw_the_image(
     server: VendorServer,
 ) -> None:
-    data, item = png(6), "the caption says 'login'"
-    server.set_gold(item, "PASS")
-    async with Ensemble(
-        [seeing(critic(server, m), data) for m in ("eye", "eye-2")]
-        + [seeing(critic(server, "blind", vision=False), data)]
-    ) as panel:
+    text = "the caption says 'login'"
+    server.set_gold(text, "PASS")
+    item = Item(query=text, images=[Image.from_bytes(png(6))])
+    eyes = [critic(server, m) for m in ("eye", "eye-2")]
+    async with Ensemble([*eyes, critic(server, "blind", vision=False)]) as panel:
         result = await panel.judge(item)
-    async with Ensemble([seeing(critic(server, m), data) for m in ("eye", "eye-2")]) as panel:
+    async with Ensemble(eyes) as panel:
         sighted = await panel.judge(item)
     kinds = {v.critic_id: (v.kind, v.error_kind) for v in result.verdicts}
     assert kinds["blind"] == ("SKIPPED", ErrorKind.NO_VISION)
