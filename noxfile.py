@@ -303,6 +303,7 @@ def bench(session: nox.Session) -> None:
         "bench_ranking.py",
         "bench_rank_scale.py",
         "bench_batch.py",
+        "bench_images.py",
         "bench_ray.py",
         "bench_stats.py",
         "bench_stats_memory.py",

@@ -31,6 +31,7 @@ ORDER = (
     "reliability",
     "bias",
     "batch",
+    "images",
     "ray",
     "otel",
     "stats",

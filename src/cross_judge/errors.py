@@ -242,6 +242,12 @@ class ErrorKind(str, Enum):
     """The critic sat out a pair involving a candidate of its own model family
     (``Critic(family=...)``, :mod:`cross_judge.ranking`): ``kind="SKIPPED"``, no call made,
     counted in no statistic."""
+    NO_VISION = "no_vision"
+    """The item has images and the critic's model sees none (its vendor's ``vision``, or
+    ``Critic(vision=False)``): ``kind="SKIPPED"``, no call made, no vote."""
+    TOO_LARGE = "too_large"
+    """The request would exceed its vendor's size limit (one image's bytes, or the whole
+    request's: ``max_image_bytes``, ``max_request_bytes``): ``kind="SKIPPED"``, not sent."""
 
     def __str__(self) -> str:
         return self.value

@@ -24,26 +24,36 @@ lmstudio       http://localhost:1234/v1        none                model
 
 What each takes:
 
-=============  ===========  ===========  ==========  ========
-name           json_object  json_schema  reasoning   logprobs
-=============  ===========  ===========  ==========  ========
-deepseek       yes          no           deepseek    yes
-openai         yes          yes          openai      yes
-anthropic      no           (own)        (thinking)  no
-openrouter     unknown      unknown      openrouter  unknown
-custom         unknown      unknown      none        unknown
-ollama         yes          yes          none        unknown
-llamacpp       yes          yes (*)      none        yes
-vllm           yes          yes          vllm        yes
-lmstudio       no           yes          none        unknown
-=============  ===========  ===========  ==========  ========
+=============  ===========  ===========  ==========  ========  ==========
+name           json_object  json_schema  reasoning   logprobs  vision
+=============  ===========  ===========  ==========  ========  ==========
+deepseek       yes          no           deepseek    yes       no
+openai         yes          yes          openai      yes       yes (**)
+anthropic      no           (own)        (thinking)  no        yes
+openrouter     unknown      unknown      openrouter  unknown   unknown
+custom         unknown      unknown      none        unknown   unknown
+ollama         yes          yes          none        unknown   unknown
+llamacpp       yes          yes (*)      none        yes       unknown
+vllm           yes          yes          vllm        yes       unknown
+lmstudio       no           yes          none        unknown   unknown
+=============  ===========  ===========  ==========  ========  ==========
 
 (*) in llama.cpp's dialect, ``{"type": "json_object", "schema": {...}}``
 (``schema_dialect="json_object"``): llama-cpp-python's server refuses ``json_schema``.
+(**) but for its text-only models (``text_only_models``: ``gpt-3.5-turbo*``, ``o1-mini*``,
+``o3-mini*``), which see no images.
 "unknown" (``None``) means ``Critic(structured="auto")`` / ``confidence="auto"`` try it and
 learn from a refusal (:mod:`cross_judge.critic._stepdown`); ``json_mode="auto"`` treats it as
 no. Anthropic enforces a schema as a forced tool or its JSON output format, and drives
 reasoning with extended thinking and ``output_config.effort``.
+
+Vision and size limits (``vision``, ``max_image_bytes``, ``max_request_bytes``,
+``max_batch_bytes``: see :class:`VendorConfig`). A critic that cannot see an item's images,
+or whose request is over its vendor's limits, abstains without a call (``SKIPPED``,
+``error_kind="no_vision"`` or ``"too_large"``). Unknown vision (``None``) sends the images
+and lets the vendor decide. The built-in limits are the vendors' published ones, in
+decimal MB where their unit is unclear: OpenAI 20 MB per image and 50 MB per request,
+Anthropic 5 MiB per image and 32 MB per request.
 
 The registry. :data:`VENDORS` is cross-judge 0.1's dict and holds 0.1's three vendors
 (deepseek, openai, openrouter), as 0.1 code expects; :func:`all_vendors` returns every
@@ -78,6 +88,7 @@ has no effect there (see :mod:`cross_judge.transport._anthropic`).
 from __future__ import annotations
 
 import enum
+import fnmatch
 import math
 import os
 import threading
@@ -105,6 +116,7 @@ __all__ = [
     "make_client",
     "register_vendor",
     "resolve_api_key",
+    "sees_images",
     "set_vendor_limits",
     "without_userinfo",
 ]
@@ -274,6 +286,22 @@ class VendorConfig:
             to the same model on this endpoint only, as vendors and gateways that limit
             each model need; ``"endpoint"`` every call to this endpoint, for vendors
             that limit per account (DeepSeek).
+        vision: whether the vendor's models see images (``True``), none does
+            (``False``), or it is not known (``None``: images are sent and the vendor
+            decides); see :func:`sees_images`.
+        text_only_models: ``fnmatch`` patterns (case-insensitive) of this vendor's model
+            ids that see no images whatever ``vision`` says (OpenAI's
+            ``gpt-3.5-turbo*``).
+        max_image_bytes: the most one image may put on the wire, as base64 text (the
+            file is 3/4 of it); ``None``: not checked. A request holding a larger one is
+            not sent (``error_kind="too_large"``).
+        max_request_bytes: the most one request's content may put on the wire (its text,
+            UTF-8, and its images as base64;
+            :meth:`~cross_judge.transport.ChatRequest.wire_bytes`); ``None``: not checked.
+        max_batch_bytes: the most one provider batch (OpenAI's JSONL input file,
+            Anthropic's request list) may hold, below the API's own limit (200 MB for
+            OpenAI, 256 MB for Anthropic); ``None``: the API's. A job's
+            requests are split into as many batches as it takes.
         shared: a :class:`~cross_judge.shared_limit.SharedLimit`: every attempt to this
             vendor (any endpoint, model or critic) also holds one of its permits, leased
             from a broker shared with other processes or Ray actors, after passing the
@@ -296,6 +324,11 @@ class VendorConfig:
     schema_dialect: SchemaDialect = "json_schema"
     reasoning: ReasoningDialect | None = None
     logprobs: bool | None = None
+    vision: bool | None = None
+    text_only_models: tuple[str, ...] = ()
+    max_image_bytes: int | None = None
+    max_request_bytes: int | None = None
+    max_batch_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name or self.name != self.name.strip():
@@ -330,6 +363,7 @@ class VendorConfig:
                 f"vendor {self.name!r}: reasoning must be one of "
                 f"{', '.join(map(repr, _REASONING_DIALECTS))} or None; got {self.reasoning!r}"
             )
+        _check_vision(self)
 
     def __repr__(self) -> str:
         # A base URL may carry credentials (https://user:password@host/v1): never shown.
@@ -337,6 +371,51 @@ class VendorConfig:
         shown["base_url"] = without_userinfo(self.base_url)
         return f"VendorConfig({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
+
+def _check_vision(config: VendorConfig) -> None:
+    """Raise unless ``vision``, ``text_only_models`` and the size limits are valid (a list
+    of patterns is kept as a tuple)."""
+    where = f"vendor {config.name!r}"
+    if config.vision is not None and not isinstance(config.vision, bool):
+        raise ConfigError(
+            f"{where}: vision must be True (its models see images), False (they do not) "
+            f"or None (not known: images are sent and the vendor decides); got {config.vision!r}"
+        )
+    patterns: object = config.text_only_models
+    if (
+        isinstance(patterns, str)
+        or not isinstance(patterns, (tuple, list))
+        or not all(isinstance(p, str) for p in patterns)
+    ):
+        raise ConfigError(
+            f"{where}: text_only_models must be a list of model id patterns, e.g. "
+            f"['gpt-3.5-turbo*']; got {patterns!r}"
+        )
+    if not isinstance(patterns, tuple):
+        object.__setattr__(config, "text_only_models", tuple(patterns))
+    for name in ("max_image_bytes", "max_request_bytes", "max_batch_bytes"):
+        value = getattr(config, name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(
+                f"{where}: {name} must be a whole number of bytes >= 1 (e.g. {name}="
+                f"5_242_880 for 5 MiB), or None for no limit; got {value!r}"
+            )
+
+
+def sees_images(config: VendorConfig, model: str) -> bool | None:
+    """Whether ``model`` on ``config``'s vendor sees images: ``False`` for a model
+    matching ``text_only_models``, else the vendor's ``vision`` (``None``: not known)."""
+    if config.text_only_models:
+        lowered = model.lower()
+        if any(fnmatch.fnmatchcase(lowered, p.lower()) for p in config.text_only_models):
+            return False
+    return config.vision
+
+
+_OPENAI_TEXT_ONLY = ("gpt-3.5-turbo*", "o1-mini*", "o3-mini*")
+"""OpenAI's models that take no image input (its models page)."""
 
 _BUILTIN: tuple[VendorConfig, ...] = (
     # DeepSeek limits concurrency per account, whatever the model: one 429 concerns all.
@@ -349,6 +428,7 @@ _BUILTIN: tuple[VendorConfig, ...] = (
         limit_scope="endpoint",
         reasoning="deepseek",
         logprobs=True,
+        vision=False,  # its chat models take text only
     ),
     VendorConfig(
         "openai",
@@ -359,6 +439,12 @@ _BUILTIN: tuple[VendorConfig, ...] = (
         max_tokens_field="max_completion_tokens",
         reasoning="openai",
         logprobs=True,
+        # Vision models but for the text-only ones; 20 MB per image and 50 MB of images
+        # per request (its images guide), in decimal megabytes, the smaller reading.
+        vision=True,
+        text_only_models=_OPENAI_TEXT_ONLY,
+        max_image_bytes=20_000_000,
+        max_request_bytes=50_000_000,
     ),
     # The Messages API has no json_object mode and no token probabilities; a schema is
     # enforced as a forced tool or its JSON output format.
@@ -368,6 +454,11 @@ _BUILTIN: tuple[VendorConfig, ...] = (
         "ANTHROPIC_API_KEY",
         protocol="anthropic",
         logprobs=False,
+        # Every current model sees images; 5 MiB per image (the figure its 400 names:
+        # "image exceeds 5 MB maximum: ... > 5242880 bytes") and 32 MB per request.
+        vision=True,
+        max_image_bytes=5 * 1024 * 1024,
+        max_request_bytes=32_000_000,
     ),
     # OpenRouter forwards response_format and logprobs only to models that take them:
     # not known per vendor (structured="auto" learns per model); json_mode stays off.

@@ -6,7 +6,9 @@ cache, budget, parsing, voting), with one difference at the bottom: a critic's c
 vendor with a batch API is not sent but *parked* here. When every item in flight is waiting
 on parked requests (or on live calls), the parked requests are submitted together as one
 *round*: grouped per endpoint and key, built as each vendor takes them
-(:mod:`cross_judge.transport._batch_codecs`), split within its limits (one model per OpenAI file),
+(:mod:`cross_judge.transport._batch_codecs`), split within its limits (one model per OpenAI file;
+at most the API's requests and bytes per batch, or the vendor's ``max_batch_bytes``:
+:func:`batch_limits`, so a round of large image requests goes out as several batches),
 and submitted. Each batch id is written to the ledger before anything else happens, then
 the batch is polled with backoff, its results fetched, and each parked call gets the
 verdict a live call would have given (:meth:`~cross_judge.core.Critic.verdict_from_batch`,
@@ -55,6 +57,7 @@ results that cannot be fetched, each becomes that critic's ``ERROR`` verdict wit
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import math
@@ -79,13 +82,20 @@ if TYPE_CHECKING:
     from ..budget import Budget
     from ..critic import Critic
     from ..pricing import Price
-    from ..transport import ChatRequest, Outcome
+    from ..transport import BatchLimits, ChatRequest, Outcome
     from ..vendors import VendorConfig
     from ..verdict import EnsembleVerdict, Verdict
     from ._items import Item, ItemFeed
     from ._panel_protocol import Panel
 
-__all__ = ["BATCH_VENDORS", "BatchLedger", "BatchOptions", "active_job"]
+__all__ = [
+    "BATCH_ENVELOPE_BYTES",
+    "BATCH_VENDORS",
+    "BatchLedger",
+    "BatchOptions",
+    "active_job",
+    "batch_limits",
+]
 
 logger = logging.getLogger("cross_judge")
 
@@ -575,11 +585,19 @@ class _Job:
         by_id = {p.custom_id: p for p in requests}
         try:
             api = batch_api(config)
-            built = [api.encode(config, p.request, p.custom_id) for p in requests]
-            chunks = split(built, api.limits, one_model=api.one_model)
-        except Exception as exc:  # e.g. one request over the vendor's size limit
-            failure = CallFailure(ErrorKind.BAD_REQUEST, str(exc))
+            limits = batch_limits(api.limits, config)
+            built = []
             for parked in requests:
+                entry = api.encode(config, parked.request, parked.custom_id)
+                if entry.size > limits.max_bytes:  # alone over a batch: it fails alone
+                    parked.resolve(_over_batch(config, entry.size, limits.max_bytes))
+                    by_id.pop(parked.custom_id)
+                else:
+                    built.append(entry)
+            chunks = split(built, limits, one_model=api.one_model)
+        except Exception as exc:  # a codec failing on a request: none of them is sent
+            failure = CallFailure(ErrorKind.BAD_REQUEST, str(exc))
+            for parked in by_id.values():
                 parked.resolve(failure)
             return
         async with anyio.create_task_group() as group:
@@ -666,6 +684,34 @@ class _Job:
     def close(self) -> None:
         if self.ledger is not None:
             self.ledger.close()
+
+
+BATCH_ENVELOPE_BYTES = 4096
+"""Bytes kept free in every batch for what wraps its requests (Anthropic's
+``{"requests": [...]}``, the upload's multipart framing), so a full batch stays under the
+API's limit."""
+
+
+def batch_limits(limits: BatchLimits, config: VendorConfig) -> BatchLimits:
+    """What one batch to ``config``'s vendor may hold: the API's ``limits``, their bytes
+    lowered to the vendor's ``max_batch_bytes`` when it has one, less
+    :data:`BATCH_ENVELOPE_BYTES`. A round's requests are split into as many batches as
+    these take (:func:`cross_judge.transport.split`): by count and by bytes."""
+    cap = limits.max_bytes
+    if config.max_batch_bytes is not None:
+        cap = min(cap, config.max_batch_bytes)
+    return dataclasses.replace(limits, max_bytes=max(1, cap - BATCH_ENVELOPE_BYTES))
+
+
+def _over_batch(config: VendorConfig, size: int, cap: int) -> CallFailure:
+    """The failure of a request that alone is larger than one batch may be."""
+    return CallFailure(
+        ErrorKind.TOO_LARGE,
+        f"too large for a batch: this request is {size} bytes as a batch line, over the "
+        f"{cap} bytes one batch to vendor {config.name!r} may hold (max_batch_bytes, less "
+        f"{BATCH_ENVELOPE_BYTES} for its envelope); not sent. Raise max_batch_bytes, "
+        "shorten the item, or judge this vendor live (leave it out of BatchOptions(vendors=))",
+    )
 
 
 def _as_failure(exc: Exception, doing: str) -> CallFailure:

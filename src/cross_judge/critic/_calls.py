@@ -14,6 +14,17 @@ them. An answer whose usage is missing or implausible is priced at the call's wo
 (:func:`charge_unreported_usage`). It does not build the request (:mod:`._request`) nor read
 the answer (:mod:`._assembly`), and it never raises for anything the vendor does.
 
+Two calls are not made, and the critic abstains instead (``SKIPPED``, $0, nothing
+reserved, sent or cached, no vote). A request with images from a critic whose model sees
+none (``error_kind="no_vision"``: ``Critic(vision=False)``, or the vendor's
+:func:`~cross_judge.vendors.sees_images`), checked first: such a critic never sent one, so
+neither the journal nor the cache can hold its answer. A request over the vendor's size
+limits (``error_kind="too_large"``:
+:func:`~cross_judge.transport.size_problem`), checked after the journal and the cache and
+before the key, the budget and the batch job: an answer kept there was paid for (under a
+limit since lowered) and is used, and nothing over a limit is reserved, parked in a batch
+or sent.
+
 This is the benchmarked hot path: each step is a method call, nothing more.
 """
 
@@ -39,14 +50,16 @@ from ..transport import (
     Completion,
     Gate,
     HTTPSession,
+    ImagePart,
     Redactor,
     call_with_retries,
     protocol_adapter,
     redacted_exception,
     redactor_for,
     secrets_of,
+    size_problem,
 )
-from ..vendors import VendorConfig, resolve_api_key
+from ..vendors import VendorConfig, resolve_api_key, sees_images
 from ..verdict import Usage, Verdict, call_totals
 from ._assembly import VerdictAssembler, combine_samples, redacted_verdict
 from ._config import CriticConfig, check_samples
@@ -69,7 +82,7 @@ class Caller:
     ``assembler`` its collaborators, ``session`` an injected HTTP session (``None``: the
     shared pool), ``owner`` the critic, handed as is to a batch job and a tracing span."""
 
-    __slots__ = ("assembler", "builder", "owner", "session", "settings")
+    __slots__ = ("assembler", "blind", "builder", "owner", "session", "settings")
 
     def __init__(
         self,
@@ -85,6 +98,8 @@ class Caller:
         self.assembler = assembler
         self.session = session
         self.owner = owner
+        # Why the model sees no images (None: it may): the critic's vision, else its vendor's.
+        self.blind = _blindness(settings)
 
     def no_price_message(self, config: VendorConfig) -> str:
         """The error message for a budget given to the critic, on ``config``'s vendor,
@@ -204,6 +219,10 @@ class Caller:
         started = time.perf_counter()
         assembler = self.assembler
         name = self.settings.name
+        if self.blind is not None:
+            images = request.images()
+            if images:
+                return self._abstain(ErrorKind.NO_VISION, self._no_vision(images), started)
         journal = active_journal()
         key = request.cache_key(config) if store is not None or journal is not None else ""
         if journal is not None:
@@ -222,6 +241,9 @@ class Caller:
                 # answer this critic's vocabulary rejects is a miss, and the vendor is asked.
                 if hit.is_valid:
                     return hit
+        too_large = size_problem(request, config)
+        if too_large is not None:
+            return self._abstain(ErrorKind.TOO_LARGE, too_large, started)
         try:
             api_key = resolve_api_key(config, self.settings.api_key)
         except MissingAPIKeyError as exc:
@@ -268,6 +290,30 @@ class Caller:
                     prompt = Usage(prompt_tokens=estimate_prompt_tokens(request))
                     spent = price.cost(prompt)
                 spending.settle(reserved, spent)
+
+    def _abstain(self, kind: ErrorKind, message: str, started: float) -> Verdict:
+        """The ``SKIPPED`` verdict of a call not made: no attempt, $0, no vote."""
+        return Verdict(
+            kind="SKIPPED",
+            reasoning=message,
+            error=message,
+            error_kind=kind,
+            confidence_source="none",
+            cost_usd=0.0,
+            **self.assembler.common(started, 0),
+        )
+
+    def _no_vision(self, images: tuple[ImagePart, ...]) -> str:
+        """The message of a critic that cannot see ``images``: why, and the fix."""
+        settings = self.settings
+        model, vendor = settings.model, settings.endpoint.name
+        return (
+            f"no vision: the item has {len(images)} image(s) ({images[0].label()}"
+            f"{', ...' if len(images) > 1 else ''}) and model {model!r} on vendor "
+            f"{vendor!r} sees none ({self.blind}); not sent, no vote. Judge images with a "
+            "vision model (e.g. vendor='openai' or 'anthropic'), or set "
+            "Critic(vision=True) if this model does see them"
+        )
 
     async def _call(
         self,
@@ -387,6 +433,18 @@ class Caller:
         if after.structured != before.structured and self.settings.structured != "auto":
             return False
         return after.logprobs == before.logprobs or self.settings.confidence == "auto"
+
+
+def _blindness(settings: CriticConfig) -> str | None:
+    """Why the critic of ``settings`` sees no images, or ``None`` when it may."""
+    if settings.vision is not None:
+        return None if settings.vision else "Critic(vision=False)"
+    endpoint = settings.endpoint
+    if sees_images(endpoint, settings.model) is not False:
+        return None
+    if endpoint.vision is False:
+        return f"vendor {endpoint.name!r} has vision=False"
+    return f"the vendor lists it in text_only_models {list(endpoint.text_only_models)}"
 
 
 def charge_unreported_usage(

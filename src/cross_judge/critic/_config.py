@@ -58,6 +58,7 @@ __all__ = [
     "check_number",
     "check_samples",
     "check_sending",
+    "check_vision",
     "compile_template",
     "convert_calibration",
     "normalise_labels",
@@ -105,6 +106,7 @@ CRITIC_SETTINGS = (
     "prompt",
     "seed",
     "max_item_chars",
+    "vision",
     "labels",
     "samples",
     "structured",
@@ -145,6 +147,7 @@ class CriticConfig:
     json_mode: JsonMode
     seed: int | None
     max_item_chars: int | None
+    vision: bool | None  # Critic(vision=...): None follows the vendor (sees_images)
     labels: tuple[str, ...] | None
     samples: int
     structured: str | None
@@ -194,6 +197,7 @@ class CriticConfig:
         prompt: PromptSpec | str | None = None,
         seed: int | None = None,
         max_item_chars: int | None = None,
+        vision: bool | None = None,
         labels: Sequence[str] | None = None,
         samples: int = 1,
         structured: str | None = None,
@@ -233,6 +237,7 @@ class CriticConfig:
             json_mode=json_mode,
             seed=seed,
             max_item_chars=max_item_chars,
+            vision=vision,
             labels=tuple(labels) if labels is not None else None,
             samples=samples,
             structured=structured,
@@ -550,6 +555,22 @@ def check_sending(values: Mapping[str, Any], endpoint: VendorConfig) -> HTTPSess
             "so leave http_client out (its SDK client is pooled per event loop)"
         )
     return wrap_client(name, client)
+
+
+def check_vision(critic: str, value: object) -> None:
+    """Raise unless ``Critic(vision=...)`` is ``True`` (the model sees images, whatever its
+    vendor says), ``False`` (it does not: items with images are skipped without a call) or
+    ``None`` (the vendor's :func:`~cross_judge.vendors.sees_images` decides).
+
+    Raises:
+        ConfigError: naming the critic and the three values.
+    """
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(
+            f"Critic {critic!r}: vision must be True (the model sees images), False (it "
+            "does not: items with images are skipped without a call) or None (the "
+            f"vendor's table decides); got {value!r}"
+        )
 
 
 def check_number(

@@ -185,6 +185,13 @@ class Critic:
             critic sits out every pair involving a candidate of its own family (its verdict
             ``SKIPPED`` with ``error_kind="self_preference"``): judges favour their own
             family's answers. ``None``: no family, never sits out.
+        vision: whether the model sees images. ``None`` (the default) follows the
+            vendor's table (:func:`~cross_judge.vendors.sees_images`: OpenAI's and
+            Anthropic's vision models yes, DeepSeek no, OpenRouter, ``custom`` and local
+            servers not known, in which case the images are sent and the vendor decides);
+            ``True`` or ``False`` settles it for this critic. A critic that cannot see an
+            item's images abstains without a call: ``SKIPPED`` with
+            ``error_kind="no_vision"``, no request, no cost, nothing cached, no vote.
 
     Raises:
         ConfigError: an invalid value, an unknown vendor, ``custom`` without ``base_url``,
@@ -221,6 +228,7 @@ class Critic:
     confidence: ConfidenceMode = "stated"
     retry_truncated: bool = True
     family: str | None = None
+    vision: bool | None = None
 
     _injected: HTTPSession | None = field(init=False, repr=False, default=None)
     _cache: ResponseCache | None = field(init=False, repr=False, default=None)
@@ -240,6 +248,7 @@ class Critic:
 
     def __post_init__(self) -> None:
         _config.check_fields(vars(self))
+        _config.check_vision(self.name, self.vision)
         if self.prompt is not None:
             self.prompt, self.prompt_template, self.system_prompt, self.labels = (
                 _config.adopt_prompt(vars(self))

@@ -42,12 +42,14 @@ from ._wire import (
     TextPart,
     TokenLogprob,
     endpoint_identity,
+    size_problem,
 )
 
 __all__ = [
     "CACHE_KEY_VERSION",
     "MAX_RETRY_AFTER_S",
     "AnswerSchema",
+    "BatchLimits",
     "CallFailure",
     "ChatCompletionsAdapter",
     "ChatRequest",
@@ -87,13 +89,14 @@ __all__ = [
     "run_blocking",
     "secrets_of",
     "shared_session",
+    "size_problem",
     "split",
     "submit",
 ]
 
 # The names the layers above use from this package's modules, imported on first use.
 if TYPE_CHECKING:
-    from ._batch_codecs import Outcome, request_id, split
+    from ._batch_codecs import BatchLimits, Outcome, request_id, split
     from ._batches import batch_api, cancel, fetch_results, poll, submit
     from ._blocking import run_blocking
     from ._first_use import SetUpLine
@@ -104,6 +107,7 @@ if TYPE_CHECKING:
 _exports = LazyExports(
     __name__,
     {
+        "BatchLimits": "._batch_codecs",
         "ChatCompletionsAdapter": "._openai_compat",
         "Gate": "._retry",
         "MAX_RETRY_AFTER_S": "._retry",

@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ANTHROPIC_LIMITS", "AnthropicBatchAPI", "parse_results"]
 
-ANTHROPIC_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256 * 1024 * 1024)
-"""Anthropic: at most 100,000 requests and 256 MB per message batch."""
+ANTHROPIC_LIMITS = BatchLimits(max_requests=100_000, max_bytes=256_000_000)
+"""Anthropic: at most 100,000 requests and 256 MB per message batch (its batch processing
+guide; MB read as 10**6 bytes, the smaller reading)."""
 
 _ERRORS = {
     "invalid_request_error": ErrorKind.BAD_REQUEST,

@@ -35,8 +35,9 @@ if TYPE_CHECKING:
 
 __all__ = ["OPENAI_LIMITS", "OpenAIBatchAPI", "parse_results"]
 
-OPENAI_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200 * 1024 * 1024)
-"""OpenAI: at most 50,000 requests and 200 MB per input file, and one model per file."""
+OPENAI_LIMITS = BatchLimits(max_requests=50_000, max_bytes=200_000_000)
+"""OpenAI: at most 50,000 requests and 200 MB per input file, and one model per file (its
+Batch API reference; MB read as 10**6 bytes, the smaller reading)."""
 
 _ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 

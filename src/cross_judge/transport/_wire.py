@@ -41,6 +41,7 @@ __all__ = [
     "TextPart",
     "TokenLogprob",
     "endpoint_identity",
+    "size_problem",
 ]
 
 StructuredForm = Literal["schema", "tool", "json", "off"]
@@ -100,12 +101,15 @@ class TextPart:
 class ImagePart:
     """An image in a message: its bytes (``data``, of ``media_type``) or a ``url`` the
     vendor fetches (nothing in cross-judge does). ``sha256`` names it in the response
-    cache key: the digest of the bytes, or of the URL's text."""
+    cache key: the digest of the bytes, or of the URL's text. ``source`` is what it was
+    read from (a path or URL), for messages only: never sent, not in the cache key, not
+    compared."""
 
     media_type: str
     sha256: str
     data: bytes | None = field(default=None, repr=False)
     url: str | None = None
+    source: str | None = field(default=None, compare=False)
 
     @property
     def size(self) -> int:
@@ -125,6 +129,17 @@ class ImagePart:
     def base64_chars(self) -> int:
         """The length of the image's base64 text, as it goes on the wire."""
         return 4 * ((self.size + 2) // 3)
+
+    def wire_size(self) -> int:
+        """The bytes the image puts on the wire: its base64 text, or its URL's."""
+        if self.data is None:
+            return len((self.url or "").encode("utf-8", "surrogatepass"))
+        return self.base64_chars()
+
+    def label(self) -> str:
+        """How messages name the image: its source when known, its type and digest."""
+        where = f"{self.source}, " if self.source else ""
+        return f"{where}{self.media_type}, sha256 {self.sha256[:12]}"
 
 
 ContentPart = TextPart | ImagePart
@@ -282,10 +297,7 @@ class ChatRequest:
         """Roughly the bytes the request's content puts on the wire: its text (UTF-8) and
         its images as base64 (a URL image as its URL); what vendors' request size limits
         count."""
-        total = self.utf8_bytes()
-        for image in self.images():
-            total += image.base64_chars() if image.data is not None else len(image.url or "")
-        return total
+        return self.utf8_bytes() + sum(image.wire_size() for image in self.images())
 
     def text_chars(self) -> int:
         """Characters of prompt text sent (every text part), for rough token estimates."""
@@ -376,6 +388,59 @@ class ChatRequest:
             ]
         blob = json.dumps(identity, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def size_problem(request: ChatRequest, config: VendorConfig) -> str | None:
+    """Why ``request`` must not be sent to ``config``'s vendor, or ``None``: an image over
+    its ``max_image_bytes`` or the request over its ``max_request_bytes``
+    (:meth:`ChatRequest.wire_bytes`; an image counted as its base64 text). The message
+    names the image (its source, type and digest), its size, the limit and the fix.
+
+    A vendor without limits costs one attribute read; a request whose text is at most a
+    quarter of the request limit in characters (so its UTF-8 cannot exceed it) and has no
+    images is passed without encoding it.
+    """
+    image_cap = config.max_image_bytes
+    request_cap = config.max_request_bytes
+    if image_cap is None and request_cap is None:
+        return None
+    images = request.images()
+    if not images and (request_cap is None or 4 * request.text_chars() <= request_cap):
+        return None  # UTF-8 takes at most 4 bytes a character: it cannot be over
+    vendor = config.name
+    if image_cap is not None:
+        for number, image in enumerate(images, start=1):
+            size = image.wire_size()
+            if size > image_cap:
+                return (
+                    f"too large: image {number} of {len(images)} ({image.label()}) is "
+                    f"{_mb(size)} as sent ({size} bytes of base64; the file is "
+                    f"{_mb(image.size)}), over vendor {vendor!r}'s limit of {_mb(image_cap)} "
+                    f"per image (max_image_bytes={image_cap}); not sent. Shrink or "
+                    "recompress the image (e.g. to at most 1568 px on its long side, or as "
+                    "JPEG), give it as a URL the vendor fetches, or judge it with a critic "
+                    "on a vendor that takes it"
+                )
+    if request_cap is None:
+        return None
+    text = request.utf8_bytes()
+    pictures = sum(image.wire_size() for image in images)
+    if text + pictures <= request_cap:
+        return None
+    held = f"its text {_mb(text)}" + (
+        f" and {len(images)} image(s) {_mb(pictures)} as base64" if images else ""
+    )
+    return (
+        f"too large: the request is {_mb(text + pictures)} as sent ({held}), over vendor "
+        f"{vendor!r}'s limit of {_mb(request_cap)} per request (max_request_bytes="
+        f"{request_cap}); not sent. Send fewer or smaller images, or shorten the item (a "
+        "conversation or trajectory is cut to the prompt's render: limits)"
+    )
+
+
+def _mb(size: int) -> str:
+    """``size`` bytes in megabytes (decimal), for messages."""
+    return f"{size / 1_000_000:.2f} MB"
 
 
 def _chat_part(part: ContentPart) -> dict[str, Any]:
