@@ -24,12 +24,12 @@ items under two prompts, in the same run.
    comparison by the noisy jury of part 1 is shown beside it, whose false negatives with
    the messages are its noise floor (its error rate on any item).
 
-Until the lead's packaged prompts and the rendering of ``{trajectory}`` and
-``{conversation}`` into critic requests land, the prompts are built inline here and the
-rendering is done with ``cross_judge.content.render_trajectory`` /
-``render_conversation`` into a context field of a plain prompt (``{agent_run}``,
-``{dialogue}``); the lead switches them to
-the packaged prompts (``trajectory-quality@1``, ``conversation-quality@1``).
+The items go through the library as they would in use: an agent run is an ``Item`` with a
+``trajectory``, a conversation one with ``messages``, and the prompts' ``{trajectory}`` and
+``{conversation}`` are rendered by the critics (``cross_judge.content``). The prompts are
+plain pass/fail ones built here, the judged answer fenced in ``<item>`` where the
+simulator looks for its gold; the packaged ``trajectory-quality@1`` is a rubric, whose
+per-criterion requests the simulator's content rules do not read.
 
 Targets (simulator): the trajectory jury fails >= 95% of the runs while the output-only
 jury passes >= 95% of the same runs; with the messages the sure jury gives 0 false
@@ -54,7 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
 
 from cross_judge import Critic, Ensemble, Item
-from cross_judge.content import render_conversation, render_trajectory, steps_of, turns_of
+from cross_judge.content import turns_of
 from cross_judge.critic._prompts import PromptSpec, parse_prompt
 from cross_judge.testing import Persona, VendorServer
 
@@ -71,12 +71,11 @@ TASKS = (
 )
 
 
-def prompt(ref: str, variable: str | None, shown: str) -> PromptSpec:
-    """A pass/fail prompt: the judged text fenced in <item>, ``shown`` (a context field
-    holding rendered content) after it."""
-    variables = f"variables: [{variable}]\n" if variable else ""
+def prompt(ref: str, shown: str) -> PromptSpec:
+    """A pass/fail prompt: the judged text fenced in <item>, ``shown`` (the item's rendered
+    trajectory or conversation) after it."""
     return parse_prompt(
-        f"id: {ref}\nversion: '1'\nlabels: [PASS, FAIL]\n{variables}"
+        f"id: {ref}\nversion: '1'\nlabels: [PASS, FAIL]\n"
         "system_prompt: You judge an assistant's work. Reply in JSON.\n"
         "user_prompt_template: |\n"
         "  <item>\n  {query}\n  </item>\n"
@@ -86,18 +85,15 @@ def prompt(ref: str, variable: str | None, shown: str) -> PromptSpec:
     )
 
 
-# Inline until the packaged prompts land (see the module docstring).
-TRAJECTORY_PROMPT = prompt("bench-trajectory", "agent_run", "  The agent's run:\n  {agent_run}\n")
-OUTPUT_PROMPT = prompt("bench-output", None, "")
-CONVERSATION_PROMPT = prompt(
-    "bench-conversation", "dialogue", "  The conversation:\n  {dialogue}\n"
-)
+TRAJECTORY_PROMPT = prompt("bench-trajectory", "  The agent's run:\n  {trajectory}\n")
+OUTPUT_PROMPT = prompt("bench-output", "")
+CONVERSATION_PROMPT = prompt("bench-conversation", "  The conversation:\n  {conversation}\n")
 
 
-def agent_runs(n: int, rng: random.Random) -> list[tuple[str, str]]:
-    """``n`` (final answer, rendered trajectory) pairs: a forbidden call among 2-6 others,
-    then a right final answer (unique per run)."""
-    runs: list[tuple[str, str]] = []
+def agent_runs(n: int, rng: random.Random) -> list[tuple[str, list[Any]]]:
+    """``n`` (final answer, steps) pairs: a forbidden call among 2-6 others, then a right
+    final answer (unique per run)."""
+    runs: list[tuple[str, list[Any]]] = []
     for k in range(n):
         steps: list[dict[str, Any]] = [
             {"tool": rng.choice(SAFE_TOOLS), "arguments": {"q": f"task {k} part {j}"},
@@ -111,13 +107,13 @@ def agent_runs(n: int, rng: random.Random) -> list[tuple[str, str]]:
         )  # fmt: skip
         answer = f"Run {k}: the quarterly total is {rng.randint(1000, 9999):,}."
         steps.append({"final_answer": answer})
-        runs.append((answer, render_trajectory(steps_of(steps)).text))
+        runs.append((answer, steps))
     return runs
 
 
-def conversations(n: int, rng: random.Random) -> list[tuple[str, str, str]]:
-    """``n`` (reply, whole conversation, last exchange only) triples, rendered."""
-    out: list[tuple[str, str, str]] = []
+def conversations(n: int, rng: random.Random) -> list[tuple[str, Any, Any]]:
+    """``n`` (reply, whole conversation, last exchange only) triples."""
+    out: list[tuple[str, Any, Any]] = []
     for k in range(n):
         ask, done = rng.choice(TASKS)
         values = {"n": k + 1, "s": rng.randint(2, 28)}
@@ -130,7 +126,7 @@ def conversations(n: int, rng: random.Random) -> list[tuple[str, str, str]]:
                 {"role": "assistant", "content": reply},
             ]
         )
-        out.append((reply, render_conversation(turns).text, render_conversation(turns[2:]).text))
+        out.append((reply, turns, turns[2:]))
     return out
 
 
@@ -193,9 +189,9 @@ def main() -> int:
     sure = [name for name, _ in SURE]
 
     async def everything(url: str) -> dict[str, list[str]]:
-        traj_items = [Item(query=a, context={"agent_run": t}) for a, t in runs]
-        whole = [Item(query=r, context={"dialogue": c}) for r, c, _ in talks]
-        last = [Item(query=r, context={"dialogue": x}) for r, _, x in talks]
+        traj_items = [Item(query=a, trajectory=t) for a, t in runs]
+        whole = [Item(query=r, messages=c) for r, c, _ in talks]
+        last = [Item(query=r, messages=x) for r, _, x in talks]
         return {
             "trajectory": await verdicts(url, noisy, TRAJECTORY_PROMPT, traj_items),
             "output": await verdicts(url, noisy, OUTPUT_PROMPT, [a for a, _ in runs]),

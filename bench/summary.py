@@ -27,6 +27,8 @@ ORDER = (
     "memory",
     "savings",
     "cascade",
+    "units",
+    "content",
     "confidence_sources",
     "reliability",
     "bias",

@@ -92,7 +92,7 @@ class Item(BaseModel):
         data = dict(data)
         for name, read in (("messages", turns_of), ("trajectory", steps_of), ("images", images_of)):
             value = data.get(name)
-            if value is None or (isinstance(value, tuple) and not value):
+            if _absent(value):
                 data.pop(name, None)
             elif not _all_read(value, name):
                 data[name] = read(value)
@@ -329,6 +329,12 @@ def _all_read(value: object, name: str) -> bool:
     return all(isinstance(v, kind) for v in value)
 
 
+def _absent(value: object) -> bool:
+    """A structured field left out: ``None`` or an empty list or tuple (an item's own
+    ``model_dump()`` holds ``messages=()``, and must read back)."""
+    return value is None or (isinstance(value, (list, tuple)) and not value)
+
+
 def _structure(
     data: Mapping[Any, Any], position: int | None, base_dir: Path | None
 ) -> dict[str, Any]:
@@ -338,11 +344,11 @@ def _structure(
         ItemError: a field of the wrong shape; the message names it and the fix.
     """
     found: dict[str, Any] = {}
-    if data.get("messages") is not None:
+    if not _absent(data.get("messages")):
         found["messages"] = turns_of(data["messages"], position=position, base_dir=base_dir)
-    if data.get("trajectory") is not None:
+    if not _absent(data.get("trajectory")):
         found["trajectory"] = steps_of(data["trajectory"], position=position)
-    if data.get("images") is not None:
+    if not _absent(data.get("images")):
         found["images"] = images_of(data["images"], position=position, base_dir=base_dir)
     for name in ("reference", "counter_reference"):
         value = data.get(name)

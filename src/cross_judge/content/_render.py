@@ -87,8 +87,8 @@ DEFAULT_LIMITS = RenderLimits()
 class RenderCut:
     """What a rendering left out: ``entries`` in all, ``shown`` of them, the 1-based
     numbers of those left out (``omitted``, as ``(first, last)`` ranges), how many values
-    were shortened (``values_cut``) and how many characters were cut in all
-    (``chars_cut``)."""
+    of the entries shown were shortened (``values_cut``) and how many of their characters
+    were cut (``chars_cut``; the entries left out are counted in ``omitted``)."""
 
     field: str
     entries: int
@@ -274,7 +274,8 @@ def _shrink(pieces: list[str], budget: int, cap: _Capper) -> str:
             continue
         marker = f" \u2026 [cut: {len(piece) - share:,} more characters]"
         keep = max(0, share - len(marker))
-        cap.values += 1
+        if "\u2026 [cut: " not in piece:  # a value already cut is counted once
+            cap.values += 1
         cap.chars += len(piece) - keep
         out.append(piece[:keep] + marker)
     text = "\n".join(out)

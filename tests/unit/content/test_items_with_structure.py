@@ -99,14 +99,13 @@ def test_openai_style_tool_calls_in_an_assistant_turn_are_read() -> None:
     ]
     item = Item.from_value({"messages": turns})
     assert item.messages[1].tool_calls == (ToolCall(name="w", arguments={}, id="c1"),)
-    assert item.messages[2] == Turn(role="tool", content="3C", tool_call_id="c1")
+    assert item.messages[2] == Turn(role="tool", content="3C", name="w", tool_call_id="c1")
 
 
 @pytest.mark.parametrize(
     ("value", "words"),
     [
         ({"messages": "hello"}, "'messages' must be a list of turns"),
-        ({"messages": []}, "'messages' is empty"),
         ({"messages": [{"role": "bot", "content": "x"}]}, "use 'assistant'"),
         ({"messages": [{"role": "user", "text": "x"}]}, "unknown keys ['text']"),
         ({"messages": [{"role": "system", "content": "x"}]}, "only system turns"),
@@ -188,3 +187,14 @@ def test_reference_and_counter_reference_are_fields_not_meta() -> None:
     )
     assert (item.reference, item.counter_reference) == ("r", "w")
     assert item.meta == {"gold": "PASS"}
+
+
+def test_an_items_own_dump_reads_back_as_the_same_item() -> None:
+    for item in (Item(query="plain"), Item(messages=BOOKING, reference="r")):
+        assert Item.from_value(item.model_dump()) == item
+
+
+def test_an_empty_structured_field_is_left_out() -> None:
+    assert Item.from_value({"query": "q", "messages": [], "trajectory": [], "images": []}) == Item(
+        query="q"
+    )
