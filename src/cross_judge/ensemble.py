@@ -837,6 +837,11 @@ def _panel_rubric(critics: Sequence[Critic], threshold: float | None) -> Rubric 
     return first.model_copy(update={"threshold": float(threshold)})
 
 
+_ABSTENTIONS = frozenset({ErrorKind.SELF_PREFERENCE, ErrorKind.NO_VISION, ErrorKind.TOO_LARGE})
+"""Why a critic gives no vote without anything having failed: a ``SKIPPED`` verdict of
+one of these kinds counts in ``n_errors`` no more than in the vote."""
+
+
 def _sat_out(critic: Critic) -> Verdict:
     """The verdict of ``critic`` sitting out an item (self-preference): no call made."""
     return critic.unfinished_verdict(
@@ -1017,8 +1022,10 @@ def _aggregate(
     consensus, disagreement = vote
     valid = [v for v in verdicts if v.error is None]
     saved = sum(1 for v in verdicts if v.error_kind is ErrorKind.EARLY_STOP)
-    # A critic sitting out (self-preference) was never meant to vote: not an error either.
-    sat_out = sum(1 for v in verdicts if v.error_kind is ErrorKind.SELF_PREFERENCE)
+    # A critic sitting out (self-preference) or abstaining on an item it cannot take (its
+    # images unseen, its request over the vendor's size limit) was never meant to vote:
+    # not an error either.
+    sat_out = sum(1 for v in verdicts if v.error_kind in _ABSTENTIONS)
     usage = Usage()
     for v in verdicts:
         if v.usage is not None:

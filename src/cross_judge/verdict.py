@@ -586,6 +586,8 @@ _FAILURE_WORDS = {
     "budget": "not asked (over budget)",
     "self_preference": "sat out (a candidate of its own family)",
     "batch": "no answer from the batch API",
+    "no_vision": "abstained (cannot see the item's images)",
+    "too_large": "abstained (the request is over the vendor's size limit)",
 }
 _MESSAGE_PREFIXES = ("parse_fail: ", "refusal: ", "internal: ")
 _REFUSED = re.compile(r"(?i)refused|errno 111\b|econnrefused|connect call failed|winerror 10061")

@@ -148,7 +148,7 @@ async def test_an_ensemble_counts_only_the_critics_that_saw_the_image(
         sighted = await panel.judge(item)
     kinds = {v.critic_id: (v.kind, v.error_kind) for v in result.verdicts}
     assert kinds["blind"] == ("SKIPPED", ErrorKind.NO_VISION)
-    assert (result.consensus, result.n_valid) == (sighted.consensus, 2)
+    assert (result.consensus, result.n_valid, result.n_errors) == (sighted.consensus, 2, 0)
     assert result.agreement_pct == sighted.agreement_pct == 1.0
     assert repr(result.krippendorff_alpha) == repr(sighted.krippendorff_alpha)
     assert server.stats()["by_model"] == {"eye": 2, "eye-2": 2}

@@ -177,11 +177,10 @@ def entry_text(step: Step | Turn, number: int, cap: _Capper | None = None) -> st
     cap = cap or _Capper(10**12)
     if isinstance(step, Turn):
         body = cap(step.content)
-        if step.role == "tool":
-            label = f"tool ({step.name})" if step.name else "tool"
-            text = f"[turn {number}] {label}: {body}"
-        else:
-            text = f"[turn {number}] {step.role}: {body}"
+        label = step.role
+        if step.role == "tool" and step.name:
+            label = f"tool ({step.name})"
+        text = f"[turn {number}] {label}: {body}" if body else f"[turn {number}] {label}:"
         for call in step.tool_calls:
             text += f"\n{_call_text(call, cap)}"
         if step.images:

@@ -209,7 +209,7 @@ class RequestBuilder:
         parts: tuple[ContentPart, ...] = (TextPart(rendered.text),)
         if rendered.images:
             parts += tuple(
-                ImagePart(image.media_type, image.sha256, image.data, image.url)
+                ImagePart(image.media_type, image.sha256, image.data, image.url, image.source)
                 for image in rendered.images
             )
         user = Message("user", parts)

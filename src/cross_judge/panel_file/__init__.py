@@ -40,6 +40,8 @@ with ``critics:``) or a :class:`~cross_judge.cascade.Cascade` (a file with ``tie
                                       #   the answer was cut off (default true)
         family: openai                # optional: its model family; a ranking keeps it out of
                                       #   pairs with candidates of that family
+        vision: true                  # optional: whether its model sees images (default:
+                                      #   its vendor's; false abstains on items with images)
 
 **Cascades.** A file has either ``critics:`` (one ensemble) or ``tiers:`` (a cascade:
 cheapest tier first; an item goes on to the next tier only when the escalation rule says

@@ -80,6 +80,7 @@ def critic_from_spec(
         confidence=spec.confidence,
         retry_truncated=spec.retry_truncated,
         family=spec.family,
+        vision=spec.vision,
         **kwargs,
     )
 

@@ -233,6 +233,7 @@ class CriticSpec(BaseModel):
     confidence: ConfidenceMode = "stated"
     retry_truncated: bool = True
     family: str | None = Field(default=None, min_length=1)
+    vision: bool | None = None
 
     _prompt: PromptSpec | None = PrivateAttr(default=None)
 

@@ -36,7 +36,7 @@ __all__ = [
 _INDENT = "    "
 _STEP = re.compile(r"\[step (\d+)\] (.*)\Z", re.DOTALL)
 _TURN = re.compile(
-    r"\[turn (\d+)\] (user|assistant|system|tool(?: \([^)\n]*\))?): (.*)\Z", re.DOTALL
+    r"\[turn (\d+)\] (user|assistant|system|tool(?: \([^)\n]*\))?):(?: (.*))?\Z", re.DOTALL
 )
 _CALL = re.compile(r"call ([^\s(]+)\(")
 _ERROR = re.compile(r"\) -> ERROR: ")
@@ -137,7 +137,7 @@ def _entries(text: str) -> list[_Entry]:
             return
         # A turn: its own text, then (an assistant's) tool calls on "call" lines.
         role = head.group(2)
-        own: list[str] = [head.group(3)]
+        own: list[str] = [head.group(3) or ""]  # an assistant turn of tool calls only: ""
         calls: list[str] = []
         for line in lines:
             if role == "assistant" and _CALL.match(line):

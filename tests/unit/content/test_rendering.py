@@ -49,7 +49,7 @@ def test_a_conversation_renders_its_turns_and_an_assistants_calls() -> None:
     ]
     assert render_conversation(turns).text == (
         "[turn 1] user: weather?\n"
-        "[turn 2] assistant: \n"
+        "[turn 2] assistant:\n"
         '    call w({"city":"Oslo"})\n'
         "[turn 3] tool (w): 3C\n"
         "[turn 4] assistant: 3C."
