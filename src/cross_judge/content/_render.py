@@ -177,7 +177,7 @@ def entry_text(step: Step | Turn, number: int, cap: _Capper | None = None) -> st
     cap = cap or _Capper(10**12)
     if isinstance(step, Turn):
         body = cap(step.content)
-        label = step.role
+        label: str = step.role
         if step.role == "tool" and step.name:
             label = f"tool ({step.name})"
         text = f"[turn {number}] {label}: {body}" if body else f"[turn {number}] {label}:"
