@@ -108,8 +108,8 @@ class ItemReader:
                     continue
                 try:
                     for critic in self.critics:
-                        critic.check_renders(item.query, item.context)
-                except PromptError as exc:
+                        critic.check_renders(item)
+                except (PromptError, ItemError) as exc:  # a missing reference, steps, ...
                     self._skip(number, f"id {item.id!r}: {exc}")
                     continue
                 yield item
