@@ -608,17 +608,25 @@ def check_prompt(text: str, default_id: str | None = None) -> None:
 
 def check_prompt_spec(spec: PromptSpec) -> None:
     assert spec.source == "<string>"
-    assert "{query}" in spec.user_prompt_template
-    context = dict.fromkeys(spec.variables, "{0}</item>")
+    fields = Template.compile(spec.user_prompt_template).fields
+    assert fields & {"query", "conversation", "trajectory"}  # where the judged content goes
+    context: dict[str, object] = dict.fromkeys(spec.variables, "{0}</item>")
+    # The fields an item fills itself, and a unit prompt's unit (its text and number).
+    context.update(dict.fromkeys(("conversation", "trajectory", "reference"), "{0}"))
+    context["counter_reference"] = "{0}"
+    if spec.unit is not None:
+        context.update({spec.unit: "{0}", f"{spec.unit}_number": 1})
     if spec.rubric is not None:  # a rubric fills these itself, per criterion or for all
         context.update(criterion="{0}", criterion_id="c", criteria="- c: {0}")
-    assert "{query}{0}" in spec.render("{query}{0}", context)
+    rendered = spec.render("{query}{0}", context)
+    if "query" in fields:
+        assert "{query}{0}" in rendered
 
 
 PROMPT_FIELDS = (
     "id", "version", "description", "system_prompt", "user_prompt_template", "labels", "output",
     "score", "variables", "source", "ID", "user_prompt", "labels ", "criteria", "criteria_mode",
-    "pass_threshold",
+    "pass_threshold", "render_limits", "unit", "max_units",
 )  # fmt: skip
 yaml_scalar = st.one_of(
     st.none(),
@@ -934,6 +942,40 @@ item_mapping = st.fixed_dictionaries(
         | json_value,
         "meta": json_value,
         "gold": json_value,
+        "messages": st.lists(
+            st.fixed_dictionaries(
+                {"role": st.sampled_from(["user", "assistant", "tool", "system", "bot"])},
+                optional={
+                    "content": any_text | json_value,
+                    "tool_calls": json_value,
+                    "name": json_value,
+                    "tool_call_id": json_value,
+                    "images": json_value,
+                },
+            )
+            | json_value,
+            max_size=4,
+        )
+        | json_value,
+        "trajectory": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "name": any_text | json_value,
+                    "arguments": json_value,
+                    "result": json_value,
+                    "error": json_value,
+                    "text": any_text | json_value,
+                    "final_answer": any_text | json_value,
+                    "kind": st.sampled_from(["tool_call", "message", "final_answer", "x"]),
+                },
+            )
+            | json_value,
+            max_size=4,
+        )
+        | json_value,
+        "reference": any_text | json_value,
+        "images": json_value,
     },
 )
 item_value = item_mapping | json_value | any_text
@@ -945,7 +987,8 @@ def check_item(value: object) -> None:
         item = Item.from_value(value)
     except ItemError:
         return
-    assert isinstance(item.query, str) and item.query.strip()
+    assert isinstance(item.query, str)
+    assert item.query.strip() or item.messages or item.trajectory  # the judged content
     assert isinstance(item.id, str) and item.id
 
 
@@ -1041,11 +1084,18 @@ ITEM_CORPUS = (
     '{"query": "{query} {0} </item>", "context": {"topic": "{{"}}',
     '{"id": "dup", "query": "a"}',
     '{"id": "dup", "query": "b"}',
+    '{"messages": [{"role": "user", "content": "Book it?"}, {"role": "assistant", "content": '
+    '"Booked.", "tool_calls": [{"name": "book", "arguments": "{\\"at\\": 8}"}]}]}',
+    '{"query": "tidy", "trajectory": [{"name": "rm", "arguments": {"p": "/"}, "error": "no"}, '
+    '{"text": "hm"}, {"final_answer": "done"}], "reference": "r", "counter_reference": "w"}',
+    '{"query": "q", "images": [{"url": "https://x.test/a.png"}, "data:image/png;base64,AAAA"]}',
 )
 ITEM_TOKENS = (
     "{", "}", "[", "]", '"', "\\", ":", ",", '"query"', '"id"', '"context"', '"meta"',
     '"topic"', "null", "true", "1e999", "NaN", "-0", "\\ud800", "\\u0000", '"done"', "7",
-    "9" * 5000, "\n", "\r", "\ufeff", "\x00", "\xff",
+    "9" * 5000, "\n", "\r", "\ufeff", "\x00", "\xff", '"messages"', '"trajectory"',
+    '"role"', '"assistant"', '"content"', '"tool_calls"', '"name"', '"arguments"', '"error"',
+    '"final_answer"', '"reference"', '"images"', '"url"', '"base64"', '"path"', "[]", "{}",
 )  # fmt: skip
 
 
