@@ -32,7 +32,7 @@ from ..stats import ConfidenceCalibration
 from ..transport import HTTPSession, HttpxSession, SyncDuckSession, protocol_adapter
 from ..vendors import VendorConfig
 from ._answer_schema import schema_name
-from ._item_fields import JUDGED_FIELDS
+from ._item_fields import ITEM_FIELDS, JUDGED_FIELDS
 from ._parsing import LABEL_KEYS, REASONING_KEYS, ExampleAnswer, normalize_label
 from ._template import Template
 
@@ -171,6 +171,7 @@ class CriticConfig:
     schema_name: str
     mentions_json: bool
     limits: RenderLimits  # how much of a conversation or trajectory is shown
+    item_fields: frozenset[str]  # the template's fields an item fills ({reference}, ...)
     unit_limit: int  # the most turns or steps of one item a unit prompt judges
 
     @property
@@ -222,11 +223,12 @@ class CriticConfig:
         where = f"Critic {name!r}"
         spec = spec_in_use(prompt, prompt_template, system_prompt)
         scores = prompt.score if prompt is not None and not isinstance(prompt, str) else None
+        template = compile_template(where, prompt_template)
         return cls(
             name=name,
             model=model,
             endpoint=endpoint,
-            template=compile_template(where, prompt_template),
+            template=template,
             system_prompt=system_prompt,
             temperature=temperature,
             max_tokens=max_tokens,
@@ -260,6 +262,7 @@ class CriticConfig:
             schema_name="verdict" if spec is None else schema_name(spec.id, spec.version),
             mentions_json="json" in (system_prompt + prompt_template).lower(),
             limits=DEFAULT_LIMITS if spec is None else spec.limits,
+            item_fields=template.fields & _ITEM_FIELDS,
             unit_limit=100 if spec is None else spec.unit_limit,
         )
 
@@ -292,6 +295,9 @@ def prompt_digest(system_prompt: str, prompt_template: str) -> str:
     """sha256 of the system prompt and template: which exact prompt judged (cached)."""
     blob = json.dumps([system_prompt, prompt_template], ensure_ascii=False)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+_ITEM_FIELDS = frozenset(ITEM_FIELDS)
 
 
 @functools.lru_cache(maxsize=256)

@@ -30,12 +30,10 @@ from ..transport import (
 from ..vendors import VendorConfig
 from ._answer_schema import DEFAULT_OUTPUT, answer_schema
 from ._config import CriticConfig
-from ._item_fields import ITEM_FIELDS, UnitRef, item_values
+from ._item_fields import UnitRef, item_values
 from ._stepdown import learned_form, logprobs_refused
 
 __all__ = ["TOP_LOGPROBS", "RenderedPrompt", "RequestBuilder", "item_fields", "sample_request"]
-
-_ITEM_FIELDS = frozenset(ITEM_FIELDS)
 
 TOP_LOGPROBS = 10
 """Alternatives asked per token for ``confidence="logprob"``/``"auto"`` (OpenAI allows 20)."""
@@ -138,7 +136,7 @@ class RequestBuilder:
         """
         settings = self.settings
         template = settings.template
-        wanted = template.fields & _ITEM_FIELDS
+        wanted = settings.item_fields
         if not isinstance(query, Item) and wanted and not wanted <= set(context or ()):
             query = Item.of(query, context=context)  # say what the item lacks, as for items
             context = None
