@@ -40,8 +40,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
+from _tiers import jury_strong_cascade
 
-from cross_judge import BatchResult, Cascade, Critic, Ensemble, EnsembleVerdict, Escalation
+from cross_judge import Critic, EnsembleVerdict
 from cross_judge.critic._prompts import parse_prompt
 from cross_judge.testing import Persona, VendorServer
 
@@ -85,23 +86,6 @@ def tokens(usage: Any) -> int:
     return 0 if usage is None else int(usage.total_tokens)
 
 
-async def run(url: str, items: list[str]) -> tuple[BatchResult, BatchResult, BatchResult]:
-    jury = Ensemble([critic(name, url) for name in CHEAP], voting="majority")
-    strong = Ensemble([critic(STRONG, url)])
-    cascade = Cascade(
-        tiers=[
-            Ensemble([critic(name, url) for name in CHEAP], voting="majority"),
-            Ensemble([critic(STRONG, url)]),
-        ],
-        escalate=Escalation(agreement_below=1.0),
-    )
-    async with jury, strong, cascade:
-        cheap_run = await jury.judge_many(items, concurrency=64)
-        strong_run = await strong.judge_many(items, concurrency=64)
-        cascaded = await cascade.judge_many(items, concurrency=64)
-    return cheap_run, strong_run, cascaded
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=400)
@@ -131,7 +115,9 @@ def main() -> int:
         difficulty_seed=args.seed,
     ) as server:
         started = time.perf_counter()
-        cheap_run, strong_run, cascaded = asyncio.run(run(server.url, items))
+        cheap_run, strong_run, cascaded = asyncio.run(
+            jury_strong_cascade(lambda name: critic(name, server.url), CHEAP, STRONG, items)
+        )
         elapsed = time.perf_counter() - started
         calls = server.stats()["requests"]
 

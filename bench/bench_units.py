@@ -44,8 +44,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _report import Report
+from _tiers import jury_strong_cascade
 
-from cross_judge import BatchResult, Cascade, Critic, Ensemble, Escalation, Item
+from cross_judge import Critic, Item
 from cross_judge.content import RenderLimits, ToolCall, render_entry, render_trajectory
 from cross_judge.critic._prompts import parse_prompt
 from cross_judge.testing import Persona, VendorServer
@@ -109,23 +110,6 @@ def run_label(steps: dict[str, str]) -> str:
     return "FAIL" if any(label == "FAIL" for label in steps.values()) else "PASS"
 
 
-async def judge(url: str, runs: list[Item]) -> tuple[BatchResult, BatchResult, BatchResult]:
-    jury = Ensemble([critic(name, url) for name in CHEAP], voting="majority")
-    strong = Ensemble([critic(STRONG, url)])
-    cascade = Cascade(
-        tiers=[
-            Ensemble([critic(name, url) for name in CHEAP], voting="majority"),
-            Ensemble([critic(STRONG, url)]),
-        ],
-        escalate=Escalation(agreement_below=1.0),
-    )
-    async with jury, strong, cascade:
-        cheap_run = await jury.judge_many(runs, concurrency=64)
-        strong_run = await strong.judge_many(runs, concurrency=64)
-        cascaded = await cascade.judge_many(runs, concurrency=64)
-    return cheap_run, strong_run, cascaded
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=300)
@@ -158,7 +142,9 @@ def main() -> int:
         difficulty_seed=args.seed,
     ) as server:
         started = time.perf_counter()
-        cheap_run, strong_run, cascaded = asyncio.run(judge(server.url, runs))
+        cheap_run, strong_run, cascaded = asyncio.run(
+            jury_strong_cascade(lambda name: critic(name, server.url), CHEAP, STRONG, runs)
+        )
         elapsed = time.perf_counter() - started
         calls = server.stats()["requests"]
 
