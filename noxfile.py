@@ -140,6 +140,24 @@ def choix(session: nox.Session) -> None:
 
 
 @nox.session
+def paired(session: nox.Session) -> None:
+    """statsmodels and scipy as live oracles for the paired statistics: McNemar's exact test
+    and Holm's adjustment against statsmodels, the Wilcoxon signed-rank test against scipy in
+    its exact and normal-approximation modes (tests/unit/stats/test_paired_oracles.py, which
+    skips without them). Both are oracles, never dependencies; the default ``tests`` session
+    checks against their recorded answers (tests/unit/stats/test_paired.py)."""
+    session.install(".[test]", "statsmodels", "scipy", env=COMPILED)
+    session.run(
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "tests/unit/stats/test_paired_oracles.py",
+        "tests/unit/stats/test_paired.py",
+        *session.posargs,
+    )
+
+
+@nox.session
 def ray(session: nox.Session) -> None:
     """The ``cross-judge[ray]`` extra: ``cross_judge.ray`` (judging a Ray Dataset with
     async actors, the cluster-wide shared limit) against a Ray instance started on this
@@ -282,7 +300,7 @@ def bench(session: nox.Session) -> None:
     # krippendorff and numpy for the statistics comparison, crowd-kit for Dawid-Skene's
     # (an oracle, never a dependency). Bytecode compiled at install (COMPILED): cold-start
     # numbers must not include compiling.
-    session.install(".[test,ray]", "crowd-kit", env=COMPILED)
+    session.install(".[test,ray]", "crowd-kit", "statsmodels", env=COMPILED)
     for script in (
         "bench_fanout.py",
         "bench_throughput.py",
@@ -313,6 +331,7 @@ def bench(session: nox.Session) -> None:
         "bench_dawid_skene.py",
         "bench_bt_fit.py",
         "bench_estimates.py",
+        "bench_compare.py",
         "bench_vs_01.py",
     ):
         session.run("python", f"bench/{script}")

@@ -44,6 +44,7 @@ ORDER = (
     "rank_scale",
     "dawid_skene",
     "estimates",
+    "compare",
     "vs_01",
 )
 

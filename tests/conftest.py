@@ -21,6 +21,9 @@ from cross_judge.vendors import VENDORS, all_vendors
 
 from .waits import SAFETY_NET_S
 
+# pytester runs pytest on a test file of its own: the cross-judge pytest plugin's tests.
+pytest_plugins = ["pytester"]
+
 # Hypothesis's own limits are timings: a 200 ms deadline per example and a health check that
 # fails a test whose inputs are slow to generate. A loaded machine reaches both; the number of
 # examples bounds a property test instead. Derandomized: every run tries the same inputs, so

@@ -320,6 +320,10 @@ def votes():
     return BatchResult.from_votes(ROWS)
 
 
+def diff():
+    return votes().compare(votes(), allow_missing_manifest=True, label="P")
+
+
 def ranking():
     return Ranking(order=["y", "x"], ratings={"y": 1100.0, "x": 900.0},
                    ci={"y": (1001.0, 1200.0), "x": (800.0, 999.0)})
@@ -330,11 +334,16 @@ CALLS = {
     "add_votes": lambda: votes().add_votes([("i0", "dan", "P")]),
     "alpha_of_votes": lambda: votes().reliability_alpha(),
     "batch_html": lambda: votes()._repr_html_(),
+    "compare": diff,
     "criteria_agreement": lambda: rubric_batch().criteria_agreement(),
     "criteria_dawid_skene": lambda: rubric_batch().criteria_dawid_skene(),
     "criteria_gold_report": lambda: rubric_batch().criteria_gold_metrics(
         {"0": {"correct": "PASS"}, "1": {"correct": "FAIL"}}
     ),
+    "diff_fragment": lambda: diff()._repr_html_(),
+    "diff_markdown": lambda: diff().to_markdown(),
+    "diff_page": lambda: diff().to_html(),
+    "diff_text": lambda: diff().to_text(),
     "ensemble_html": lambda: votes().verdicts[0]._repr_html_(),
     "estimate": lambda: votes().estimate("P", gold=GOLD),
     "estimate_accuracy": lambda: votes().estimate_accuracy("ann", gold=GOLD),

@@ -68,6 +68,7 @@ if _typing.TYPE_CHECKING:
     from .panel import JudgePanel
     from .pricing import Price, load_prices, price_for, register_price
     from .ranking import Ranking
+    from .report import RunDiff, assert_no_regression, compare_runs
     from .reviewer import Reviewer
     from .rubric import Criterion, CriterionConsensus, CriterionVerdict, Rubric
     from .schema import EnsembleResult, Verdict as LegacyVerdict
@@ -138,6 +139,9 @@ _LAZY: dict[str, str] = {
     "price_for": "pricing",
     "register_price": "pricing",
     "Ranking": "ranking",
+    "RunDiff": "report",
+    "compare_runs": "report",
+    "assert_no_regression": "report",
     "Reviewer": "reviewer",
     "Criterion": "rubric",
     "CriterionConsensus": "rubric",
@@ -280,6 +284,7 @@ __all__ = [
     "ResultsLocked",
     "Reviewer",
     "Rubric",
+    "RunDiff",
     "RunOptions",
     "SharedLimitError",
     "StatisticsWarning",
@@ -297,9 +302,11 @@ __all__ = [
     "__version__",
     "agreement_pct",
     "all_vendors",
+    "assert_no_regression",
     "avg_confidence",
     "calibrate_cascade",
     "cohen_kappa",
+    "compare_runs",
     "first_disagreement",
     "fleiss_kappa",
     "get_strategy",

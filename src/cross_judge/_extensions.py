@@ -1,7 +1,8 @@
 """Methods of the result models that a higher layer implements.
 
 The result models (:class:`~cross_judge.verdict.Verdict`,
-:class:`~cross_judge.verdict.EnsembleVerdict`, :class:`~cross_judge.batch.BatchResult`) are
+:class:`~cross_judge.verdict.EnsembleVerdict`, :class:`~cross_judge.batch.BatchResult`,
+:class:`~cross_judge.report.RunDiff`) are
 base-layer data, yet some of their convenience methods are implemented further up:
 statistics (``stats/``), views (``report/``), dataframes (``integrations/``) and re-voting
 (the panels). Importing those from the models would close an import cycle. Instead, each
@@ -30,9 +31,14 @@ PROVIDERS: Mapping[str, str] = MappingProxyType(
         "add_votes": "cross_judge.batch.votes",
         "alpha_of_votes": "cross_judge.stats._agreement",
         "batch_html": "cross_judge.report._notebook",
+        "compare": "cross_judge.report._compare",
         "criteria_agreement": "cross_judge.stats._criteria",
         "criteria_dawid_skene": "cross_judge.stats._criteria",
         "criteria_gold_report": "cross_judge.stats._criteria",
+        "diff_fragment": "cross_judge.report._diff_page",
+        "diff_markdown": "cross_judge.report._diff_text",
+        "diff_page": "cross_judge.report._diff_page",
+        "diff_text": "cross_judge.report._diff_text",
         "ensemble_html": "cross_judge.report._notebook",
         "estimate": "cross_judge.stats.estimates",
         "estimate_accuracy": "cross_judge.stats.estimates",

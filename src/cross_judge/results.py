@@ -15,7 +15,6 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -23,6 +22,12 @@ from pydantic_core import PydanticSerializationError
 
 from ._extensions import provider
 from .errors import ConfigError, ErrorKind
+from .stats import (
+    manifest_path,
+    manifest_runs,
+    recorded_simulated_critics,
+    recorded_simulated_without_gold,
+)
 from .verdict import ABSTAIN, EnsembleVerdict, Usage, Verdict
 from .voting import BATCH_STRATEGIES, strategy_name
 
@@ -30,12 +35,14 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from .stats import (
+        CompareMetric,
         CriterionAgreement,
         CriterionDawidSkene,
         GoldReport,
         LengthBias,
         Level,
         PositionBias,
+        RunDiff,
         SelfStats,
     )
     from .stats.estimates import Estimate, Prediction
@@ -147,7 +154,8 @@ class BatchResult(BaseModel):
     language model, as the run manifest of a results file records them (see
     :meth:`from_jsonl`): every view of the batch says so; ``simulated_without_gold`` those
     of them whose simulator was told no item's truth (their accuracy against gold labels
-    measures chance, and ``stats`` says so). Statistics are computed on demand
+    measures chance, and ``stats`` says so); ``manifest_runs`` the runs that manifest
+    records, what :meth:`compare` checks the judge against. Statistics are computed on demand
     from ``verdicts`` and never call a model; ``None`` means undefined, never a made-up 0.
     ``len(batch)`` is the number of items; ``print(batch)`` prints :meth:`summary`.
     """
@@ -160,6 +168,7 @@ class BatchResult(BaseModel):
     elapsed_s: float = 0.0
     simulated_critics: list[str] = Field(default_factory=list)
     simulated_without_gold: list[str] = Field(default_factory=list)
+    manifest_runs: list[dict[str, Any]] = Field(default_factory=list, repr=False)
 
     def __len__(self) -> int:
         return len(self.verdicts)
@@ -301,6 +310,39 @@ class BatchResult(BaseModel):
             self, critic, gold=gold, allow_jury_shown=allow_jury_shown, **options
         )
         return estimate
+
+    def compare(
+        self,
+        baseline: BatchResult | str | os.PathLike[str],
+        *,
+        metric: CompareMetric = "auto",
+        gold: Mapping[str, str] | str | os.PathLike[str] | None = None,
+        label: str | None = None,
+        noise: BatchResult | str | os.PathLike[str] | None = None,
+        allow_panel_change: bool = False,
+        **options: Any,
+    ) -> RunDiff:
+        """This batch (the candidate) against ``baseline`` on the same items, paired by id:
+        the difference in ``metric`` with its interval and a paired test, the items that
+        flipped, per critic and per criterion. ``noise`` is a second judgement of the
+        baseline's outputs (an A/A run): the judge's own noise is reported beside. See
+        :func:`cross_judge.report.compare_runs` for every option.
+
+        Raises:
+            ConfigError: the judge differs between the runs (unless ``allow_panel_change``),
+                a manifest is missing, the item sets differ, as :func:`compare_runs` says.
+        """
+        diff: RunDiff = provider("compare")(
+            baseline,
+            self,
+            metric=metric,
+            gold=gold,
+            label=label,
+            noise=noise,
+            allow_panel_change=allow_panel_change,
+            **options,
+        )
+        return diff
 
     # -- per criterion (rubric batches) --------------------------------------------------------
 
@@ -682,6 +724,7 @@ class BatchResult(BaseModel):
         batch = cls.from_results(read_results(path, slim=slim))
         batch.simulated_critics = recorded_simulated_critics(path)
         batch.simulated_without_gold = recorded_simulated_without_gold(path)
+        batch.manifest_runs = manifest_runs(path)
         return batch
 
     @classmethod
@@ -1088,62 +1131,6 @@ def load_result(line: str | bytes) -> EnsembleVerdict:
         except ValueError:
             raise exc from None
         return EnsembleVerdict.model_validate(value)
-
-
-def manifest_path(results: str | os.PathLike[str]) -> Path:
-    """The run manifest beside a results file: ``out.jsonl`` -> ``out.jsonl.manifest.json``
-    (see :mod:`cross_judge.report._manifest`)."""
-    path = Path(results)
-    return path.with_name(path.name + ".manifest.json")
-
-
-def _manifest_runs(results: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The runs the manifest beside ``results`` records; empty when there is no manifest or
-    it cannot be read. Never raises."""
-    try:
-        with open(manifest_path(results), encoding="utf-8") as handle:
-            document = json.load(handle)
-    except (OSError, ValueError, RecursionError):
-        return []
-    runs = document.get("runs") if isinstance(document, dict) else None
-    return [run for run in runs if isinstance(run, dict)] if isinstance(runs, list) else []
-
-
-def _run_options(run: dict[str, Any]) -> dict[str, Any]:
-    options = run.get("options")
-    return options if isinstance(options, dict) else {}
-
-
-def recorded_simulated_critics(results: str | os.PathLike[str]) -> list[str]:
-    """The critics the run manifest beside ``results`` records as simulated (each run's
-    ``options.simulated_critics``, first-seen order): their answers came from the
-    simulated vendor, not a language model. Empty when there is no manifest, or it cannot
-    be read (a view then has nothing to say, and says nothing). Never raises."""
-    names: dict[str, None] = {}
-    for run in _manifest_runs(results):
-        listed = _run_options(run).get("simulated_critics")
-        if isinstance(listed, list):
-            names.update((str(name), None) for name in listed)
-    return list(names)
-
-
-def recorded_simulated_without_gold(results: str | os.PathLike[str]) -> list[str]:
-    """The simulated critics of the runs whose simulator, as the manifest beside ``results``
-    records it (``options.simulator``, written by ``cross-judge review`` for a panel file
-    with simulated critics), was told no item's truth (``gold: false``): each item's truth
-    was drawn from a hash of its text, so these critics' accuracy against the user's gold
-    labels is chance agreement. First-seen order; empty for manifests that do not record
-    the simulator (older runs, Python-built panels), or when there is no readable manifest.
-    Never raises."""
-    names: dict[str, None] = {}
-    for run in _manifest_runs(results):
-        simulator = _run_options(run).get("simulator")
-        if not isinstance(simulator, dict) or simulator.get("gold") is not False:
-            continue
-        listed = simulator.get("critics")
-        if isinstance(listed, list):
-            names.update((str(name), None) for name in listed)
-    return list(names)
 
 
 def _same_item(revoted: EnsembleVerdict, stored: EnsembleVerdict) -> EnsembleVerdict:

@@ -9,7 +9,15 @@ from __future__ import annotations
 import argparse
 import math
 
-__all__ = ["dollars", "fraction", "positive_int", "seconds", "shard_spec", "vendor_names"]
+__all__ = [
+    "dollars",
+    "fraction",
+    "non_negative",
+    "positive_int",
+    "seconds",
+    "shard_spec",
+    "vendor_names",
+]
 
 
 def positive_int(text: str) -> int:
@@ -31,6 +39,17 @@ def dollars(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of US dollars, got {text!r}") from None
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"expected a number of US dollars >= 0, got {text!r}")
+    return value
+
+
+def non_negative(text: str) -> float:
+    """``"0.02"`` -> ``0.02``: a finite number >= 0 (``--min-effect``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return value
 
 

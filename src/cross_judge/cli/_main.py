@@ -61,6 +61,7 @@ from ..errors import ConfigError
 from . import (
     _cache,
     _calibrate,
+    _compare,
     _convert,
     _demo_command,
     _import_votes,
@@ -83,6 +84,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "calibrate": _calibrate.run,
     "report": _report.run,
     "rank": _rank.run,
+    "compare": _compare.run,
     "label-queue": _label_queue.run,
     "prompts": _prompts.run,
     "cache": _cache.run,
@@ -105,6 +107,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _calibrate.add_parser(sub)
     _report.add_parser(sub)
     _rank.add_parser(sub)
+    _compare.add_parser(sub)
     _label_queue.add_parser(sub)
     _prompts.add_parser(sub)
     _cache.add_parser(sub)

@@ -23,6 +23,7 @@ RankPlan.__module__ = __name__
 
 __all__ = [
     "DEFAULT_MAX_CALLS",
+    "DEFAULT_PRIOR",
     "META_KEY",
     "CIMethod",
     "PairDesign",
@@ -39,11 +40,12 @@ __all__ = [
 
 # The names the layers above use from this package's modules, imported on first use.
 if TYPE_CHECKING:
-    from ._model import META_KEY
+    from ._model import DEFAULT_PRIOR, META_KEY
 
 _exports = LazyExports(
     __name__,
     {
+        "DEFAULT_PRIOR": "._model",
         "META_KEY": "._model",
     },
 )

@@ -1,6 +1,7 @@
 """A batch's results as one self-contained HTML page (``cross-judge report``), and the
 views the other layers show: the terminal summary (:func:`render_summary`), the digest of
-a batch (:class:`BatchDigest`), the run manifest (:class:`RunManifest`) and the label page
+a batch (:class:`BatchDigest`), the run manifest (:class:`RunManifest`), the comparison of
+two runs (:func:`compare_runs`, :class:`RunDiff`) and the label page
 (:func:`render_label_page`), and the per-turn and per-step results every view shows
 (:func:`unit_lines`). Names beyond the page's are imported on first use."""
 
@@ -18,8 +19,15 @@ __all__ = [
     "DEFAULT_MAX_ITEMS",
     "RUNTIME_VERSIONS",
     "BatchDigest",
+    "CompareMetric",
+    "Difference",
+    "FailOn",
+    "Flip",
+    "RunDiff",
     "RunManifest",
     "UnitLine",
+    "assert_no_regression",
+    "compare_runs",
     "entry_failed",
     "entry_text",
     "failure_message",
@@ -37,7 +45,9 @@ __all__ = [
 
 # The names the layers above use from this package's modules, imported on first use.
 if TYPE_CHECKING:
+    from ._compare import CompareMetric, Difference, FailOn, Flip, RunDiff, compare_runs
     from ._digest import BatchDigest
+    from ._gate import assert_no_regression
     from ._label_page import offered_labels, render_label_page
     from ._manifest import RunManifest
     from ._summary import (
@@ -53,6 +63,11 @@ _exports = LazyExports(
     __name__,
     {
         "BatchDigest": "._digest",
+        "assert_no_regression": "._gate",
+        **dict.fromkeys(
+            ["CompareMetric", "Difference", "FailOn", "Flip", "RunDiff", "compare_runs"],
+            "._compare",
+        ),
         "RunManifest": "._manifest",
         "failure_message": "._summary",
         "offered_labels": "._label_page",

@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from ..critic import Critic
     from ..ensemble import Ensemble
 
-__all__ = ["RunManifest", "manifest_path", "stepdowns"]
+__all__ = ["RunManifest", "manifest_path", "panel_changes", "stepdowns"]
 
 MANIFEST_VERSION = 1
 
@@ -171,7 +171,7 @@ class RunManifest:
         endpoint of simulated critics (a new local port each run). Settings one of the
         two entries did not record (an older version's) are skipped.
         """
-        return _panel_changes(previous, self._entry)
+        return panel_changes(previous, self._entry)
 
     def shard_change(self, previous: dict[str, Any]) -> str | None:
         """How this run's shard differs from the one of ``previous`` (a manifest entry),
@@ -255,7 +255,10 @@ _ANSWER_SETTINGS = (
 )
 
 
-def _panel_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+def panel_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """How the panel of the manifest entry ``after`` differs from that of ``before``, one
+    line per aspect (see :meth:`RunManifest.panel_changes`, which says what is compared);
+    empty when it judges as it did."""
     old_panel, new_panel = before.get("panel") or {}, after.get("panel") or {}
     changes: list[str] = []
 

@@ -4,9 +4,10 @@
 (metrics against gold labels), :mod:`~cross_judge.stats._dawid_skene` and
 :mod:`~cross_judge.stats._dawid_skene_correlated` (on the EM core in :mod:`~cross_judge.stats._em`),
 :mod:`~cross_judge.stats._confidence_calibration`, :mod:`~cross_judge.stats._bias` and
-:mod:`~cross_judge.stats._reliability` (learned weights and trust). The users' paths for
-them are :mod:`cross_judge.agreement`, :mod:`cross_judge.bias` and
-:mod:`cross_judge.reliability` (and the result models' methods).
+:mod:`~cross_judge.stats._reliability` (learned weights and trust), and
+:mod:`~cross_judge.stats._paired` (paired tests and intervals: a baseline run against a
+candidate on the same items). The users' paths for them are :mod:`cross_judge.agreement`,
+:mod:`cross_judge.bias` and :mod:`cross_judge.reliability` (and the result models' methods).
 
 This package's names are its face for the layers above (results, report, batch, ranking,
 the command line): each is imported lazily from the private module that defines it, so
@@ -24,12 +25,16 @@ __all__ = [
     "CONSENSUS",
     "LENGTH_BINS",
     "CalibrationMethod",
+    "CompareMetric",
     "ConfidenceCalibration",
     "CriteriaVotes",
     "CriterionAgreement",
     "CriterionDawidSkene",
     "DawidSkeneResult",
+    "Difference",
     "EffectiveVotes",
+    "FailOn",
+    "Flip",
     "GoldFile",
     "GoldReport",
     "LengthBias",
@@ -38,6 +43,7 @@ __all__ = [
     "PositionBias",
     "PositionStats",
     "Results",
+    "RunDiff",
     "SelfStats",
     "WeightsFit",
     "agreement_table",
@@ -64,24 +70,35 @@ __all__ = [
     "gold_metrics",
     "gold_report",
     "gold_table",
+    "holm",
     "id_values",
     "jury_shown_note",
     "learn_weights",
     "length_bias",
     "load_criteria_gold",
     "load_gold",
+    "manifest_path",
+    "manifest_runs",
     "matrix_from_labels",
+    "mcnemar_exact",
+    "mcnemar_mde",
+    "mean_difference_mde",
     "mle_exists",
     "numpy_available",
+    "paired_bootstrap_interval",
+    "paired_proportion_interval",
     "pairwise_agreement",
     "position_bias",
     "read_gold",
     "read_gold_file",
     "read_gold_labels",
+    "recorded_simulated_critics",
+    "recorded_simulated_without_gold",
     "reliability_alpha",
     "revote_dawid_skene",
     "self_consistency",
     "votes_worth",
+    "wilcoxon_signed_rank",
 ]
 
 # The names the layers above use from this package's modules, imported on first use.
@@ -132,6 +149,21 @@ if TYPE_CHECKING:
         votes_worth,
     )
     from ._gold_file import GoldFile, gold_labels, jury_shown_note, read_gold, read_gold_labels
+    from ._manifest_file import (
+        manifest_path,
+        manifest_runs,
+        recorded_simulated_critics,
+        recorded_simulated_without_gold,
+    )
+    from ._paired import (
+        holm,
+        mcnemar_exact,
+        mcnemar_mde,
+        mean_difference_mde,
+        paired_bootstrap_interval,
+        paired_proportion_interval,
+        wilcoxon_signed_rank,
+    )
     from ._reliability import (
         DawidSkeneResult,
         WeightsFit,
@@ -144,6 +176,7 @@ if TYPE_CHECKING:
         learn_weights,
         revote_dawid_skene,
     )
+    from ._run_diff import CompareMetric, Difference, FailOn, Flip, RunDiff
     from .bradley_terry import (
         bootstrap_intervals,
         elo,
@@ -157,6 +190,28 @@ _exports = LazyExports(
     __name__,
     {
         "CONSENSUS": "._gold",
+        **dict.fromkeys(["CompareMetric", "Difference", "FailOn", "Flip", "RunDiff"], "._run_diff"),
+        **dict.fromkeys(
+            [
+                "manifest_path",
+                "manifest_runs",
+                "recorded_simulated_critics",
+                "recorded_simulated_without_gold",
+            ],
+            "._manifest_file",
+        ),
+        **dict.fromkeys(
+            [
+                "holm",
+                "mcnemar_exact",
+                "mcnemar_mde",
+                "mean_difference_mde",
+                "paired_bootstrap_interval",
+                "paired_proportion_interval",
+                "wilcoxon_signed_rank",
+            ],
+            "._paired",
+        ),
         "CalibrationMethod": "._confidence_calibration",
         "ConfidenceCalibration": "._confidence_calibration",
         "CriteriaVotes": "._criteria",
