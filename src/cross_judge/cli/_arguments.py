@@ -44,13 +44,7 @@ def dollars(text: str) -> float:
 
 def non_negative(text: str) -> float:
     """``"0.02"`` -> ``0.02``: a finite number >= 0 (``--min-effect``)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
+    return _at_least_zero(text, "a number")
 
 
 def vendor_names(text: str) -> frozenset[str]:
@@ -66,12 +60,17 @@ def vendor_names(text: str) -> frozenset[str]:
 
 def seconds(text: str) -> float:
     """``"30"`` -> ``30.0``: seconds, finite and >= 0 (``--deadline``, ``--poll``)."""
+    return _at_least_zero(text, "a number of seconds")
+
+
+def _at_least_zero(text: str, noun: str) -> float:
+    """``text`` as a finite number >= 0, else the error ``expected <noun> >= 0``."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {noun} >= 0, got {text!r}")
     return value
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._extensions import provide
 from ..errors import ConfigError
+from ..rubric import DEFAULT_SCALE
 from ..stats import CompareMetric, Difference, FailOn, Flip, RunDiff
 from ._compare_stats import (
     Metric,
@@ -440,20 +441,15 @@ def compare_runs(
     if only:
         notes.append("critics only one run has, not compared: " + ", ".join(dict.fromkeys(only)))
     shared = [name for name in cand.critics if name in base.critics]
-    if chosen == "label_share":
-        consensus = ([row.consensus for row in rows[0]], [row.consensus for row in rows[1]])
-        labels = label_rows(consensus, options)
-    else:
-        labels = []
+    # A label share's keys are the consensus labels themselves.
+    labels = label_rows(keys, options) if chosen == "label_share" else []
     return RunDiff(
         metric=chosen,  # type: ignore[arg-type]
         label=chosen_label,
         main=main,
         labels=labels,
         critics=critic_rows(paired, rows, shared, measure, gold_labels, options),
-        criteria=criterion_rows(
-            rows, cand.scale or base.scale or {"PASS": 1.0, "FAIL": 0.0}, options
-        ),
+        criteria=criterion_rows(rows, cand.scale or base.scale or DEFAULT_SCALE, options),
         flips=flips(paired, (base, cand), keys, measure, options),
         noise=noise_row,
         notes=notes,

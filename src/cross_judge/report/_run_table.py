@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict
 
 from ..errors import ConfigError
+from ..rubric import DEFAULT_SCALE
 
 if TYPE_CHECKING:
     from ..ranking import Ranking
@@ -136,12 +137,19 @@ class RunTable:
     texts_of: Callable[[Sequence[str]], dict[str, str | None]] = _no_texts
     ranking: list[EnsembleVerdict] | None = None
 
-    def add(self, item_id: str, row: JudgedItem, where: str) -> None:
+    def add(self, item_id: str, row: JudgedItem, where: str, number: int) -> None:
+        """Add ``row`` under ``item_id``.
+
+        Raises:
+            ConfigError: ``item_id`` has a row already; the message says where the repeat
+                is: ``where`` with ``number`` put in its ``{}`` (formatted only then).
+        """
         if item_id in self.rows:
             raise ConfigError(
-                f"{self.name}: item id {item_id!r} has two results ({where}); a comparison "
-                "pairs one result per item: keep one (results files from two runs appended "
-                "together have this; `cross-judge review --resume` never writes one twice)"
+                f"{self.name}: item id {item_id!r} has two results ({where.format(number)}); "
+                "a comparison pairs one result per item: keep one (results files from two "
+                "runs appended together have this; `cross-judge review --resume` never "
+                "writes one twice)"
             )
         self.rows[item_id] = row
 
@@ -207,7 +215,7 @@ def _judged(record: Mapping[str, Any], run: RunTable, *, text_keys: bool) -> Jud
             if isinstance(scale, Mapping):
                 run.scale = {str(k): float(v) for k, v in scale.items()}
         if run.scale is None:
-            run.scale = {"PASS": 1.0, "FAIL": 0.0}
+            run.scale = dict(DEFAULT_SCALE)
     score = record.get("score")
     return JudgedItem(
         consensus=sys.intern(str(record.get("consensus"))),
@@ -223,9 +231,8 @@ def _from_batch(batch: BatchResult, name: str, *, text_keys: bool) -> RunTable:
     run.has_manifest = bool(batch.manifest_runs)
     items: dict[str, EnsembleVerdict] = {}
     for number, result in enumerate(batch.verdicts, start=1):
-        run.add(
-            result.query_id, _judged_result(result, run, text_keys=text_keys), f"result {number}"
-        )
+        row = _judged_result(result, run, text_keys=text_keys)
+        run.add(result.query_id, row, "result {}", number)
         items[result.query_id] = result
     if any(_rank_meta(r.meta) for r in batch.verdicts):
         run.ranking = list(batch.verdicts)
@@ -263,7 +270,7 @@ def _judged_result(result: EnsembleVerdict, run: RunTable, *, text_keys: bool) -
     if result.criteria is not None:
         criteria = {cid: (c.consensus, c.score) for cid, c in result.criteria.items()}
         if run.scale is None:
-            run.scale = dict(result.rubric.scale) if result.rubric else {"PASS": 1.0, "FAIL": 0.0}
+            run.scale = dict(result.rubric.scale if result.rubric else DEFAULT_SCALE)
     key = None
     if text_keys and result.item is not None:
         key = hash(result.item.model_dump_json())
@@ -351,7 +358,7 @@ def _judged_typed(record: _NamedResult, run: RunTable, *, text_keys: bool) -> Ju
         if run.scale is None:
             rubric = record.get("rubric")
             scale = rubric.get("scale") if rubric is not None else None
-            run.scale = dict(scale) if scale else {"PASS": 1.0, "FAIL": 0.0}
+            run.scale = dict(scale or DEFAULT_SCALE)
     return JudgedItem(
         consensus=sys.intern(record.get("consensus", "None")),
         score=record.get("score"),
@@ -368,7 +375,6 @@ def _from_file(path: Path, *, text_keys: bool) -> RunTable:
     run = RunTable(name=str(path), manifest_runs=manifest_runs(path))
     run.has_manifest = bool(run.manifest_runs)
     offsets: dict[str, int] = {}
-    rows = run.rows
     ranked = False
     for number, offset, line in _lines(path):
         if number == 1 and _is_ranking(line):
@@ -384,9 +390,7 @@ def _from_file(path: Path, *, text_keys: bool) -> RunTable:
             row = _judged_typed(record, run, text_keys=text_keys)
         else:
             row = _judged(record, run, text_keys=text_keys)
-        if item_id in rows:
-            run.add(item_id, row, f"line {number} repeats it")  # raises, naming the line
-        rows[item_id] = row
+        run.add(item_id, row, "line {} repeats it", number)
         offsets[item_id] = offset
         meta = record.get("meta")
         if meta and not ranked and "rank" in meta:
