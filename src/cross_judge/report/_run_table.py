@@ -24,6 +24,7 @@ from typing_extensions import TypedDict
 
 from ..errors import ConfigError
 from ..rubric import DEFAULT_SCALE
+from ..verdict import ItemText
 
 if TYPE_CHECKING:
     from ..ranking import Ranking
@@ -162,9 +163,19 @@ def _critic_identity(verdict: Mapping[str, Any]) -> tuple[str | None, str | None
 
 
 def _text_key(item: Any) -> int | None:
+    """A key of the text a results line's ``item`` holds: the same as a result in memory
+    gets for it (:func:`_item_key`), so runs read from files and runs in memory compare;
+    ``None`` without an item."""
     if not isinstance(item, Mapping):
         return None
-    return hash(json.dumps(item, sort_keys=True, default=str))
+    try:
+        return _item_key(ItemText.model_validate(item))
+    except ValidationError:  # not an item this version writes: its JSON is its key
+        return hash(json.dumps(item, sort_keys=True, default=str))
+
+
+def _item_key(item: ItemText) -> int:
+    return hash(item.model_dump_json())
 
 
 def _item_text(item: Any) -> str | None:
@@ -273,7 +284,7 @@ def _judged_result(result: EnsembleVerdict, run: RunTable, *, text_keys: bool) -
             run.scale = dict(result.rubric.scale if result.rubric else DEFAULT_SCALE)
     key = None
     if text_keys and result.item is not None:
-        key = hash(result.item.model_dump_json())
+        key = _item_key(result.item)
     return JudgedItem(result.consensus, result.score, votes, criteria, key)
 
 

@@ -409,3 +409,10 @@ def test_a_lone_surrogate_in_an_id_survives_the_file_and_the_json(tmp_path: Path
     )
     assert [flip.id for flip in diff.flips] == [hostile]
     assert RunDiff.from_json(diff.to_json()).flips[0].id == hostile
+
+
+def test_a_noise_file_of_the_same_outputs_pairs_with_a_baseline_in_memory(tmp_path: Path) -> None:
+    base = labels_run(PASS_FAIL)
+    again = write_run(tmp_path / "again.jsonl", labels_run(dropped(PASS_FAIL, 4)))
+    diff = compare_runs(base, labels_run(PASS_FAIL), noise=again)
+    assert diff.noise is not None and diff.noise.worse == 4
