@@ -223,6 +223,24 @@ def test_importing_the_statistics_face_imports_no_statistic() -> None:
     assert run_python(code).strip() == "[]"
 
 
+def test_comparing_two_results_files_loads_no_ranking_and_no_transport(tmp_path: Path) -> None:
+    # Reading files to compare them needs neither the batch engine nor an HTTP client.
+    code = (
+        "import sys\n"
+        "from cross_judge.report import compare_runs\n"
+        "path = sys.argv[1]\n"
+        "loaded = set(sys.modules)\n"
+        "compare_runs(path, path, allow_missing_manifest=True)\n"
+        "print(sorted(m for m in set(sys.modules) - loaded\n"
+        "             if m.startswith(('cross_judge.ranking', 'cross_judge.transport', 'httpx'))))"
+    )
+    path = tmp_path / "run.jsonl"
+    path.write_text(
+        '{"query_id": "i0", "verdicts": [], "consensus": "PASS", "voting": "majority"}\n'
+    )
+    assert run_python(code, str(path)).strip() == "[]"
+
+
 def test_a_face_name_is_imported_on_first_use_and_bound() -> None:
     code = (
         "import sys, cross_judge.stats as s\n"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import pickle
+import shutil
 from pathlib import Path
 
 import pytest
 
+from cross_judge.batch import BatchResult
 from cross_judge.errors import ConfigError
 from cross_judge.ranking import Ranking, fit_ranking
 from cross_judge.report import RunDiff, compare_runs
@@ -252,6 +255,50 @@ def test_a_line_that_is_no_result_is_refused_with_its_number(tmp_path: Path) -> 
     path.write_text(path.read_text() + '{"hello": 1}\n')
     with pytest.raises(ConfigError, match="line 2: not a result record"):
         compare_runs(path, path)
+
+
+def test_a_json_line_that_is_no_object_is_refused_with_its_number(tmp_path: Path) -> None:
+    path = write_run(tmp_path / "bad.jsonl", labels_run(["PASS"]))
+    path.write_text(path.read_text() + "[1, 2]\n")
+    with pytest.raises(ConfigError, match="line 2: not a result record"):
+        compare_runs(path, path)
+
+
+def test_a_line_that_is_no_json_is_refused_with_its_number(tmp_path: Path) -> None:
+    path = write_run(tmp_path / "bad.jsonl", labels_run(["PASS"]))
+    path.write_text(path.read_text() + '{"query_id": "i9", \n')
+    with pytest.raises(ConfigError, match="line 2: not JSON"):
+        compare_runs(path, path)
+
+
+def test_a_hand_edited_line_is_read_for_what_it_still_says(tmp_path: Path) -> None:
+    # A vote that is no object, and a critic's kind written as a number: the lean parse
+    # refuses the line, and the line is read again key by key.
+    base = write_run(tmp_path / "base.jsonl", labels_run(["PASS", "PASS"]))
+    lines = (tmp_path / "base.jsonl").read_text().splitlines()
+    record = json.loads(lines[1])
+    record["verdicts"].append(None)
+    record["verdicts"][2]["kind"] = 5
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(lines[0] + "\n" + json.dumps(record) + "\n")
+    shutil.copy(
+        base.with_name(base.name + ".manifest.json"),
+        edited.with_name(edited.name + ".manifest.json"),
+    )
+    diff = compare_runs(base, edited)
+    assert (diff.n_paired, diff.main.difference) == (2, 0.0)
+    assert {row.name: row.worse for row in diff.critics} == {"a": 0, "b": 0, "c": 1}
+
+
+def test_a_critic_first_named_on_a_later_line_is_checked_too(tmp_path: Path) -> None:
+    def run(sha: str) -> BatchResult:
+        first, second = result("i0", "PASS"), result("i1", "PASS", sha=sha)
+        return batch([first.model_copy(update={"verdicts": first.verdicts[:2]}), second])
+
+    base = write_run(tmp_path / "base.jsonl", run("0" * 64))
+    cand = write_run(tmp_path / "cand.jsonl", run("1" * 64))
+    with pytest.raises(ConfigError, match=r"'c' prompt sha256 0{12} -> 1{12}"):
+        compare_runs(base, cand)
 
 
 def test_a_missing_file_is_refused() -> None:
