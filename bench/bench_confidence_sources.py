@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import math
 import random
 import statistics
 import sys
@@ -58,8 +59,10 @@ from cross_judge import (
     Verdict,
     calibrate_cascade,
 )
+from cross_judge.critic._logprobs import label_probabilities
 from cross_judge.stats._confidence_calibration import expected_calibration_error
 from cross_judge.testing import Persona, VendorServer
+from cross_judge.transport import TokenLogprob
 
 LABELS = ("KEEP", "REJECT", "SPLIT", "MERGE")
 PROMPT = (
@@ -327,6 +330,52 @@ def cascade_section(
     return outcomes
 
 
+def short_lists_section(report: Report, lists: int, seed: int) -> tuple[int, int]:
+    """``lists`` scripted top-10 lists at a PASS/FAIL answer's label, as a small model's
+    (the chosen label near certain, the rest junk; the other label listed in 3 of 4):
+    confidences read exactly 1.0 (or 0) renormalising over the labels seen, the reading
+    before the bound, against the reading with it. Returns (bounded certainties, lists)."""
+    rng = random.Random(seed)
+    renormalised_certain = bounded_certain = bounded = 0
+    for _ in range(lists):
+        chosen = rng.uniform(-0.05, 0.0)
+        top = [("PASS", chosen)]
+        top += [(f"junk{n}", rng.uniform(-40.0, -8.0)) for n in range(8)]
+        other = rng.uniform(-40.0, -8.0)
+        if rng.random() < 0.75:
+            top.append(("FAIL", other))
+        tokens = [
+            TokenLogprob('{"kind":"', -0.001, ()),
+            TokenLogprob("PASS", chosen, tuple(top)),
+            TokenLogprob('"}', -0.001, ()),
+        ]
+        read = label_probabilities(
+            '{"kind":"PASS"}', tokens, chosen="PASS", labels=("PASS", "FAIL")
+        )
+        assert read is not None
+        listed = {token: lp for token, lp in top if token in ("PASS", "FAIL")}
+        seen = sum(math.exp(lp) for lp in listed.values())
+        renormalised = math.exp(chosen) / seen
+        renormalised_certain += renormalised >= 1.0
+        bounded_certain += not 0.0 < read.confidence < 1.0
+        bounded += read.bounded
+    setting = "scripted top 10 lists, FAIL left out of 1 in 4"
+    report.row(
+        setting=setting,
+        n=lists,
+        measure="logprob confidence exactly 1.0, renormalised over the labels seen (before)",
+        logprob=renormalised_certain,
+    )
+    report.row(
+        setting=setting,
+        n=lists,
+        measure="logprob confidence exactly 0 or 1, the missing label bounded (now)",
+        logprob=bounded_certain,
+    )
+    report.row(setting=setting, n=lists, measure="verdicts confidence_bounded", logprob=bounded)
+    return bounded_certain, lists
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=1000)
@@ -350,6 +399,7 @@ def main() -> int:
     )
     measures, differing, logprob_votes, logprob_sourced = calibration_section(report, args)
     outcomes = cascade_section(report, args)
+    certain, lists = short_lists_section(report, 2000, args.seed)
 
     for model, accuracy, temperature in CALIBRATION_PERSONAS:
         stated_ece, logprob_ece = (measures[model][s]["ECE"] for s in SOURCES)
@@ -379,6 +429,11 @@ def main() -> int:
         unit="%",
     )
     report.check("answers differing between a persona's two critics", differing, at_most=0)
+    report.check(
+        f"logprob confidences exactly 0 or 1, {lists} scripted short top lists",
+        certain,
+        at_most=0,
+    )
     more = []
     for rule, by_source in outcomes.items():
         stated, logprob = by_source["stated"], by_source["logprob"]

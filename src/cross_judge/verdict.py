@@ -422,7 +422,11 @@ class Verdict(BaseModel):
     where it was decided, renormalised over the label vocabulary
     (``Critic(confidence="logprob")``); ``"none"``, no confidence (a vote that stated none
     and had no token probabilities, and every failed or skipped call). Left out of dumps
-    when ``"stated"``.
+    when ``"stated"``. ``confidence_bounded`` is True when a ``"logprob"`` confidence was
+    partly decided by a bound: a label the vendor's top token list left out was given the
+    most the list allows it (the smallest probability listed), so the confidence is the
+    least the list allows rather than a certainty the vendor never reported; left out of
+    dumps when False.
 
     ``structured`` is the answer shape the call asked for when the critic sets
     ``structured=`` (``"schema"``, ``"tool"``, ``"json"`` or ``"off"``: after any step
@@ -473,6 +477,7 @@ class Verdict(BaseModel):
     self_agreement: float | None = Field(default=None, ge=0.0, le=1.0)
     written_label: str | None = None
     confidence_source: ConfidenceSource = "stated"
+    confidence_bounded: bool = False
     structured: StructuredAsked | None = None
     criteria: dict[str, CriterionVerdict] | None = None
     render_cut: list[dict[str, Any]] | None = None
@@ -521,6 +526,8 @@ class Verdict(BaseModel):
                 data.pop(name, None)
         if self.confidence_source == "stated":
             data.pop("confidence_source", None)
+        if not self.confidence_bounded:
+            data.pop("confidence_bounded", None)
         if not self.cost_estimates:
             data.pop("cost_estimates", None)
         return data

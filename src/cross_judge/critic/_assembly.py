@@ -180,8 +180,10 @@ class VerdictAssembler:
         confidence, stated, given = parsed.confidence, None, parsed.confidence_given
         source: ConfidenceSource = "stated" if given else "none"
         measured = self._label_probabilities(completion, text, parsed.kind)
+        bounded = False
         if measured is not None:
             confidence, given, source = measured.confidence, True, "logprob"
+            bounded = measured.bounded
             if parsed.confidence_given:
                 stated = parsed.confidence
             if scores:
@@ -204,6 +206,7 @@ class VerdictAssembler:
             stated_confidence=stated,
             confidence_stated=given,
             confidence_source=source,
+            confidence_bounded=bounded,
             reasoning=parsed.reasoning,
             score=score,
             raw_response=text,

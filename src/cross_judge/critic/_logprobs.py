@@ -40,8 +40,18 @@ How the answer is read:
 
 **Approximation.** Only the chosen path is observed: mass that leaves it is split evenly over
 the labels it could still become (``'RE'`` over ``REJECT`` and ``REVISE`` when the chosen
-token was ``'REJ'``), and a label absent from every top list gets 0. The probabilities sum
-to 1.
+token was ``'REJ'``). The probabilities sum to 1.
+
+**A label the list left out.** A top-k list holds the k likeliest tokens, so a token it
+leaves out has at most the probability of the least likely one it holds. At a decision
+point, a label still possible there that no listed alternative is consistent with gets
+that bound (the smallest probability the list holds, over all its tokens) as its weight
+beside the listed ones, instead of nothing: renormalising over the labels seen would give
+it no mass and the chosen label a certainty the vendor never reported (a small model whose
+other label fell out of its top 10 read 1.0). It is the most the list allows, so the chosen
+label's confidence is then the least the list allows; :attr:`LabelProbabilities.bounded`
+says the bound decided part of it. No probability read here is exactly 0 or 1: each is
+kept strictly inside (0, 1) at the float's resolution.
 
 ``None`` also when: the chosen label is not in ``labels`` (both normalised; reserved labels
 are never in it), its value cannot be located (e.g. written with escapes or look-alike
@@ -77,7 +87,12 @@ class LabelProbabilities:
     chosen: str
     """The label the answer gave, normalised as the parser does."""
     probabilities: Mapping[str, float] = field(hash=False)
-    """Each vocabulary label's probability (read-only copy); sums to 1."""
+    """Each vocabulary label's probability (read-only copy); sums to 1, each strictly
+    between 0 and 1."""
+    bounded: bool = False
+    """Whether a label the vendor's top token list left out at a decision point was given
+    the bound the list allows (the smallest probability it holds) rather than a measured
+    probability: the confidence is then the lowest the list allows."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "probabilities", MappingProxyType(dict(self.probabilities)))
@@ -232,7 +247,7 @@ def _label_probabilities(
     on_path = 1.0  # the probability mass still following the chosen label's path
     candidates: tuple[str, ...] = vocabulary
     so_far = ""  # the value's text written by the tokens already walked
-    listed = False
+    listed = bounded = False
     for index in range(first, len(tokens)):
         token = tokens[index]
         lead = token.token[: start - starts[index]] if index == first else ""
@@ -246,8 +261,9 @@ def _label_probabilities(
             step = _decide(token, lead, so_far, quoted, before, candidates, path, label)
             if step is None:
                 return None
-            following, leaving, alternatives = step
+            following, leaving, alternatives, bound_used = step
             listed = listed or alternatives
+            bounded = bounded or bound_used
             for other, share in leaving.items():
                 probabilities[other] += on_path * share
             on_path *= following
@@ -259,7 +275,12 @@ def _label_probabilities(
     if not listed:
         return None
     probabilities[label] += on_path
-    return LabelProbabilities(label, {k: min(1.0, max(0.0, v)) for k, v in probabilities.items()})
+    inside = {k: min(_ALMOST_ONE, max(_ALMOST_ZERO, v)) for k, v in probabilities.items()}
+    return LabelProbabilities(label, inside, bounded)
+
+
+_ALMOST_ZERO = math.ulp(0.0)  # the smallest positive float
+_ALMOST_ONE = math.nextafter(1.0, 0.0)  # the largest float below 1
 
 
 def _decide(
@@ -271,15 +292,18 @@ def _decide(
     candidates: tuple[str, ...],
     path: tuple[str, ...],
     label: str,
-) -> tuple[float, dict[str, float], bool] | None:
+) -> tuple[float, dict[str, float], bool, bool] | None:
     """One token's split: ``(share following the path, {label: share leaving to it},
-    whether the vendor listed any alternative)``, shares of the kept alternatives' mass.
-    ``None`` when the token's logprob is unusable or no alternative is kept."""
+    whether the vendor listed any alternative, whether a label of ``candidates`` no listed
+    alternative is consistent with got the list's bound)``, shares of the kept
+    alternatives' mass and the bounds. ``None`` when the token's logprob is unusable or no
+    alternative is kept."""
     weights = _weights(token)
     if weights is None:
         return None
     following = total = 0.0
     leaving: dict[str, float] = {}
+    seen: set[str] = set()
     for alternative, weight in weights:
         if weight <= 0.0 or not alternative.startswith(lead):
             continue
@@ -287,6 +311,7 @@ def _decide(
         own = value.consistent(candidates)
         if not own or (not value.finished and value.key == before):
             continue  # no label, or it postpones the choice
+        seen.update(own)
         total += weight
         if label in own and all(other in path for other in own):
             following += weight
@@ -300,4 +325,11 @@ def _decide(
     if total <= 0.0:
         return None
     listed = len({alternative for alternative, _ in weights}) > 1
-    return following / total, {k: v / total for k, v in leaving.items()}, listed
+    unseen = [other for other in candidates if other not in seen] if listed else []
+    if unseen:
+        # The most an unlisted token can have: the least likely listed one's probability.
+        bound = min(weight for _, weight in weights)
+        for other in unseen:
+            leaving[other] = leaving.get(other, 0.0) + bound
+        total += bound * len(unseen)
+    return following / total, {k: v / total for k, v in leaving.items()}, listed, bool(unseen)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -13,7 +14,7 @@ import httpx
 import pytest
 import respx
 
-from cross_judge import ConfigError, Critic, ErrorKind
+from cross_judge import ConfigError, Critic, ErrorKind, Verdict
 from cross_judge.critic import _assembly as assembly
 from cross_judge.critic._stepdown import forget_steps, steps_taken
 from cross_judge.transport import CallFailure, Completion
@@ -387,6 +388,34 @@ async def test_logprob_confidence_is_the_labels_probability_over_the_vocabulary(
     assert verdict.confidence == pytest.approx(keep / (keep + reject), rel=1e-6)
     assert verdict.confidence_source == "logprob" and verdict.stated_confidence == 0.99
     assert body_of(route)["logprobs"] is True and body_of(route)["top_logprobs"] == 10
+
+
+@respx.mock
+async def test_a_measured_logprob_confidence_is_not_marked_bounded(
+    client: httpx.AsyncClient,
+) -> None:
+    content = '{"kind": "KEEP", "confidence": 0.99, "reasoning": "fine"}'
+    alternatives = [("KEEP", -0.2), ("REJECT", -1.9)]
+    respx.post(URL).respond(json=with_logprobs(content, "KEEP", alternatives))
+    verdict = await critic(client, confidence="logprob").judge("q")
+    assert not verdict.confidence_bounded
+    assert "confidence_bounded" not in verdict.model_dump_json()
+
+
+@respx.mock
+async def test_a_label_the_top_list_left_out_bounds_the_confidence_and_the_verdict_says_so(
+    client: httpx.AsyncClient,
+) -> None:
+    # REJECT is not among the alternatives: it weighs the least listed one ("Maybe").
+    content = '{"kind": "KEEP", "confidence": 0.99, "reasoning": "fine"}'
+    alternatives = [("KEEP", -0.0001), ("Keep", -8.0), ("Maybe", -11.0)]
+    respx.post(URL).respond(json=with_logprobs(content, "KEEP", alternatives))
+    verdict = await critic(client, confidence="logprob").judge("q")
+    keep = math.exp(-0.0001) + math.exp(-8.0)
+    assert verdict.confidence == pytest.approx(keep / (keep + math.exp(-11.0)), rel=1e-9)
+    assert verdict.confidence < 1.0 and verdict.confidence_bounded
+    again = Verdict.model_validate_json(verdict.model_dump_json())
+    assert again.confidence_bounded
 
 
 @respx.mock

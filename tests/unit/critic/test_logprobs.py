@@ -194,9 +194,10 @@ def test_an_unquoted_numeric_label_is_read() -> None:
         tok(', "confidence": 0.7}'),
     ]
     result = probabilities_of(tokens, "4", ONE_TO_FIVE)
-    z = e(-0.4) + e(-1.2) + e(-2.0)
+    # "1" and "2" are not listed: each gets the list's smallest probability (the quote's).
+    z = e(-0.4) + e(-1.2) + e(-2.0) + 2 * e(-3.0)
     assert dict(result.probabilities) == pytest.approx(
-        {"1": 0.0, "2": 0.0, "3": e(-2.0) / z, "4": e(-0.4) / z, "5": e(-1.2) / z}
+        {"1": e(-3.0) / z, "2": e(-3.0) / z, "3": e(-2.0) / z, "4": e(-0.4) / z, "5": e(-1.2) / z}
     )
 
 
@@ -208,8 +209,9 @@ def test_expected_score_of_a_one_to_five_prompt_is_the_probability_weighted_mean
     ]
     result = probabilities_of(tokens, "4", ONE_TO_FIVE)
     scores = {"1": 0.0, "2": 0.25, "3": 0.5, "4": 0.75, "5": 1.0}
-    z = e(-0.4) + e(-1.2) + e(-2.0)
-    expected = (0.75 * e(-0.4) + 1.0 * e(-1.2) + 0.5 * e(-2.0)) / z
+    # "1" and "2", unlisted, each weigh the smallest listed probability, e(-2.0).
+    z = e(-0.4) + e(-1.2) + 3 * e(-2.0)
+    expected = (0.75 * e(-0.4) + 1.0 * e(-1.2) + (0.5 + 0.0 + 0.25) * e(-2.0)) / z
     assert result.expected_score(scores) == pytest.approx(expected, rel=1e-12)
 
 
@@ -271,3 +273,54 @@ def test_a_label_key_other_than_kind_is_found() -> None:
     tokens = [tok('{"Decision": "'), tok("FAIL", ("FAIL", -0.1), ("PASS", -2.4)), tok('"}')]
     result = probabilities_of(tokens, "FAIL")
     assert result.confidence == pytest.approx(e(-0.1) / (e(-0.1) + e(-2.4)), rel=1e-12)
+
+
+# -- a label the top list left out --------------------------------------------------------
+
+
+def test_a_label_missing_from_the_top_list_weighs_the_smallest_listed_probability() -> None:
+    # FAIL is not in the list; "Maybe" (no label) is its least likely entry: FAIL weighs that.
+    tokens = openai_pass_answer(("PASS", -0.01), ("Pass", -4.0), ("Maybe", -9.0))
+    result = probabilities_of(tokens, "PASS")
+    expected = (e(-0.01) + e(-4.0)) / (e(-0.01) + e(-4.0) + e(-9.0))
+    assert result.confidence == pytest.approx(expected, rel=1e-12)
+    assert result.probabilities["FAIL"] == pytest.approx(1 - expected, rel=1e-9)
+    assert result.bounded
+
+
+def test_a_top_list_that_lists_every_label_is_not_bounded() -> None:
+    result = probabilities_of(openai_pass_answer(("PASS", -0.1), ("FAIL", -2.5)), "PASS")
+    assert not result.bounded
+
+
+def test_a_top_list_of_the_chosen_label_alone_reads_no_certainty() -> None:
+    # A small model's top 10: the chosen label written ten ways, the other label nowhere.
+    variants = [("PASS", -0.0001)] + [(f"PASS{'!' * n}", -12.0 - n) for n in range(1, 10)]
+    result = probabilities_of(openai_pass_answer(*variants), "PASS")
+    assert result.probabilities["FAIL"] > 0.0 and result.confidence < 1.0
+    assert result.probabilities["FAIL"] == pytest.approx(e(-21.0) / e(-0.0001), rel=1e-6)
+    assert result.bounded
+
+
+def test_no_probability_read_is_exactly_zero_or_one_even_when_the_bound_underflows() -> None:
+    tokens = openai_pass_answer(("PASS", 0.0), ("Maybe", -800.0))
+    result = probabilities_of(tokens, "PASS")
+    assert 0.0 < result.probabilities["FAIL"] < result.confidence < 1.0
+
+
+def test_a_multi_token_label_left_out_at_its_deciding_token_is_bounded() -> None:
+    # "RE" then "J": REVISE's "V" is not listed at the second token.
+    labels = ("REJECT", "REVISE", "KEEP")
+    tokens = [
+        tok('{"kind":"'),
+        tok("RE", ("RE", -0.2), ("KEEP", -1.8)),
+        tok("J", ("J", -0.05), ("x", -6.0)),
+        tok('ECT"}'),
+    ]
+    result = probabilities_of(tokens, "REJECT", labels)
+    first = e(-0.2) / (e(-0.2) + e(-1.8))
+    assert result.probabilities["KEEP"] == pytest.approx(1 - first, rel=1e-12)
+    second = e(-0.05) / (e(-0.05) + e(-6.0))
+    assert result.confidence == pytest.approx(first * second, rel=1e-12)
+    assert result.probabilities["REVISE"] == pytest.approx(first * (1 - second), rel=1e-12)
+    assert result.bounded
