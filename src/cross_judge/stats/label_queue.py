@@ -16,12 +16,18 @@ Strategies, each drawing exactly ``n`` items without replacement:
   that no vote decided, ``floor`` for the others.
 
 ``floor`` (default 0.3) keeps every item's probability above zero: an estimate can only be
-unbiased if every item could have been labelled, and its normal interval holds only when no
-item's weight ``1 / probability`` is huge (on the simulator, 100 labels from an
-``"uncertain"`` queue covered the truth in 88% of draws at floor 0.1, 94% at 0.3:
-``bench/bench_estimates.py``). The two weighted strategies draw by
-systematic sampling over a random order with probabilities proportional to size (capped
-at 1: such an item is always drawn), which gives each item exactly its probability.
+unbiased if every item could have been labelled. It is also bounded
+(:data:`MIN_FLOOR`, :data:`MAX_FLOOR`): the items a weighted queue favours least are
+labelled rarely and each such label weighs most, so below a floor of 0.1 (above 10 for
+``"disputed"``, which then favours the items the panel agreed on) the largest weight is
+more than about ten times the smallest, and the few labels of the least favoured kind
+often miss the jury's rare mistakes there; with a label or none of that kind, no
+interval from the labels can hold its level. Between the bounds the 95% interval of
+:mod:`cross_judge.stats.estimates` covered the truth in at least 93% of the simulated
+draws of ``bench/bench_estimates.py`` for every strategy and floor it measures. The two
+weighted strategies draw by systematic sampling over a random order with probabilities
+proportional to size (capped at 1: such an item is always drawn), which gives each item
+exactly its probability.
 
 Calls no model and reads only the stored results.
 """
@@ -46,11 +52,14 @@ if TYPE_CHECKING:
     from ..results import BatchResult
 
 __all__ = [
+    "MAX_FLOOR",
+    "MIN_FLOOR",
     "QUEUE_STRATEGIES",
     "Candidate",
     "Judged",
     "LabelQueue",
     "QueueStrategy",
+    "check_floor",
     "inclusion_probabilities",
     "label_queue",
     "uncertainty",
@@ -60,6 +69,13 @@ QueueStrategy = Literal["uncertain", "disputed", "uniform", "stratified"]
 """How :func:`label_queue` chooses items (see the module docstring)."""
 
 QUEUE_STRATEGIES: tuple[str, ...] = get_args(QueueStrategy)
+
+MIN_FLOOR: dict[str, float] = {"uncertain": 0.1, "disputed": 0.1}
+"""The smallest ``floor`` each weighted strategy accepts (see the module docstring)."""
+
+MAX_FLOOR: dict[str, float] = {"disputed": 10.0}
+"""The largest ``floor`` a strategy accepts, where one is bounded: a ``"disputed"`` floor
+above 10 weighs the items the panel agreed on over ten times the disputed ones."""
 
 _NO_CONSENSUS = "\x00no consensus"  # the stratum of undecided items (never a label)
 
@@ -321,6 +337,34 @@ def _stratified(
     return chosen, probabilities
 
 
+def check_floor(strategy: str, floor: float) -> None:
+    """Refuse a ``floor`` that is not a number > 0, or one outside the bounds of a
+    weighted ``strategy`` (:data:`MIN_FLOOR`, :data:`MAX_FLOOR`); ``"uniform"`` and
+    ``"stratified"`` ignore the floor.
+
+    Raises:
+        ConfigError: as above, saying the floor to use.
+    """
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or not floor > 0:
+        raise ConfigError(f"floor must be a number > 0, got {floor!r}")
+    least = MIN_FLOOR.get(strategy)
+    if least is not None and floor < least:
+        raise ConfigError(
+            f"floor must be at least {least} for strategy {strategy!r}, got {floor!r}: below "
+            "it the items the queue favours least get so few labels, each weighing so much, "
+            "that an estimate's interval from them covers the truth less often than it says "
+            f"(bench/bench_estimates.py). Pass floor={least} or more, or use strategy='uniform'"
+        )
+    most = MAX_FLOOR.get(strategy)
+    if most is not None and floor > most:
+        raise ConfigError(
+            f"floor must be at most {most} for strategy {strategy!r}, got {floor!r}: above it "
+            "the disputed items are the ones favoured least, with the same loss of coverage "
+            f"as a floor below {MIN_FLOOR[strategy]}. Pass floor={most} or less (1 weighs every "
+            "item alike)"
+        )
+
+
 def label_queue(
     results: BatchResult | Iterable[EnsembleVerdict] | Iterable[Candidate],
     n: int,
@@ -340,18 +384,18 @@ def label_queue(
             ``"stratified"``.
         seed: for a reproducible draw.
         floor: for ``"uncertain"`` and ``"disputed"``, the weight of an item the panel was
-            sure of, next to 1 for one it was most unsure of; > 0.
+            sure of, next to 1 for one it was most unsure of: at least 0.1
+            (:data:`MIN_FLOOR`), and at most 10 for ``"disputed"`` (:data:`MAX_FLOOR`).
         exclude: ids never to queue (already labelled); the queue's population is the rest,
             and an estimate from it covers those items only.
 
     Raises:
-        ConfigError: an unknown strategy, ``n`` out of range, ``floor`` not > 0, repeated
-            item ids.
+        ConfigError: an unknown strategy, ``n`` out of range, ``floor`` not > 0 or outside
+            the strategy's bounds (the message gives them), repeated item ids.
     """
     if strategy not in QUEUE_STRATEGIES:
         raise ConfigError(f"strategy must be one of {list(QUEUE_STRATEGIES)}, got {strategy!r}")
-    if isinstance(floor, bool) or not (isinstance(floor, (int, float)) and floor > 0):
-        raise ConfigError(f"floor must be a number > 0, got {floor!r}")
+    check_floor(strategy, floor)
     skip = set(exclude)
     stored = cast("Iterable[Judged]", getattr(results, "verdicts", results))
     pool = [Candidate.of(r) for r in stored if r.query_id not in skip]

