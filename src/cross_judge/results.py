@@ -252,7 +252,9 @@ class BatchResult(BaseModel):
         :func:`cross_judge.stats.label_queue.label_queue`.
 
         Raises:
-            ConfigError: an unknown strategy, ``n`` out of range, ``floor`` not > 0.
+            ConfigError: an unknown strategy, ``n`` out of range, ``floor`` not > 0 or
+                outside the strategy's bounds (at least 0.1 for ``"uncertain"`` and
+                ``"disputed"``, at most 10 for ``"disputed"``).
         """
         queue: LabelQueue = provider("label_queue")(
             self, n, strategy=strategy, seed=seed, floor=floor, exclude=exclude

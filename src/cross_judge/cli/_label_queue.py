@@ -62,7 +62,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=float,
         default=0.3,
         metavar="F",
-        help="uncertain/disputed: the weight of an item the jury was sure of, next to 1 (> 0)",
+        help="uncertain/disputed: the weight of an item the jury was sure of, next to 1 "
+        "(at least 0.1; at most 10 for disputed)",
     )
     command.add_argument(
         "--exclude",
