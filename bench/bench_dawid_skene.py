@@ -44,6 +44,7 @@ from tests.fixtures.dawid_skene_sparse import SparseCrowd, majority, sparse_crow
 from tests.unit.stats.test_dawid_skene import synthetic_votes
 
 from cross_judge import StatisticsWarning
+from cross_judge.stats import mcnemar_exact
 
 TARGET_S_PER_100K = 1.0
 TARGET_BYTES_PER_VOTE = 1000.0
@@ -115,6 +116,13 @@ def accuracy(labels: Any, crowd: SparseCrowd, items: Any = None) -> float:
     return sum(labels[i] == crowd.truth[i] for i in chosen) / len(chosen)
 
 
+def discordant(labels: Any, baseline: Any, crowd: SparseCrowd, items: Any) -> tuple[int, int]:
+    """Items of ``items`` right by ``labels`` and wrong by ``baseline``, and the other way."""
+    wins = sum(labels[i] == crowd.truth[i] != baseline[i] for i in items)
+    losses = sum(baseline[i] == crowd.truth[i] != labels[i] for i in items)
+    return wins, losses
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -138,11 +146,22 @@ def main() -> int:
     if with_crowdkit:
         scores["crowd-kit DawidSkene(100)"] = crowdkit_labels(crowd)[1]
     for method, labels in scores.items():
+        # Paired against the majority vote on the same 333 gold items: the items only this
+        # method got right (wins), only majority (losses), and the exact McNemar p.
+        wins, losses = discordant(labels, voted, crowd, crowd.gold)
         report.row(
             case="accuracy, 825 annotators",
             method=method,
             all_items=accuracy(labels, crowd),
             gold_333=accuracy(labels, crowd, crowd.gold),
+            **(
+                {}
+                if method == "majority"
+                else {
+                    "gold_wins_losses": f"{wins}/{losses}",
+                    "gold_mcnemar_p": mcnemar_exact(wins, losses),
+                }
+            ),
         )
     best = accuracy(ours.labels, crowd)
     report.check(
@@ -200,6 +219,8 @@ def main() -> int:
             ("method", "method"),
             ("all_items", "acc. all"),
             ("gold_333", "acc. gold"),
+            ("gold_wins_losses", "gold wins/losses vs majority"),
+            ("gold_mcnemar_p", "McNemar p"),
             ("s_per_100k_votes", "s / 100k votes"),
             ("bytes_per_vote", "peak B / vote"),
             ("crowdkit_s_per_100k", "crowd-kit s / 100k"),

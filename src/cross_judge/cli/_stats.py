@@ -76,15 +76,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="GOLD.jsonl",
         help=(
             'labels to measure the critics and the consensus against: {"id", "label"} lines '
-            "(partial gold is fine): accuracy, Cohen's kappa, coverage, Brier score, "
-            "calibration error, and the log-odds weights they earn"
+            "(partial gold is fine): accuracy with its 95%% Wilson interval, Cohen's kappa, "
+            "coverage, Brier score, calibration error, the log-odds weights they earn, and "
+            "paired comparisons of the critics and the consensus on the same items (exact "
+            "McNemar on the items one got right and the other wrong, Holm-adjusted)"
         ),
     )
     stats.add_argument(
         "--ci",
         type=fraction,
         metavar="LEVEL",
-        help="with --gold: bootstrap intervals at this level (e.g. 0.95) for accuracy and kappa",
+        help=(
+            "with --gold: the level of the intervals (e.g. 0.95): Wilson's for accuracy "
+            "(95%% without --ci), the paired comparisons', and a bootstrap interval for kappa"
+        ),
     )
     stats.add_argument(
         "--disputed",
@@ -197,18 +202,14 @@ def _print_criteria(
     ci: float | None,
 ) -> None:
     """The agreement per criterion of a rubric results file and, with criterion gold
-    labels, each critic's and the consensus's accuracy per criterion."""
-    from ..stats import (
-        CriteriaVotes,
-        agreement_table,
-        criteria_agreement,
-        criteria_gold_metrics,
-        gold_table,
-    )
+    labels, each critic's and the consensus's accuracy per criterion, with its Wilson
+    interval."""
+    from ..report import criteria_gold_table
+    from ..stats import CriteriaVotes, agreement_table, criteria_agreement, criteria_gold_metrics
 
     votes = CriteriaVotes.of(results, critics=critics, confidences=gold is not None)
     if not votes.ids:
         return
     console.print(agreement_table(criteria_agreement(votes)))
     if gold is not None:
-        console.print(gold_table(criteria_gold_metrics(votes, gold, ci=ci)))
+        console.print(criteria_gold_table(criteria_gold_metrics(votes, gold, ci=ci)))

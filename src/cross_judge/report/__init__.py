@@ -28,6 +28,7 @@ __all__ = [
     "UnitLine",
     "assert_no_regression",
     "compare_runs",
+    "criteria_gold_table",
     "entry_failed",
     "entry_text",
     "failure_message",
@@ -45,6 +46,7 @@ __all__ = [
 
 # The names the layers above use from this package's modules, imported on first use.
 if TYPE_CHECKING:
+    from ._against_gold import criteria_gold_table
     from ._compare import CompareMetric, Difference, FailOn, Flip, RunDiff, compare_runs
     from ._digest import BatchDigest
     from ._gate import assert_no_regression
@@ -64,6 +66,7 @@ _exports = LazyExports(
     {
         "BatchDigest": "._digest",
         "assert_no_regression": "._gate",
+        "criteria_gold_table": "._against_gold",
         **dict.fromkeys(
             ["CompareMetric", "Difference", "FailOn", "Flip", "RunDiff", "compare_runs"],
             "._compare",

@@ -727,6 +727,7 @@ class BatchDigest:
             consensus=[r.consensus for r in self.gold_results],
             ci=ci,
             vocabulary=self.vocabulary(),
+            item_ids=[r.query_id for r in self.gold_results],
         )
         return replace(report, n_items=self.n)
 

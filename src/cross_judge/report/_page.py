@@ -68,7 +68,14 @@ from typing import TYPE_CHECKING, Any
 from .._version import __version__
 from ..errors import ConfigError
 from ..results import BatchResult, manifest_path
-from ._against_gold import Gold, criteria_gold_section, read_gold, wrong_section
+from ._against_gold import (
+    Gold,
+    accuracy_html,
+    criteria_gold_section,
+    paired_table,
+    read_gold,
+    wrong_section,
+)
 from ._criteria import criteria_section
 from ._digest import BatchDigest
 from ._items_table import ItemColumns, items_table, wrong_reasons
@@ -816,7 +823,7 @@ class _Page:
                     _e(row.name),
                     f"{row.n_answered} / {row.n_gold}",
                     format_rate(row.coverage),
-                    format_rate(row.accuracy),
+                    accuracy_html(row.accuracy, row.accuracy_interval),
                     _num(row.kappa),
                 ]
                 for row in self.gold.rows
@@ -824,7 +831,8 @@ class _Page:
             headers = ["", "answered / labelled", "coverage", "accuracy", "Cohen's kappa"]
             intro = (
                 f"Each critic and the consensus against {self.gold.n_gold} gold labels "
-                "(failed calls left out: read accuracy beside coverage)."
+                "(failed calls left out: read accuracy beside coverage), each accuracy with "
+                f"its {self.gold.confidence:.0%} Wilson interval."
             )
         else:
             reference = "consensus"
@@ -905,6 +913,7 @@ class _Page:
             f'<section id="confusion"><h2>Confusion against {reference}</h2><p>{intro}</p>'
             + chart
             + _table(headers, score_rows, table_id="confusion-table", numeric=range(1, 5))
+            + ("" if self.gold is None else paired_table(self.gold))
             + "</section>"
         )
 

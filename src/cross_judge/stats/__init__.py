@@ -6,8 +6,10 @@
 :mod:`~cross_judge.stats._confidence_calibration`, :mod:`~cross_judge.stats._bias` and
 :mod:`~cross_judge.stats._reliability` (learned weights and trust), and
 :mod:`~cross_judge.stats._paired` (paired tests and intervals: a baseline run against a
-candidate on the same items). The users' paths for them are :mod:`cross_judge.agreement`,
-:mod:`cross_judge.bias` and :mod:`cross_judge.reliability` (and the result models' methods).
+candidate on the same items), :mod:`~cross_judge.stats._gold_paired` (Wilson intervals for
+accuracies and paired tests between rows against the same gold). The users' paths for them
+are :mod:`cross_judge.agreement`, :mod:`cross_judge.bias` and :mod:`cross_judge.reliability`
+(and the result models' methods).
 
 This package's names are its face for the layers above (results, report, batch, ranking,
 the command line): each is imported lazily from the private module that defines it, so
@@ -35,6 +37,7 @@ __all__ = [
     "EffectiveVotes",
     "FailOn",
     "Flip",
+    "GoldComparison",
     "GoldFile",
     "GoldReport",
     "LengthBias",
@@ -46,6 +49,7 @@ __all__ = [
     "RunDiff",
     "SelfStats",
     "WeightsFit",
+    "accuracy_cell",
     "agreement_table",
     "alpha_interval",
     "alpha_of_votes",
@@ -99,6 +103,7 @@ __all__ = [
     "self_consistency",
     "votes_worth",
     "wilcoxon_signed_rank",
+    "wilson_interval",
 ]
 
 # The names the layers above use from this package's modules, imported on first use.
@@ -149,6 +154,7 @@ if TYPE_CHECKING:
         votes_worth,
     )
     from ._gold_file import GoldFile, gold_labels, jury_shown_note, read_gold, read_gold_labels
+    from ._gold_paired import GoldComparison, accuracy_cell, wilson_interval
     from ._manifest_file import (
         manifest_path,
         manifest_runs,
@@ -219,6 +225,7 @@ _exports = LazyExports(
         "CriterionDawidSkene": "._criteria",
         "DawidSkeneResult": "._reliability",
         "EffectiveVotes": "._gold",
+        "GoldComparison": "._gold_paired",
         "GoldFile": "._gold_file",
         "GoldReport": "._gold",
         "LENGTH_BINS": "._bias",
@@ -230,6 +237,7 @@ _exports = LazyExports(
         "Results": "._bias",
         "SelfStats": "._bias",
         "WeightsFit": "._reliability",
+        "accuracy_cell": "._gold_paired",
         "agreement_table": "._criteria",
         "alpha_interval": "._reliability",
         "alpha_of_votes": "._agreement",
@@ -272,6 +280,7 @@ _exports = LazyExports(
         "revote_dawid_skene": "._reliability",
         "self_consistency": "._bias",
         "votes_worth": "._gold",
+        "wilson_interval": "._gold_paired",
     },
 )
 

@@ -30,16 +30,19 @@ import os
 import random
 from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import ConfigError
 from ..results import plain_text
 from ._agreement import cohen_kappa
 from ._gold_file import jury_shown_note, read_gold
+from ._gold_paired import accuracy_cell, item_keys, wilson_interval
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+
+    from ._gold_paired import GoldComparison
 
 __all__ = [
     "CONSENSUS",
@@ -61,18 +64,27 @@ CONSENSUS = "consensus"
 
 _EXAMPLES = 5
 
+PAIRS_SHOWN = 4
+"""Up to this many rows (critics and the consensus) the summary compares every pair; with
+more, each critic against the consensus (up to :data:`CONSENSUS_PAIRS_SHOWN` critics)."""
+
+CONSENSUS_PAIRS_SHOWN = 20
+"""Up to this many critics the summary compares each with the consensus."""
+
 
 @dataclass(frozen=True)
 class ReliabilityBin:
     """One bin of a reliability diagram: votes whose stated confidence lies in ``[lo, hi)``
     (the last bin also holds ``1.0``). ``mean_confidence`` and ``accuracy`` are ``None`` for
-    an empty bin."""
+    an empty bin; ``accuracy_interval`` is the accuracy's Wilson interval at the report's
+    ``confidence`` (``None`` for an empty bin)."""
 
     lo: float
     hi: float
     count: int
     mean_confidence: float | None
     accuracy: float | None
+    accuracy_interval: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +101,14 @@ class GoldRow:
     answers never stated one), and ``n_stated`` is ``None`` without confidences.
     ``*_ci`` are ``None`` without ``ci=``. Every statistic is ``None`` when undefined
     (nothing to measure; kappa with no room for chance disagreement).
+
+    ``n_correct`` counts the answered labelled items it got right (``accuracy =
+    n_correct / n_answered``), and ``accuracy_interval`` is Wilson's score interval for the
+    accuracy at the report's ``confidence`` (``None`` with nothing answered): it needs no
+    resampling and is what every view prints beside an accuracy. ``correct`` is, per
+    labelled item in the order of the report's ``item_ids``, ``True`` (right), ``False``
+    (wrong) or ``None`` (no valid verdict): what the paired comparisons
+    (:meth:`GoldReport.compare`) read.
     """
 
     name: str
@@ -104,6 +124,9 @@ class GoldRow:
     accuracy_ci: tuple[float, float] | None = None
     kappa_ci: tuple[float, float] | None = None
     n_stated: int | None = None
+    n_correct: int = 0
+    accuracy_interval: tuple[float, float] | None = None
+    correct: tuple[bool | None, ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -113,7 +136,17 @@ class GoldReport:
     ``n_jury_shown``: how many of the gold labels were made with the jury's answers shown
     (a labels file's ``"jury_shown": true``, read by ``batch.against(path)``); the summary
     says so, since such labels lean towards the jury and flatter the critics that agree
-    with it."""
+    with it.
+
+    ``confidence`` is the level of every row's ``accuracy_interval`` (``ci`` when given,
+    else 0.95) and of the paired comparisons' intervals. ``item_ids`` are the labelled
+    items (their ids, or their indexes among the items when the report was made without
+    ids) and ``gold`` their gold labels, in the order of each row's ``correct``.
+
+    Differences between rows are read with a paired test on the same items, never by
+    comparing two accuracies or their intervals: :meth:`compare` (two rows),
+    :meth:`pairwise` (every pair, Holm-adjusted), :meth:`versus` (the same row of two
+    reports of one gold, e.g. one batch voted two ways)."""
 
     critics: tuple[GoldRow, ...]
     consensus: GoldRow | None
@@ -124,6 +157,9 @@ class GoldReport:
     ci: float | None
     n_boot: int
     n_jury_shown: int = 0
+    confidence: float = 0.95
+    item_ids: tuple[Hashable, ...] = field(default=(), repr=False, compare=False)
+    gold: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def rows(self) -> tuple[GoldRow, ...]:
@@ -136,12 +172,70 @@ class GoldReport:
                 return row
         raise KeyError(f"No row {name!r}; rows are {[row.name for row in self.rows]!r}.")
 
+    def compare(self, baseline: str, candidate: str) -> GoldComparison:
+        """Row ``candidate`` against row ``baseline`` on the labelled items both answered:
+        the items right only by each, the exact McNemar p-value and an interval for the
+        difference in accuracy
+        (:class:`~cross_judge.stats._gold_paired.GoldComparison`).
+        ``report.compare("gpt-judge", "consensus")``: is the panel better than its best
+        critic, or is the difference noise?
+
+        Raises:
+            KeyError: no row of that name.
+            ConfigError: the same row twice.
+        """
+        from ._gold_paired import compare_rows
+
+        return compare_rows(self, baseline, candidate)
+
+    def pairwise(self, rows: Sequence[str] | None = None) -> tuple[GoldComparison, ...]:
+        """Every pair of ``rows`` (default all: the critics, then the consensus) as
+        :meth:`compare`, the earlier row the baseline, with Holm's adjustment over the
+        pairs (``p_adjusted``). Pass the rows to compare for a large crowd: the pairs grow
+        as the square of the rows.
+
+        Raises:
+            KeyError: a name that is no row.
+            ConfigError: a name given twice.
+        """
+        from ._gold_paired import pairwise
+
+        return pairwise(self, rows)
+
+    def versus(
+        self,
+        baseline: GoldReport,
+        *,
+        row: str = CONSENSUS,
+        baseline_row: str | None = None,
+        names: tuple[str, str] | None = None,
+    ) -> GoldComparison:
+        """This report's ``row`` (the candidate; default the consensus) against
+        ``baseline``'s ``baseline_row`` (default the same name), paired by item on the
+        items labelled in both and answered by both. As ``candidate.compare(baseline)``
+        for runs: ``batch.revote("dawid_skene").against(gold).versus(batch.against(gold),
+        names=("majority", "dawid_skene"))`` tests whether Dawid-Skene's consensus beats
+        the stored one on these labels. ``names``: (baseline, candidate) as shown.
+
+        Raises:
+            KeyError: no such row.
+            ConfigError: no labelled item in common, or an item the reports give different
+                gold labels.
+        """
+        from ._gold_paired import compare_reports
+
+        return compare_reports(self, baseline, row=row, baseline_row=baseline_row, names=names)
+
     def summary(self, *, detailed: bool = False) -> RenderableType:
         """A ``rich`` table: one row per critic then the consensus, with coverage, accuracy
-        and kappa (each with its interval when ``ci`` was given), Brier and ECE (columns
-        shown only when confidences were given). A critic that answered labelled items
-        without ever stating a confidence shows ``-`` there; when some votes stated none,
-        the caption says how many of each critic's did (``0 of N`` for such a critic).
+        (with its Wilson interval at ``confidence``) and kappa (with its bootstrap interval
+        when ``ci`` was given), Brier and ECE (columns shown only when confidences were
+        given); then the paired comparisons of :meth:`pairwise` (exact McNemar, Holm) for
+        up to :data:`PAIRS_SHOWN` rows, else each critic against the consensus for up to
+        :data:`CONSENSUS_PAIRS_SHOWN` critics (Holm over those). A critic that answered
+        labelled items without ever stating a confidence shows ``-`` there; when some votes
+        stated none, the caption says how many of each critic's did (``0 of N`` for such a
+        critic).
         ``detailed`` adds each row's confusion matrix and reliability table (its non-empty
         bins). ``print(report)`` gives the summary as plain text."""
         from rich import box
@@ -150,10 +244,20 @@ class GoldReport:
 
         show_calibration = any(row.n_stated is not None for row in self.rows)
         title = f"against gold ({self.n_gold} of {self.n_items} items labelled)"
-        notes: list[str] = []
-        if self.ci is not None:
+        notes = [
+            f"accuracy [{self.confidence:.0%} Wilson score interval]"
+            + (
+                ""
+                if self.ci is None
+                else f"; Cohen's kappa [{self.ci:.0%} bootstrap interval, {self.n_boot} "
+                "resamples of items]"
+            )
+        ]
+        comparisons = self.comparisons()
+        if not comparisons and len(self.rows) > PAIRS_SHOWN:
             notes.append(
-                f"value [{self.ci:.0%} bootstrap interval, {self.n_boot} resamples of items]"
+                f"{len(self.rows)} rows: no paired comparison shown; report.compare(a, b) or "
+                "report.pairwise(rows) tests the ones you mean to compare"
             )
         unstated = [
             f"{row.name} {row.n_stated} of {row.n_answered}"
@@ -174,21 +278,29 @@ class GoldReport:
         if show_calibration:
             columns += ["Brier", "ECE"]
         for column in columns:
-            table.add_column(column, justify="left" if column == "" else "right")
+            table.add_column(
+                column, justify="left" if column == "" else "right", no_wrap=column == "accuracy"
+            )
         for row in self.rows:
             cells = [
                 row.name,
                 str(row.n_gold),
                 _rate(row.coverage),
-                _with_ci(row.accuracy, row.accuracy_ci),
+                accuracy_cell(row.accuracy, row.accuracy_interval),
                 _with_ci(row.kappa, row.kappa_ci),
             ]
             if show_calibration:
                 cells += [_calibration_cell(row, row.brier), _calibration_cell(row, row.ece)]
             table.add_row(*cells)
-        if not detailed:
-            return table
         parts: list[RenderableType] = [table]
+        if comparisons:
+            from ._gold_paired import comparisons_table
+
+            parts.append(
+                comparisons_table(comparisons, title="paired comparisons on the same gold items")
+            )
+        if not detailed:
+            return table if len(parts) == 1 else Group(*parts)
         for row in self.rows:
             confusion = Table(
                 box=box.SIMPLE_HEAD,
@@ -215,10 +327,28 @@ class GoldReport:
                         f"{b.lo:.2f}-{b.hi:.2f}",
                         str(b.count),
                         _number(b.mean_confidence),
-                        _number(b.accuracy),
+                        accuracy_cell(b.accuracy, b.accuracy_interval),
                     )
                 parts.append(diagram)
         return Group(*parts)
+
+    def comparisons(self) -> tuple[GoldComparison, ...]:
+        """The paired comparisons every view of the report shows: :meth:`pairwise` up to
+        :data:`PAIRS_SHOWN` rows, else each critic against the consensus (Holm over
+        those) up to :data:`CONSENSUS_PAIRS_SHOWN` critics; ``()`` for fewer than two
+        rows, more than that, or a report without per-item results."""
+        from ._gold_paired import compare_family
+
+        rows = self.rows
+        if len(rows) < 2 or len(self.item_ids) != self.n_gold:
+            return ()
+        if any(len(row.correct) != self.n_gold for row in rows):
+            return ()
+        if len(rows) <= PAIRS_SHOWN:
+            return self.pairwise()
+        if self.consensus is not None and len(self.critics) <= CONSENSUS_PAIRS_SHOWN:
+            return compare_family(self, [(row.name, CONSENSUS) for row in self.critics])
+        return ()
 
     def __rich__(self) -> RenderableType:
         return self.summary()
@@ -317,6 +447,7 @@ def gold_metrics(
     ci: float | None = None,
     n_boot: int = 1000,
     seed: int = 0,
+    item_ids: Sequence[Hashable] | None = None,
 ) -> GoldReport:
     """Per critic (and for ``consensus``, as a last row named ``"consensus"``): coverage,
     accuracy, Cohen's kappa and the confusion matrix against ``gold``; with
@@ -344,6 +475,13 @@ def gold_metrics(
     O(n_boot x labelled items x rows), pure Python: under 0.1 s for 200 labelled items and
     6 rows at ``n_boot=1000``, about 0.6 s for 2,000 and 6 s for 20,000.
 
+    Every accuracy gets Wilson's score interval (``accuracy_interval``, at ``ci`` when
+    given, else 95%: closed form, no resampling), and every row keeps which labelled items
+    it got right (``correct``), so two rows, or the same row of two reports, can be
+    compared on the same items with a paired test (:meth:`GoldReport.compare`,
+    :meth:`GoldReport.pairwise`, :meth:`GoldReport.versus`). ``item_ids`` (one per item,
+    unique) name the items for :meth:`GoldReport.versus`; by default their indexes.
+
     ``labels`` is items x critics; ``vocabulary``, when given, is checked against gold
     with :func:`check_gold` and fixes the order of ``report.labels`` (other observed labels
     follow, sorted); otherwise the labels are the sorted union of gold and answers.
@@ -354,7 +492,7 @@ def gold_metrics(
             ``confidences`` not aligned with the items; a gold mapping key that is not an
             item index; a gold label that is not a string or is outside ``vocabulary``; a
             confidence that is not a number in ``[0, 1]``; ``bins < 1``; ``ci`` not strictly
-            between 0 and 1; ``n_boot < 1``.
+            between 0 and 1; ``n_boot < 1``; ``item_ids`` not one unique id per item.
     """
     n_items = len(labels)
     n_critics = len(critics)
@@ -375,6 +513,8 @@ def gold_metrics(
     if ci is not None:
         _check_ci(ci)
     _check_n_boot(n_boot)
+    keys = item_keys(item_ids, n_items)
+    confidence = 0.95 if ci is None else ci
     gold_list = _aligned_gold(gold, n_items)
     check_gold(gold_list, vocabulary)
     if consensus is not None and len(consensus) != n_items:
@@ -409,12 +549,13 @@ def gold_metrics(
         counts = Counter(codes)
         accuracy, _ = _accuracy_kappa(counts, len(report_labels))
         confusion = {g: dict.fromkeys(report_labels, 0) for g in report_labels}
-        n_answered = 0
+        n_answered = n_correct = 0
         for code, count in counts.items():
             g, a = divmod(code, len(report_labels) + 1)
             if a < len(report_labels):
                 confusion[report_labels[g]][report_labels[a]] += count
                 n_answered += count
+                n_correct += count if g == a else 0
         calibration: tuple[float | None, float | None, tuple[ReliabilityBin, ...] | None]
         calibration = (None, None, None)
         n_stated: int | None = None
@@ -424,7 +565,7 @@ def gold_metrics(
                 for i in labelled
                 if answers[i] is not None and (conf := confidences[i][j]) is not None
             ]
-            calibration = _calibration(scored, bins)
+            calibration = _calibration(scored, bins, confidence)
             n_stated = len(scored)
         rows.append(
             GoldRow(
@@ -441,6 +582,11 @@ def gold_metrics(
                 accuracy_ci=intervals[j][0],
                 kappa_ci=intervals[j][1],
                 n_stated=n_stated,
+                n_correct=n_correct,
+                accuracy_interval=wilson_interval(n_correct, n_answered, confidence),
+                correct=tuple(
+                    None if answers[i] is None else answers[i] == gold_list[i] for i in labelled
+                ),
             )
         )
     return GoldReport(
@@ -452,6 +598,9 @@ def gold_metrics(
         bins=bins,
         ci=ci,
         n_boot=n_boot,
+        confidence=confidence,
+        item_ids=tuple(keys[i] for i in labelled),
+        gold=tuple(labelled_gold),
     )
 
 
@@ -557,7 +706,7 @@ def _accuracy_kappa(counts: Mapping[int, int], n_labels: int) -> tuple[float | N
 
 
 def _calibration(
-    scored: Sequence[tuple[float, bool]], bins: int
+    scored: Sequence[tuple[float, bool]], bins: int, confidence: float = 0.95
 ) -> tuple[float | None, float | None, tuple[ReliabilityBin, ...] | None]:
     """Brier score, ECE and the reliability table of (confidence, correct) votes; all
     three ``None`` without any vote."""
@@ -576,6 +725,7 @@ def _calibration(
             count=len(votes),
             mean_confidence=math.fsum(c for c, _ in votes) / len(votes) if votes else None,
             accuracy=sum(ok for _, ok in votes) / len(votes) if votes else None,
+            accuracy_interval=wilson_interval(sum(ok for _, ok in votes), len(votes), confidence),
         )
         for b, votes in enumerate(members)
     )

@@ -136,6 +136,7 @@ def gold_report(
         n_boot=n_boot,
         seed=seed,
         vocabulary=_allowed_labels(batch, matrix),
+        item_ids=[r.query_id for r in batch.verdicts],
     )
     return replace(report, n_jury_shown=len(given.jury_shown & given.items.keys()))
 

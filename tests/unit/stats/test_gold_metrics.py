@@ -194,7 +194,8 @@ def test_unknown_row_name_raises_key_error_listing_the_rows() -> None:
 def test_str_renders_one_line_per_row_with_the_interval() -> None:
     text = str(report(consensus=GOLD, ci=0.95, n_boot=50))
     assert "against gold (5 of 6 items labelled)" in text
-    lines = {line.split()[0]: line for line in text.splitlines() if line.strip()}
+    table = text.split("paired comparisons")[0]  # the pairs' lines start with a row's name too
+    lines = {line.split()[0]: line for line in table.splitlines() if line.strip()}
     assert "0.600 [" in lines["a"]
     assert "1.000 [1.000, 1.000]" in lines[CONSENSUS]
     assert "Brier" not in text  # no confidences, no calibration columns
