@@ -15,15 +15,7 @@ from cross_judge.report._against_gold import accuracy_html, criteria_gold_table
 from cross_judge.results import plain_text
 from cross_judge.stats import CONSENSUS, gold_metrics, wilson_interval
 
-GOLD: list[str | None] = ["yes", "yes", "yes", "no", "no", None]
-LABELS: list[list[str | None]] = [
-    ["yes", "yes"],
-    ["yes", None],
-    ["no", "yes"],
-    ["no", "no"],
-    ["yes", None],
-    ["no", "yes"],
-]
+from .test_gold_metrics import GOLD, LABELS  # six items, two critics, one unlabelled
 
 
 @pytest.mark.parametrize(
