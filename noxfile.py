@@ -320,6 +320,8 @@ def bench(session: nox.Session) -> None:
         "bench_bias.py",
         "bench_ranking.py",
         "bench_rank_scale.py",
+        "bench_rank_votes.py",
+        "bench_rank_design.py",
         "bench_batch.py",
         "bench_images.py",
         "bench_ray.py",

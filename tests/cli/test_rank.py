@@ -136,6 +136,35 @@ def test_adaptive_pairs_stay_within_the_budget(
     assert len(ranking.results) <= 4
 
 
+def test_random_pairs_judge_their_budget_and_say_how_it_was_fitted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    file = candidates(tmp_path, *STRENGTHS)
+    out = tmp_path / "ranking.json"
+    args = ("--pairs", "random", "--budget", "4", "--seed", "3", "--fit", "votes")
+    code, printed, err = run(
+        capsys, "rank", file, "--panel", panel_file(tmp_path), "--out", out, *args
+    )
+    assert code == 0, err
+    ranking = Ranking.model_validate_json(out.read_text(encoding="utf-8"))
+    assert len(ranking.results) == 4 and ranking.fit == "votes"
+    assert "--pairs random: 4 uniformly random pair items" in err
+    assert "fitted vote by vote" in printed and "lean to the first shown" in printed
+
+
+def test_fit_consensus_is_recorded_and_printed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    file = candidates(tmp_path, *STRENGTHS)
+    out = tmp_path / "ranking.json"
+    code, printed, err = run(
+        capsys, "rank", file, "--panel", panel_file(tmp_path), "--out", out, "--fit", "consensus"
+    )
+    assert code == 0, err
+    assert Ranking.model_validate_json(out.read_text(encoding="utf-8")).fit == "consensus"
+    assert "fitted on one consensus per pair" in printed
+
+
 def test_html_writes_the_leaderboard_page_with_ids_escaped(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -206,7 +235,12 @@ def test_query_on_the_command_line_names_the_question(
         (
             [{"query": "q"}, {"id": "a", "text": "x"}, {"id": "b", "text": "y"}],
             ("--budget", "3"),
-            "--budget needs --pairs adaptive",
+            "--budget needs --pairs adaptive or random",
+        ),
+        (
+            [{"query": "q"}, {"id": "a", "text": "x"}, {"id": "b", "text": "y"}],
+            ("--pairs", "random"),
+            "--pairs random needs --budget N",
         ),
     ],
 )

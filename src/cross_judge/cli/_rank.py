@@ -73,16 +73,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     command.add_argument("--query", metavar="TEXT", help="the question every candidate answers")
     command.add_argument(
         "--pairs",
-        choices=("all", "adaptive"),
+        choices=("all", "adaptive", "random"),
         default="all",
-        help="judge every pair, or adaptively where the order is unsure (default all)",
+        help="judge every pair, adaptively where the order is unsure, or --budget uniformly "
+        "random pair items (default all)",
     )
     command.add_argument(
         "--budget",
         type=positive_int,
         metavar="N",
-        help="with --pairs adaptive: the most pair items to judge (each costs critics x orders "
-        "calls)",
+        help="with --pairs adaptive or random: the most pair items to judge (each costs "
+        "critics x orders calls)",
     )
     command.add_argument(
         "--max-calls",
@@ -100,6 +101,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=("fisher", "bootstrap"),
         default="fisher",
         help="intervals from the fit's Fisher information or a bootstrap (default fisher)",
+    )
+    command.add_argument(
+        "--fit",
+        choices=("auto", "votes", "consensus"),
+        default="auto",
+        help="fit every critic's vote in each order shown, with its lean to the first shown "
+        "as a parameter, or one consensus per pair; auto: votes up to 300 candidates "
+        "(default auto)",
     )
     command.add_argument(
         "--concurrency",
@@ -313,7 +322,12 @@ def print_leaderboard(ranking: Ranking, out: Path | None = None) -> None:
         say(console, "each critic alone, Spearman with the panel's ratings:")
         for critic, rho in ranking.per_critic_spearman.items():
             shown = "n/a" if rho is None else f"{rho:.3f}"
-            say(console, f"  {printable(critic)}: {shown} over {len(ranking.per_critic[critic])}")
+            lean = ranking.first_shown.get(critic)
+            leans = "" if lean is None else f"; lean to the first shown {lean:+.2f} log-odds"
+            say(
+                console,
+                f"  {printable(critic)}: {shown} over {len(ranking.per_critic[critic])}{leans}",
+            )
     in_all = (
         "" if ranking.calls_total == ranking.calls else f", {ranking.calls_total} in all its runs"
     )
@@ -323,6 +337,10 @@ def print_leaderboard(ranking: Ranking, out: Path | None = None) -> None:
         f"{ranking.undecided} undecided), {counted(ranking.calls, 'call')} made by this run"
         f"{in_all}",
     )
+    if ranking.fit == "votes":
+        say(console, f"fitted vote by vote: {counted(ranking.votes, 'vote')}")
+    else:
+        say(console, "fitted on one consensus per pair")
     if ranking.simulated_critics:
         say(console, f"note: {simulated_note(ranking.simulated_critics)}")
     if ranking.prior > 0:
@@ -343,8 +361,10 @@ def run(args: argparse.Namespace) -> int:
 
     if not (0.0 < args.level < 1.0):
         raise ConfigError(f"--level must be in (0, 1), e.g. 0.95; got {args.level:g}")
-    if args.budget is not None and args.pairs != "adaptive":
-        raise ConfigError("--budget needs --pairs adaptive (pairs all judges every pair)")
+    if args.budget is not None and args.pairs == "all":
+        raise ConfigError("--budget needs --pairs adaptive or random (pairs all judges every pair)")
+    if args.budget is None and args.pairs == "random":
+        raise ConfigError("--pairs random needs --budget N: the pair items to draw")
     if args.max_calls is not None and args.pairs != "all":
         raise ConfigError(
             "--max-calls limits --pairs all; with --pairs adaptive, --budget bounds the calls"
@@ -380,6 +400,7 @@ def run(args: argparse.Namespace) -> int:
         "seed": args.seed,
         "level": args.level,
         "ci": args.ci,
+        "fit": args.fit,
         "families": pool.families or None,
         "resume": previous,
         "max_calls": None,  # refused by _announce, in the command line's words
@@ -420,6 +441,13 @@ def _announce(err: Console, max_calls: int, plan: RankPlan) -> None:
             err,
             f"--pairs adaptive: at most {plan.items:,} pair items, up to {plan.calls:,} calls "
             f"({per}); it stops sooner when the order settles",
+        )
+        return
+    if plan.pairs == "random":
+        note(
+            err,
+            f"--pairs random: {plan.items:,} uniformly random pair items, up to "
+            f"{plan.calls:,} calls ({per})",
         )
         return
     kept = f", {plan.resumed:,} of them judged already" if plan.resumed else ""

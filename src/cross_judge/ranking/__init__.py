@@ -1,5 +1,6 @@
 """Ranking many candidates from pairwise jury verdicts: Bradley-Terry (Davidson) ratings
-with intervals, every pair or an adaptive design, and self-preference sit-outs.
+with intervals, fitted from every critic's vote in each order shown (or one consensus per
+pair); every pair, an adaptive design or random pairs; and self-preference sit-outs.
 
 ``ranking = await ensemble.rank(candidates, query=...)`` (or :func:`rank`) judges pairs of
 candidates with a pairwise panel through the normal batch path and returns a
@@ -15,7 +16,17 @@ from typing import TYPE_CHECKING
 
 from .._lazy import LazyExports
 from ._engine import DEFAULT_MAX_CALLS, PairDesign, RankPlan, calls_per_pair, check_pairwise, rank
-from ._model import CIMethod, Ranking, comparisons_of, fit_ranking, recorded_calls, spearman
+from ._model import (
+    VOTE_FIT_LIMIT,
+    CIMethod,
+    FitMethod,
+    Ranking,
+    comparisons_of,
+    fit_ranking,
+    recorded_calls,
+    spearman,
+    votes_of,
+)
 
 # The public path in reprs, docs and pickles (the implementation module may move).
 Ranking.__module__ = __name__
@@ -25,7 +36,9 @@ __all__ = [
     "DEFAULT_MAX_CALLS",
     "DEFAULT_PRIOR",
     "META_KEY",
+    "VOTE_FIT_LIMIT",
     "CIMethod",
+    "FitMethod",
     "PairDesign",
     "RankPlan",
     "Ranking",
@@ -36,6 +49,7 @@ __all__ = [
     "rank",
     "recorded_calls",
     "spearman",
+    "votes_of",
 ]
 
 # The names the layers above use from this package's modules, imported on first use.

@@ -38,7 +38,17 @@ from ..errors import ConfigError
 from ..pairwise import PAIR_FIELDS
 from ..stats import fisher_group_limit
 from ..verdict import EnsembleVerdict
-from ._model import DEFAULT_PRIOR, META_KEY, CIMethod, Ranking, fit_ranking, recorded_calls
+from ._design import initial_design, next_pairs, random_pairs
+from ._model import (
+    DEFAULT_PRIOR,
+    META_KEY,
+    CIMethod,
+    FitMethod,
+    Ranking,
+    fit_ranking,
+    recorded_calls,
+    resolve_fit,
+)
 
 if TYPE_CHECKING:
     from ..budget import Budget
@@ -53,21 +63,15 @@ __all__ = [
     "rank",
 ]
 
-PairDesign = Literal["all", "adaptive"]
-"""Which pairs a ranking judges: every pair, or adaptively where the order is unsure."""
+PairDesign = Literal["all", "adaptive", "random"]
+"""Which pairs a ranking judges: every pair, adaptively where the order is unsure, or
+uniformly random pair items within a budget (the baseline an adaptive design is measured
+against)."""
 
 DEFAULT_MAX_CALLS = 100_000
 """The most calls ``pairs="all"`` makes unless told more (``rank(max_calls=...)``,
 ``cross-judge rank --max-calls``): every pair of 10,000 candidates is 50 million items,
 so a ranking that large has to be asked for, not stumbled into."""
-
-_ENUMERATED_PAIRS = 20_000
-"""Up to this many pairs (200 candidates) the adaptive design draws its chords from the
-list of every pair; above it, by rejection, so the design costs ``n``, not ``n^2``."""
-
-_NEAREST_SCAN = 256
-"""How far (in places of the current order, each way) the scheduler looks for the
-nearest-rated candidate a used-up neighbouring pair passes to."""
 
 
 @dataclass(frozen=True)
@@ -288,7 +292,8 @@ class RankPlan:
     (``rank(on_plan=...)``).
 
     ``items``: the pair items the design judges at most (``"all"``: every one;
-    ``"adaptive"``: its budget, else every one), ``resumed`` of them already answered;
+    ``"adaptive"``: its budget, else every one; ``"random"``: its budget), ``resumed`` of
+    them already answered;
     ``calls_per_item``: :func:`calls_per_pair`, ``per_item`` where it comes from
     (``"3 critics x 2 orders"``); :attr:`calls`: the most calls this run makes."""
 
@@ -325,104 +330,6 @@ class _Available(Mapping[tuple[int, int], int]):
 
     def __len__(self) -> int:
         return self.n * (self.n - 1) // 2
-
-
-def _initial_design(n: int, seed: int) -> list[tuple[int, int]]:
-    """A sparse connected design: a random cycle through every candidate plus ``n // 2``
-    random chords, seeded. Pairs as ``(i, j)`` with ``i < j``, in a fixed order. Up to
-    :data:`_ENUMERATED_PAIRS` pairs the chords are a shuffle of every other pair, above
-    it drawn by rejection: ``O(n)`` either way."""
-    rng = random.Random(seed)
-    tour = list(range(n))
-    rng.shuffle(tour)
-    edges: list[tuple[int, int]] = []
-    seen: set[tuple[int, int]] = set()
-
-    def add(i: int, j: int) -> None:
-        edge = (min(i, j), max(i, j))
-        if i != j and edge not in seen:
-            seen.add(edge)
-            edges.append(edge)
-
-    for k in range(n if n > 2 else 1):
-        add(tour[k], tour[(k + 1) % n])
-    chords = n // 2
-    if n * (n - 1) // 2 <= _ENUMERATED_PAIRS:
-        others = [(i, j) for i in range(n) for j in range(i + 1, n) if (i, j) not in seen]
-        rng.shuffle(others)
-        for edge in others[:chords]:
-            add(*edge)
-        return edges
-    # n >= 201: at most 1.5 n of the n (n - 1) / 2 pairs are taken, so a draw is new
-    # with probability above 98%.
-    target = len(edges) + chords
-    while len(edges) < target:
-        add(rng.randrange(n), rng.randrange(n))
-    return edges
-
-
-def next_pairs(
-    ranking: Ranking,
-    pool: CandidatePool,
-    used: Mapping[tuple[int, int], int],
-    available: Mapping[tuple[int, int], int],
-    size: int,
-) -> list[tuple[int, int]]:
-    """Up to ``size`` pairs to judge next: for neighbours in the current order whose
-    intervals overlap (most overlap first), the pair itself if it has items left, else the
-    pair of either with the nearest-rated candidate that has (looked for within
-    :data:`_NEAREST_SCAN` places each way; as near on either side: the lower index). Empty when no
-    neighbouring intervals overlap (the order is settled at the ranking's level) or
-    nothing is left. ``available`` is asked only for the pairs looked at, so its cost
-    follows ``size`` and the pairs judged, not ``n^2``."""
-    order = [pool.index[c] for c in ranking.order]
-    rating = [0.0] * len(pool.ids)
-    for c, r in ranking.ratings.items():
-        rating[pool.index[c]] = r
-    overlaps = []
-    for k in range(len(order) - 1):
-        u, v = order[k], order[k + 1]
-        (low_u, high_u), (low_v, high_v) = ranking.ci[pool.ids[u]], ranking.ci[pool.ids[v]]
-        overlap = min(high_u, high_v) - max(low_u, low_v)
-        if overlap > 0:
-            overlaps.append((-overlap, k, u, v))
-    overlaps.sort()
-    chosen: list[tuple[int, int]] = []
-    taken: set[tuple[int, int]] = set()
-
-    def left(i: int, j: int) -> bool:
-        edge = (min(i, j), max(i, j))
-        return edge not in taken and used.get(edge, 0) < available.get(edge, 0)
-
-    def nearest(k: int, u: int, v: int) -> tuple[int, int] | None:
-        """The nearest-rated other candidate with a pair left with ``u`` or ``v`` (at
-        places ``k`` and ``k + 1``): the order is sorted by rating, so walking outwards
-        from both places meets candidates ever farther from their mean."""
-        mid = (rating[u] + rating[v]) / 2
-        up, down = k - 1, k + 2
-        stop_up, stop_down = max(-1, k - 1 - _NEAREST_SCAN), min(len(order), k + 2 + _NEAREST_SCAN)
-        while up > stop_up or down < stop_down:
-            if down >= stop_down or (
-                up > stop_up
-                and (abs(rating[order[up]] - mid), order[up])
-                < (abs(rating[order[down]] - mid), order[down])
-            ):
-                w, up = order[up], up - 1
-            else:
-                w, down = order[down], down + 1
-            for x in sorted((u, v)):
-                if left(x, w):
-                    return (min(x, w), max(x, w))
-        return None
-
-    for _, k, u, v in overlaps:
-        if len(chosen) >= size:
-            break
-        pick = (min(u, v), max(u, v)) if left(u, v) else nearest(k, u, v)
-        if pick is not None:
-            chosen.append(pick)
-            taken.add(pick)
-    return chosen
 
 
 def _resumed(pool: CandidatePool, done: Mapping[str, EnsembleVerdict]) -> int:
@@ -490,6 +397,8 @@ async def rank(
     prior: float = DEFAULT_PRIOR,
     max_calls: int | None = DEFAULT_MAX_CALLS,
     on_plan: Callable[[RankPlan], None] | None = None,
+    fit: FitMethod = "auto",
+    weights: Mapping[str, float] | None = None,
     **batch_options: Unpack[RunOptions],
 ) -> Ranking:
     """Rank ``candidates`` by judging pairs of them with ``panel`` and fitting
@@ -506,13 +415,17 @@ async def rank(
         query, queries: exactly one of them.
         pairs: ``"all"``: every pair (on every shared query); ``"adaptive"``: a sparse
             connected design (a random cycle plus ``n // 2`` chords, one item each), then
-            rounds: fit, and judge next the pairs whose neighbours in the current order
-            have overlapping intervals (most overlap first; a pair already judged on
-            every query passes to the nearest-rated candidate), until ``budget`` is spent,
-            no neighbouring intervals overlap at ``level``, or nothing is left to judge.
-            Scheduling looks only at the pairs it judges and their neighbours in the
-            order: its cost grows with ``n`` and the budget, never ``n^2``.
-        budget: with ``"adaptive"``, the most pair items judged (resumed ones included):
+            rounds: fit, and judge next the pairs most likely to be in the wrong order
+            weighted by how unsure they are
+            (:func:`~cross_judge.ranking._design.posterior_pairs`, up to 100 candidates;
+            above, neighbours in the order whose intervals overlap, looking only at the
+            pairs it judges and their neighbours, so its cost grows with ``n`` and the
+            budget, never ``n^2``), until ``budget`` is spent, no neighbouring intervals
+            overlap at ``level``, or nothing is left to judge. ``"random"``: ``budget``
+            pair items drawn uniformly at random, judged in one batch (the baseline the
+            adaptive design is measured against; ``bench/bench_rank_design.py``).
+        budget: with ``"adaptive"`` or ``"random"`` (which needs one), the most pair
+            items judged (resumed ones included):
             each costs ``critics x orders`` calls. Counted in items, not calls, so the
             schedule does not depend on retries or cache hits. ``"all"`` refuses a
             budget below its number of items.
@@ -539,6 +452,14 @@ async def rank(
         on_plan: called once with the :class:`RankPlan` before the first call (after
             the checks of the options and of ``max_calls``); an exception it raises stops
             the ranking there.
+        fit: ``"votes"``: Bradley-Terry over every critic's vote in each order shown, with
+            each critic's advantage for the first-shown candidate as a parameter
+            (``Ranking.first_shown``); ``"consensus"``: over one consensus per pair;
+            ``"auto"`` (the default): votes up to
+            :data:`~cross_judge.ranking._model.VOTE_FIT_LIMIT` candidates. Checked before
+            the first call.
+        weights: critic -> the weight of its votes in the vote fit (e.g. a reliability
+            learned against gold); every vote counts 1 without.
         batch_options: how each round's batch runs, passed to
             :func:`cross_judge.batch.judge_many`: see :class:`~cross_judge.batch.RunOptions`.
 
@@ -555,8 +476,13 @@ async def rank(
     """
     pool = CandidatePool(candidates, query, queries)
     check_pairwise(panel)
-    if pairs not in ("all", "adaptive"):
-        raise ConfigError(f"pairs must be 'all' or 'adaptive', got {pairs!r}")
+    if pairs not in ("all", "adaptive", "random"):
+        raise ConfigError(f"pairs must be 'all', 'adaptive' or 'random', got {pairs!r}")
+    if pairs == "random" and budget is None:
+        raise ConfigError(
+            "pairs='random' judges budget=N uniformly random pair items: give a budget "
+            "(or pairs='all' for every one)"
+        )
     if ci not in ("fisher", "bootstrap"):
         raise ConfigError(f"ci must be 'fisher' or 'bootstrap', got {ci!r}")
     if not (isinstance(level, float | int) and 0.0 < level < 1.0):
@@ -570,6 +496,9 @@ async def rank(
     ):
         raise ConfigError(f"max_calls must be a number of calls >= 0 or None, got {max_calls!r}")
     n = len(pool.ids)
+    method = resolve_fit(fit, n)
+    if weights is not None and method != "votes":
+        raise ConfigError(f"weights apply to the vote fit; with {n:,} candidates pass fit='votes'")
     size = max(2, n // 4) if round_size is None else round_size
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ConfigError(f"round_size must be an integer >= 1, got {round_size!r}")
@@ -603,7 +532,15 @@ async def rank(
 
     def fitted() -> Ranking:
         return fit_ranking(
-            pool.ids, judged, level=level, ci=ci, seed=seed, calls=calls, prior=prior
+            pool.ids,
+            judged,
+            level=level,
+            ci=ci,
+            seed=seed,
+            calls=calls,
+            prior=prior,
+            fit=method,
+            weights=weights,
         )
 
     def finished(ranking: Ranking) -> Ranking:
@@ -661,9 +598,13 @@ async def rank(
         return out
 
     if on_plan is not None:
-        on_plan(RankPlan("adaptive", n, len(pool.queries), min(limit, total), 0, per_item, words))
+        on_plan(RankPlan(pairs, n, len(pool.queries), min(limit, total), 0, per_item, words))
     _check_fisher_fits(ci, n, pairs, limit)
-    await judge(take(e for e in _initial_design(n, seed) if available.get(e, 0)))
+    if pairs == "random":
+        drawn = random_pairs(n, pool.shared, len(pool.queries), min(limit, total), seed)
+        await judge(take(drawn))
+        return finished(fitted())
+    await judge(take(e for e in initial_design(n, seed) if available.get(e, 0)))
     ranking = fitted() if judged else None
     while ranking is not None and len(judged) < limit:
         edges = next_pairs(ranking, pool, used, available, size)

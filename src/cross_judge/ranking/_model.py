@@ -1,12 +1,20 @@
 """The :class:`Ranking` of many candidates, and how it is fitted from judged pairs.
 
 A judged pair is an :class:`~cross_judge.verdict.EnsembleVerdict` whose ``meta["rank"]``
-names its two candidates (``a`` and ``b``, as shown in the item's own names). Its
-consensus is one comparison: ``A`` (``a`` beats ``b``), ``B`` (``b`` beats ``a``) or
-``TIE`` (a tie, kept: Davidson's extension of Bradley-Terry); anything else (``ABSTAIN``,
-an error, a fallback because no vote decided) is no decision, dropped and counted in
-``undecided``. Each critic's own valid ``A``/``B``/``TIE`` verdicts are its comparisons for
-its own fit (``per_critic``).
+names its two candidates (``a`` and ``b``, as shown in the item's own names). Two fits:
+
+- ``fit="votes"`` (the default up to :data:`VOTE_FIT_LIMIT` candidates): every critic's
+  answer in every order it was shown is a vote (a critic with ``samples`` gives each
+  sample), fitted by :func:`~cross_judge.stats._bt_votes.fit_votes_bradley_terry` with
+  each critic's advantage for the candidate shown first as a parameter
+  (``Ranking.first_shown``) and ties kept. A failed or abstaining answer is no vote.
+- ``fit="consensus"``: the pair's consensus is one comparison: ``A`` (``a`` beats ``b``),
+  ``B`` (``b`` beats ``a``) or ``TIE`` (a tie, kept: Davidson's extension of
+  Bradley-Terry); anything else (``ABSTAIN``, an error, a fallback because no vote
+  decided) is no decision, dropped and counted in ``undecided``.
+
+Each critic's own ratings (``per_critic``) come from its own votes (``"votes"``) or its own
+valid ``A``/``B``/``TIE`` verdicts (``"consensus"``).
 
 Ratings are on the Elo-like scale of :func:`cross_judge.stats.bradley_terry.elo`:
 ``1000 + 400 / ln 10 x log-strength``, centred so the mean rating is 1000. A rating gap of
@@ -28,23 +36,43 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from .._extensions import provider
 from ..errors import ConfigError
 from ..stats import (
+    PairVote,
+    VoteFit,
     bootstrap_intervals,
     elo,
+    fisher_group_limit,
     fisher_intervals,
     fit_bradley_terry,
+    fit_votes_bradley_terry,
     mle_exists,
+    vote_bootstrap_intervals,
+    vote_fisher_intervals,
 )
-from ..verdict import EnsembleVerdict
+from ..verdict import EnsembleVerdict, Verdict
 
 __all__ = [
     "DEFAULT_PRIOR",
+    "VOTE_FIT_LIMIT",
     "CIMethod",
+    "FitMethod",
     "Ranking",
     "comparisons_of",
     "fit_ranking",
     "recorded_calls",
     "spearman",
+    "votes_of",
 ]
+
+FitMethod = Literal["auto", "votes", "consensus"]
+"""What a ranking fits: every critic's vote in every order (``"votes"``), one consensus per
+judged pair (``"consensus"``), or ``"auto"``: votes up to :data:`VOTE_FIT_LIMIT`
+candidates, the consensus above."""
+
+VOTE_FIT_LIMIT = 300
+"""The most candidates ``fit="auto"`` fits vote by vote: the vote fit solves a dense
+system over every candidate each round, so above this it fits each pair's consensus (whose
+solver is sparse). ``fit="votes"`` goes up to
+:func:`~cross_judge.stats.bradley_terry.fisher_group_limit`."""
 
 CIMethod = Literal["fisher", "bootstrap"]
 """How a ranking's intervals are computed: from the Fisher information of the fit (fast,
@@ -70,6 +98,38 @@ def _fit(
     """The maximum-likelihood fit when it exists, else the fit with ``prior``."""
     alpha = 0.0 if mle_exists(n, wins, ties) else prior
     return fit_bradley_terry(n, wins, ties, alpha=alpha)
+
+
+def resolve_fit(fit: FitMethod, n: int) -> Literal["votes", "consensus"]:
+    """The fit ``fit`` means for ``n`` candidates (``"auto"``: votes up to
+    :data:`VOTE_FIT_LIMIT`).
+
+    Raises:
+        ConfigError: an unknown ``fit``, or ``"votes"`` above what the vote fit solves.
+    """
+    if fit == "auto":
+        return "votes" if n <= VOTE_FIT_LIMIT else "consensus"
+    if fit == "consensus":
+        return "consensus"
+    if fit == "votes":
+        limit = fisher_group_limit()
+        if n > limit:
+            raise ConfigError(
+                f"fit='votes' solves a dense system over every candidate, up to {limit:,}; "
+                f"{n:,} is more: use fit='consensus' (or 'auto')"
+            )
+        return "votes"
+    raise ConfigError(f"fit must be 'auto', 'votes' or 'consensus', got {fit!r}")
+
+
+def _fit_votes(n: int, votes: Sequence[PairVote], critics: int, prior: float) -> VoteFit:
+    """The vote fit, by maximum likelihood when it exists, else with ``prior``."""
+    if not votes:
+        raise ConfigError(
+            "no critic gave a vote (A, B or TIE) on the judged pairs, so nothing can be "
+            "ranked; check the verdicts' errors in ranking results"
+        )
+    return fit_votes_bradley_terry(n, votes, critics=critics, prior=prior)
 
 
 class Ranking(BaseModel):
@@ -100,6 +160,15 @@ class Ranking(BaseModel):
         results: every judged pair's result, so the ranking can be re-fitted with no calls
             (:meth:`refit`) or resumed (``rank(..., resume=ranking)``).
         converged, iterations: the fit's.
+        fit: ``"votes"`` (every critic's vote in each order it was shown) or
+            ``"consensus"`` (one outcome per pair); a file written before the vote fit
+            existed reads ``"consensus"``.
+        votes: the votes fitted (``fit="votes"``; 0 otherwise).
+        first_shown: with ``fit="votes"``, critic -> its advantage for the candidate shown
+            first, as log-odds (0: none; 0.7: the first shown wins twice as often as its
+            strength says). Critics with no vote in a known order are absent.
+        weights: critic -> the weight its votes had in the fit (``fit="votes"``; empty:
+            every vote counts 1).
         prior: the prior weight the panel's fit used: 0.0 for the maximum-likelihood fit,
             else :data:`DEFAULT_PRIOR` (or ``rank(prior=...)``) because the MLE does not
             exist (a candidate only won or only lost, or the design is not connected).
@@ -135,6 +204,10 @@ class Ranking(BaseModel):
     queries: list[str] = Field(default_factory=list)
     answers: dict[str, list[str | None]] = Field(default_factory=dict)
     simulated_critics: list[str] = Field(default_factory=list)
+    fit: Literal["votes", "consensus"] = "consensus"
+    votes: int = 0
+    first_shown: dict[str, float] = Field(default_factory=dict)
+    weights: dict[str, float] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -219,10 +292,12 @@ class Ranking(BaseModel):
         ci: CIMethod | None = None,
         seed: int = 0,
         prior: float = DEFAULT_PRIOR,
+        fit: FitMethod | None = None,
+        weights: Mapping[str, float] | None = None,
     ) -> Ranking:
         """This ranking fitted again from its stored :attr:`results`, with no calls
-        (another ``level`` or interval method); its calls, queries, answers and simulated
-        critics are kept."""
+        (another ``level``, interval method, ``fit`` or vote ``weights``; each defaults to
+        this ranking's); its calls, queries, answers and simulated critics are kept."""
         again = fit_ranking(
             list(self.ratings),
             self.results,
@@ -230,6 +305,8 @@ class Ranking(BaseModel):
             ci=self.ci_method if ci is None else ci,
             seed=seed,
             prior=prior,
+            fit=self.fit if fit is None else fit,
+            weights=(self.weights or None) if weights is None else weights,
         )
         return again.model_copy(
             update={
@@ -287,6 +364,81 @@ def comparisons_of(
         else:
             wins.append((a, b) if outcome == 1.0 else (b, a))
     return wins, ties, undecided
+
+
+def votes_of(
+    results: Iterable[EnsembleVerdict],
+    index: Mapping[str, int],
+    critics: Mapping[str, int],
+    weights: Mapping[str, float] | None = None,
+) -> list[PairVote]:
+    """Every vote in ``results`` on candidates in ``index``, by critics in ``critics``
+    (critic name -> index): each valid ``A``/``B``/``TIE`` answer in each order it was
+    shown, with ``first`` the candidate shown first (an answer of unknown order takes the
+    pair as named, ``shown=False``). A vote's ``cluster`` is its result's position, its
+    weight the critic's in ``weights`` (1.0 when absent)."""
+    out: list[PairVote] = []
+    for position, result in enumerate(results):
+        pair = _pair_of(result)
+        if pair is None or pair[0] not in index or pair[1] not in index:
+            continue
+        a, b = index[pair[0]], index[pair[1]]
+        for verdict in result.verdicts:
+            critic = critics.get(verdict.critic_id or "")
+            if critic is None:
+                continue
+            weight = 1.0 if weights is None else float(weights.get(verdict.critic_id or "", 1.0))
+            for kind, shown in _answers_of(verdict):
+                outcome = _OUTCOMES.get(kind)
+                if outcome is None:
+                    continue
+                if shown == "ba":
+                    out.append(PairVote(b, a, 1.0 - outcome, critic, True, position, weight))
+                else:
+                    out.append(PairVote(a, b, outcome, critic, shown == "ab", position, weight))
+    return out
+
+
+def _answers_of(verdict: Verdict) -> list[tuple[str, str | None]]:
+    """A verdict's valid answers as (label in the item's names, order shown): each sampled
+    or per-order answer when it kept them, else the verdict itself."""
+    if verdict.answers:
+        return [(a.kind, a.order) for a in verdict.answers if a.error is None]
+    if verdict.error is not None:
+        return []
+    return [(verdict.kind, verdict.order if verdict.order in ("ab", "ba") else None)]
+
+
+def _critic_names(results: Iterable[EnsembleVerdict]) -> list[str]:
+    """The critics that voted in ``results``, in the order first met."""
+    seen: dict[str, None] = {}
+    for result in results:
+        for verdict in result.verdicts:
+            if verdict.critic_id is not None:
+                seen.setdefault(verdict.critic_id, None)
+    return list(seen)
+
+
+def _vote_intervals(
+    n: int,
+    votes: Sequence[PairVote],
+    fit: VoteFit,
+    *,
+    critics: int,
+    level: float,
+    ci: CIMethod,
+    seed: int,
+    prior: float,
+) -> list[tuple[float, float]]:
+    """The vote fit's rating intervals (rating scale, centred as the ratings are)."""
+    if ci == "fisher":
+        logs = vote_fisher_intervals(fit, n, votes, critics=critics, level=level)
+    else:
+        logs = vote_bootstrap_intervals(
+            n, votes, critics=critics, level=level, seed=seed, alpha=prior
+        )
+    shift = 1000.0 - sum(elo(x) for x in fit.log_strengths) / n
+    return [(elo(low) + shift, elo(high) + shift) for low, high in logs]
 
 
 def _critic_comparisons(
@@ -378,15 +530,20 @@ def fit_ranking(
     seed: int = 0,
     calls: int | None = None,
     prior: float = DEFAULT_PRIOR,
+    fit: FitMethod = "auto",
+    weights: Mapping[str, float] | None = None,
 ) -> Ranking:
     """The :class:`Ranking` of the candidates ``ids`` from judged pairs ``results``; no
     calls. ``calls`` defaults to the requests the results record (their verdicts'
     ``attempts``), ``calls_total`` is those requests. ``prior``: see
-    :data:`DEFAULT_PRIOR`.
+    :data:`DEFAULT_PRIOR`. ``fit``: see :data:`FitMethod`; ``weights`` (critic -> weight
+    of its votes, e.g. a reliability) needs the vote fit.
 
     Raises:
-        ConfigError: fewer than 2 candidates, ``level`` not in (0, 1), an unknown ``ci``,
-            or no decided comparison at all.
+        ConfigError: fewer than 2 candidates, ``level`` not in (0, 1), an unknown ``ci``
+            or ``fit``, ``weights`` with the consensus fit or with a negative weight,
+            ``fit="votes"`` over more candidates than the vote fit solves, or no decided
+            comparison at all.
     """
     if len(ids) < 2:
         raise ConfigError(f"a ranking needs at least 2 candidates, got {len(ids)}")
@@ -396,17 +553,61 @@ def fit_ranking(
         raise ConfigError(f"ci must be 'fisher' or 'bootstrap', got {ci!r}")
     index = {cid: k for k, cid in enumerate(ids)}
     wins, ties, undecided = comparisons_of(results, index)
-    if not wins and not ties:
+    n = len(ids)
+    method = resolve_fit(fit, n)
+    if method == "consensus" and not wins and not ties:
         raise ConfigError(
             f"none of the {len(results)} judged pairs gave a decision (A, B or TIE), so "
             "nothing can be ranked; check the verdicts' errors in ranking results"
         )
-    n = len(ids)
     if not (isinstance(prior, float | int) and prior > 0):
         raise ConfigError(f"prior must be a number > 0, got {prior!r}")
-    fit = _fit(n, wins, ties, prior)
-    ratings = _ratings(fit.log_strengths)
-    bounds = _intervals(n, wins, ties, fit, level=level, ci=ci, seed=seed, prior=prior)
+    if weights is not None:
+        if method != "votes":
+            raise ConfigError(
+                "weights apply to votes: fit='votes' (or 'auto' up to "
+                f"{VOTE_FIT_LIMIT} candidates) to weight each critic's votes"
+            )
+        bad = {k: w for k, w in weights.items() if not (isinstance(w, float | int) and w >= 0)}
+        if bad:
+            raise ConfigError(f"weights must be numbers >= 0, got {bad}")
+    critic_names = _critic_names(results)
+    votes: list[PairVote] = []
+    first_shown: dict[str, float] = {}
+    if method == "votes":
+        critic_index = {name: k for k, name in enumerate(critic_names)}
+        votes = votes_of(results, index, critic_index, weights)
+        vote_fit = _fit_votes(n, votes, len(critic_names), prior)
+        log_strengths, tie = vote_fit.log_strengths, vote_fit.tie
+        converged, iterations, used_prior = (
+            vote_fit.converged,
+            vote_fit.iterations,
+            vote_fit.alpha,
+        )
+        bounds = _vote_intervals(
+            n,
+            votes,
+            vote_fit,
+            critics=len(critic_names),
+            level=level,
+            ci=ci,
+            seed=seed,
+            prior=prior,
+        )
+        shown_by = {v.critic for v in votes if v.shown and v.weight > 0}
+        first_shown = {
+            name: vote_fit.home[k] for k, name in enumerate(critic_names) if k in shown_by
+        }
+    else:
+        outcome_fit = _fit(n, wins, ties, prior)
+        log_strengths, tie = outcome_fit.log_strengths, outcome_fit.tie
+        converged, iterations, used_prior = (
+            outcome_fit.converged,
+            outcome_fit.iterations,
+            outcome_fit.alpha,
+        )
+        bounds = _intervals(n, wins, ties, outcome_fit, level=level, ci=ci, seed=seed, prior=prior)
+    ratings = _ratings(log_strengths)
     order = sorted(range(n), key=lambda k: (-ratings[k], k))
     matrix: dict[str, dict[str, float]] = {}
     for w, loser in wins:
@@ -419,18 +620,35 @@ def fit_ranking(
             row[ids[y]] = row.get(ids[y], 0.0) + 0.5
     per_critic: dict[str, dict[str, float]] = {}
     per_rho: dict[str, float | None] = {}
+    own_votes: dict[int, list[PairVote]] = {}
+    for vote in votes:
+        own_votes.setdefault(vote.critic, []).append(vote)
     for critic, (cw, ct) in sorted(_critic_comparisons(results).items()):
         seen = sorted({c for p in (*cw, *ct) for c in p if c in index}, key=index.__getitem__)
         if len(seen) < 2:
             continue
         own = {cid: k for k, cid in enumerate(seen)}
-        own_fit = _fit(
-            len(seen),
-            [(own[a], own[b]) for a, b in cw if a in own and b in own],
-            [(own[a], own[b]) for a, b in ct if a in own and b in own],
-            prior,
-        )
-        own_ratings = dict(zip(seen, _ratings(own_fit.log_strengths), strict=True))
+        if method == "votes":
+            mine = own_votes.get(critic_names.index(critic), [])
+            local = {index[cid]: k for cid, k in own.items()}
+            own_logs = _fit_votes(
+                len(seen),
+                [
+                    v._replace(first=local[v.first], second=local[v.second], critic=0, weight=1.0)
+                    for v in mine
+                    if v.first in local and v.second in local
+                ],
+                1,
+                prior,
+            ).log_strengths
+        else:
+            own_logs = _fit(
+                len(seen),
+                [(own[a], own[b]) for a, b in cw if a in own and b in own],
+                [(own[a], own[b]) for a, b in ct if a in own and b in own],
+                prior,
+            ).log_strengths
+        own_ratings = dict(zip(seen, _ratings(own_logs), strict=True))
         per_critic[critic] = own_ratings
         per_rho[critic] = spearman(
             [own_ratings[c] for c in seen], [ratings[index[c]] for c in seen]
@@ -446,7 +664,7 @@ def fit_ranking(
         level=level,
         win_matrix=matrix,
         ties=len(ties),
-        tie=fit.tie,
+        tie=tie,
         per_critic=per_critic,
         per_critic_spearman=per_rho,
         calls=calls,
@@ -454,7 +672,11 @@ def fit_ranking(
         comparisons=len(wins) + len(ties),
         undecided=undecided,
         results=list(results),
-        converged=fit.converged,
-        iterations=fit.iterations,
-        prior=fit.alpha,
+        converged=converged,
+        iterations=iterations,
+        prior=used_prior,
+        fit=method,
+        votes=len(votes),
+        first_shown=first_shown,
+        weights=dict(weights or {}),
     )

@@ -5,10 +5,11 @@ A ranking run is the results of :func:`cross_judge.ranking.rank` (``cross-judge 
 pair items, each an :class:`~cross_judge.verdict.EnsembleVerdict` whose
 ``meta["rank"]`` names its candidates ``a`` and ``b``. The two runs are paired by
 ``query_id``: only the pair items both judged (of the same two candidates) are fitted,
-each run's on its own, the way :func:`cross_judge.ranking.fit_ranking` fits (Davidson's
-Bradley-Terry with ties kept, the maximum-likelihood fit when it exists, else the
-ranking's prior). The interval and the test come from resampling those paired items
-(the same items for both runs) and refitting both.
+each run's on its own, the way :func:`cross_judge.ranking.fit_ranking` fits with
+``fit="consensus"`` (one consensus per pair item; Davidson's Bradley-Terry with ties kept,
+the maximum-likelihood fit when it exists, else the ranking's prior). The interval and the
+test come from resampling those paired items (the same items for both runs) and refitting
+both.
 
 This module builds :class:`~cross_judge.report.Difference` rows and notes only;
 it does not decide a gate, render anything, or compare runs that are not rankings
@@ -240,8 +241,9 @@ def rating_differences(
 
     Pairing: by ``query_id``; an item whose two runs name different candidates is left
     out (one shown the other way round is paired, its outcome turned round). Each run is
-    fitted on the paired items as :func:`cross_judge.ranking.fit_ranking` fits them (ties
-    kept; the maximum-likelihood fit, or the ranking's prior when it does not exist).
+    fitted on the paired items as ``fit_ranking(..., fit="consensus")`` fits them (one
+    consensus per pair item, ties kept; the maximum-likelihood fit, or the ranking's
+    prior when it does not exist).
     Ratings are centred at mean 1000 in each fit, so a difference is relative to the
     field: the differences sum to 0, what one candidate loses the others share (one
     made to lose every pair lifts each of the others by about its fall over their

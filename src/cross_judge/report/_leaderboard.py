@@ -125,6 +125,7 @@ def _summary(ranking: Ranking) -> str:
         f"{ranking.undecided} undecided",
         calls,
         f"{ranking.level:.0%} intervals ({_text(ranking.ci_method)})",
+        _fit_words(ranking),
     ]
     if ranking.tie > 0:
         parts.append(f"Davidson tie parameter {ranking.tie:.3f}")
@@ -250,10 +251,27 @@ def _records(ranking: Ranking, answers: dict[str, list[str | None]], many: bool)
     )
 
 
+def _fit_words(ranking: Ranking) -> str:
+    """How the ratings were fitted, in words."""
+    if ranking.fit == "votes":
+        weighted = ", weighted by critic" if ranking.weights else ""
+        return (
+            f"fitted vote by vote ({ranking.votes} votes{weighted}, each critic's lean to "
+            "the candidate shown first a parameter)"
+        )
+    return "fitted on one consensus per pair"
+
+
+def _lean(ranking: Ranking, critic: str) -> str:
+    value = ranking.first_shown.get(critic)
+    return "n/a" if value is None else f"{value:+.2f}"
+
+
 def _critics(ranking: Ranking) -> str:
     if not ranking.per_critic:
         return ""
     simulated = set(ranking.simulated_critics)
+    votes = ranking.fit == "votes"
 
     def mark(critic: str) -> str:
         return ' <span style="opacity:.7">(simulated)</span>' if critic in simulated else ""
@@ -268,12 +286,13 @@ def _critics(ranking: Ranking) -> str:
             f'<td style="{_NUM}">{len(ratings)}</td>'
             f'<td style="{_NUM}">{"n/a" if rho is None else f"{rho:.3f}"}</td>'
             f'<td style="{_CELL}"><code>{_text(top)}</code></td>'
-            "</tr>"
+            + (f'<td style="{_NUM}">{_lean(ranking, critic)}</td>' if votes else "")
+            + "</tr>"
         )
-    head = "".join(
-        f'<th style="{_HEAD}" scope="col">{h}</th>'
-        for h in ("critic", "candidates rated", "Spearman with the panel", "its best")
-    )
+    headings = ["critic", "candidates rated", "Spearman with the panel", "its best"]
+    if votes:
+        headings.append("lean to the first shown (log-odds)")
+    head = "".join(f'<th style="{_HEAD}" scope="col">{h}</th>' for h in headings)
     return (
         f'<table style="{_TABLE}"><caption style="{_CAPTION}">Each critic alone</caption>'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

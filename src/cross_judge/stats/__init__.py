@@ -43,11 +43,13 @@ __all__ = [
     "LengthBias",
     "LengthBin",
     "Level",
+    "PairVote",
     "PositionBias",
     "PositionStats",
     "Results",
     "RunDiff",
     "SelfStats",
+    "VoteFit",
     "WeightsFit",
     "accuracy_cell",
     "agreement_table",
@@ -69,6 +71,7 @@ __all__ = [
     "fisher_intervals",
     "fit_bradley_terry",
     "fit_votes",
+    "fit_votes_bradley_terry",
     "fleiss_kappa",
     "gold_labels",
     "gold_metrics",
@@ -101,6 +104,8 @@ __all__ = [
     "reliability_alpha",
     "revote_dawid_skene",
     "self_consistency",
+    "vote_bootstrap_intervals",
+    "vote_fisher_intervals",
     "votes_worth",
     "wilcoxon_signed_rank",
     "wilson_interval",
@@ -129,6 +134,13 @@ if TYPE_CHECKING:
         length_bias,
         position_bias,
         self_consistency,
+    )
+    from ._bt_votes import (
+        PairVote,
+        VoteFit,
+        fit_votes_bradley_terry,
+        vote_bootstrap_intervals,
+        vote_fisher_intervals,
     )
     from ._confidence_calibration import CalibrationMethod, ConfidenceCalibration
     from ._criteria import (
@@ -257,6 +269,16 @@ _exports = LazyExports(
         "fisher_group_limit": ".bradley_terry",
         "fisher_intervals": ".bradley_terry",
         "fit_bradley_terry": ".bradley_terry",
+        **dict.fromkeys(
+            [
+                "PairVote",
+                "VoteFit",
+                "fit_votes_bradley_terry",
+                "vote_bootstrap_intervals",
+                "vote_fisher_intervals",
+            ],
+            "._bt_votes",
+        ),
         "fleiss_kappa": "._agreement",
         "gold_metrics": "._gold",
         "gold_report": "._reliability",

@@ -29,6 +29,15 @@ class StrengthJudge:
         self.calls = 0
         self.seen: list[tuple[str, str, str]] = []  # (model, a, b) as shown
 
+    def answer(self, model: str, a: str, b: str) -> str:
+        """The label ``model`` gives the pair shown as ``a`` then ``b``."""
+        gap = self.strengths[a] - self.strengths[b]
+        if abs(gap) <= self.tie_gap:
+            return "TIE"
+        seed = hashlib.sha256(f"{model}|{a}|{b}".encode()).hexdigest()
+        p_a = 1.0 / (1.0 + math.exp(-gap))
+        return "A" if random.Random(seed).random() < p_a else "B"
+
     async def handler(self, request: httpx.Request) -> httpx.Response:
         self.calls += 1
         body = json.loads(b"".join([chunk async for chunk in request.stream]))  # type: ignore[union-attr]
@@ -37,13 +46,7 @@ class StrengthJudge:
         found = dict(_TAG.findall(text))
         a, b = found["a"], found["b"]
         self.seen.append((model, a, b))
-        gap = self.strengths[a] - self.strengths[b]
-        if abs(gap) <= self.tie_gap:
-            label = "TIE"
-        else:
-            seed = hashlib.sha256(f"{model}|{a}|{b}".encode()).hexdigest()
-            p_a = 1.0 / (1.0 + math.exp(-gap))
-            label = "A" if random.Random(seed).random() < p_a else "B"
+        label = self.answer(model, a, b)
         content = json.dumps({"kind": label, "confidence": 0.8, "reasoning": "scripted"})
         return httpx.Response(
             200,

@@ -8,6 +8,7 @@ import pytest
 from cross_judge import ConfigError, Critic, Ensemble, ErrorKind, Ranking
 from cross_judge.cascade import Cascade
 from cross_judge.ranking import rank, spearman
+from cross_judge.ranking._design import overlap_pairs
 from cross_judge.ranking._engine import CandidatePool, next_pairs
 
 from .strength_judge import StrengthJudge
@@ -190,7 +191,7 @@ async def test_adaptive_pairs_reach_the_latent_order_with_40_percent_of_the_call
     assert latent_rho(ranking) >= 0.85
 
 
-def test_the_scheduler_picks_overlapping_neighbours_most_overlap_first() -> None:
+def test_the_neighbour_rule_picks_overlapping_neighbours_most_overlap_first() -> None:
     pool = CandidatePool({"w": "w", "x": "x", "y": "y", "z": "z"}, TASK, None)
     ranking = Ranking(
         order=["z", "y", "x", "w"],
@@ -199,9 +200,9 @@ def test_the_scheduler_picks_overlapping_neighbours_most_overlap_first() -> None
     )
     available = dict.fromkeys([(i, j) for i in range(4) for j in range(i + 1, 4)], 1)
     # z-y overlap by 50, y-x and x-w not at all: only (y, z) = (2, 3) is worth judging.
-    assert next_pairs(ranking, pool, {}, available, 3) == [(2, 3)]
+    assert overlap_pairs(ranking, pool, {}, available, 3) == [(2, 3)]
     # Judged already: its place goes to the pair of either with the nearest-rated other.
-    assert next_pairs(ranking, pool, {(2, 3): 1}, available, 3) == [(1, 2)]
+    assert overlap_pairs(ranking, pool, {(2, 3): 1}, available, 3) == [(1, 2)]
 
 
 def test_the_scheduler_stops_when_no_neighbouring_intervals_overlap() -> None:

@@ -129,8 +129,8 @@ def test_the_ratings_are_the_rankings_fit_of_the_paired_items() -> None:
     baseline = ranking_run()
     candidate = losing(baseline, "c03")
     rows, _ = rating_differences(baseline, candidate, resamples=2)
-    base_fit = fit_ranking(CANDIDATES, baseline)
-    cand_fit = fit_ranking(CANDIDATES, candidate)
+    base_fit = fit_ranking(CANDIDATES, baseline, fit="consensus")
+    cand_fit = fit_ranking(CANDIDATES, candidate, fit="consensus")
     for row in rows:
         assert row.baseline == pytest.approx(base_fit.ratings[row.name], abs=1e-4)
         assert row.candidate == pytest.approx(cand_fit.ratings[row.name], abs=1e-4)
@@ -153,7 +153,7 @@ def test_only_the_pair_items_both_runs_judged_are_compared_and_the_rest_noted() 
     assert by_name["c05"].n == 21
     assert sum(row.n for row in rows) == 2 * len(shared)
     assert by_name["c00"].baseline == pytest.approx(
-        fit_ranking(CANDIDATES, shared).ratings["c00"], abs=1e-4
+        fit_ranking(CANDIDATES, shared, fit="consensus").ratings["c00"], abs=1e-4
     )
     text = "\n".join(notes)
     assert "candidates only the candidate run ranked (not compared): c12" in text
@@ -212,7 +212,7 @@ def test_ties_are_kept_and_a_tie_turned_win_counts_for_the_winner() -> None:
     assert (by_name["y"].better, by_name["y"].worse) == (0, 1)
     assert by_name["z"].better == by_name["z"].worse == 0
     for run, side in ((baseline, "baseline"), (candidate, "candidate")):
-        fitted = fit_ranking(["x", "y", "z"], run)
+        fitted = fit_ranking(["x", "y", "z"], run, fit="consensus")
         assert fitted.ties > 0
         for row in rows:
             assert getattr(row, side) == pytest.approx(fitted.ratings[row.name], abs=1e-4)
@@ -230,7 +230,7 @@ def test_pairs_with_no_decision_are_noted_and_left_out_of_that_runs_fit() -> Non
         "5 of the 30 paired pair items had no decision in the candidate run "
         "(left out of its fit, kept in the resampling)"
     ]
-    fitted = fit_ranking(SIX, candidate)
+    fitted = fit_ranking(SIX, candidate, fit="consensus")
     assert fitted.undecided == 5
     by_name = {row.name: row for row in rows}
     for row in rows:
