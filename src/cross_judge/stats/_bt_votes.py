@@ -385,7 +385,7 @@ def _solve(matrix: Any, rhs: list[list[float]]) -> list[list[float]]:
         try:
             solved = np.linalg.solve(np.asarray(matrix, dtype=float), np.asarray(rhs).T)
         except np.linalg.LinAlgError:
-            raise _Singular(_SINGULAR) from None
+            raise ConfigError(_SINGULAR) from None
         return [[float(v) for v in solved[:, k]] for k in range(len(rhs))]
     size = len(matrix)
     low = [[0.0] * size for _ in range(size)]
@@ -394,7 +394,7 @@ def _solve(matrix: Any, rhs: list[list[float]]) -> list[list[float]]:
             s = matrix[i][j] - math.fsum(low[i][k] * low[j][k] for k in range(j))
             if i == j:
                 if s <= 1e-300:
-                    raise _Singular(_SINGULAR)
+                    raise ConfigError(_SINGULAR)
                 low[i][i] = math.sqrt(s)
             else:
                 low[i][j] = s / low[j][j]
@@ -408,10 +408,6 @@ def _solve(matrix: Any, rhs: list[list[float]]) -> list[list[float]]:
             z[i] = (y[i] - math.fsum(low[k][i] * z[k] for k in range(i + 1, size))) / low[i][i]
         out.append(z)
     return out
-
-
-class _Singular(ConfigError):
-    """The information matrix is singular: the data do not pin the parameters down."""
 
 
 _SINGULAR = (
@@ -460,7 +456,7 @@ def _newton(
     log-likelihood, the rounds run and whether the last step moved less than ``tol``.
 
     Raises:
-        _Singular: the information matrix is singular.
+        ConfigError: the information matrix is singular.
     """
     strengths = layout.n
     x = [0.0] * layout.size
@@ -536,7 +532,7 @@ def fit_votes_bradley_terry(
         try:
             x, value, rounds, converged = _newton(cells, layout, chosen_alpha, home_alpha, tol)
             break
-        except _Singular:
+        except ConfigError:  # the only one _newton raises: a singular information
             if k == len(attempts) - 1:
                 raise
     alpha = chosen_alpha
