@@ -331,6 +331,7 @@ def bench(session: nox.Session) -> None:
         "bench_label_queue.py",
         "bench_journal.py",
         "bench_dawid_skene.py",
+        "bench_revote.py",
         "bench_bt_fit.py",
         "bench_estimates.py",
         "bench_compare.py",

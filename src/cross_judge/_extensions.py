@@ -55,6 +55,7 @@ PROVIDERS: Mapping[str, str] = MappingProxyType(
         "reliability_alpha": "cross_judge.stats._agreement",
         "render_summary": "cross_judge.report._summary",
         "revote": "cross_judge.ensemble",
+        "revote_many": "cross_judge.ensemble",
         "revote_criteria_dawid_skene": "cross_judge.stats._criteria",
         "revote_dawid_skene": "cross_judge.stats._reliability",
         "self_consistency": "cross_judge.stats._bias",

@@ -33,7 +33,7 @@ import functools
 import math
 import os
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -772,10 +772,35 @@ def revote(
         ConfigError: invalid arguments.
     """
     strategy, kwargs = _resolve(voting, voting_kwargs, weights, min_valid)
+    return _revoted(result, strategy, strategy_name(voting), kwargs)
+
+
+@provide("revote_many")
+def revote_many(
+    results: Iterable[EnsembleVerdict],
+    voting: str | VotingStrategy = "majority",
+    *,
+    weights: Mapping[str, float] | None = None,
+    min_valid: int | None = None,
+    **voting_kwargs: Any,
+) -> list[EnsembleVerdict]:
+    """:func:`revote` of each of ``results``, in order, with the strategy resolved and
+    checked once (not once an item): what :meth:`BatchResult.revote
+    <cross_judge.batch.BatchResult.revote>` calls. Raises as :func:`revote`, before any
+    result is touched."""
+    strategy, kwargs = _resolve(voting, voting_kwargs, weights, min_valid)
+    name = strategy_name(voting)
+    return [_revoted(result, strategy, name, kwargs) for result in results]
+
+
+def _revoted(
+    result: EnsembleVerdict, strategy: VotingStrategy, name: str, kwargs: Mapping[str, Any]
+) -> EnsembleVerdict:
+    """``result`` re-aggregated by the resolved ``strategy``."""
     return _aggregate(
         result.verdicts,
         strategy,
-        strategy_name(voting),
+        name,
         kwargs,
         query_id=result.query_id,
         meta=result.meta,

@@ -221,8 +221,9 @@ class BatchResult(BaseModel):
         return alpha
 
     def fleiss_kappa(self) -> float | None:
-        """Fleiss' kappa over the items every critic judged validly (others are dropped)."""
-        kappa: float | None = provider("fleiss_kappa")(self.labels_matrix())
+        """Fleiss' kappa over the items every critic judged validly (others are dropped, so
+        only those items' columns are built)."""
+        kappa: float | None = provider("fleiss_kappa")(self._matrix(lambda v: v.kind, True))
         return kappa
 
     def pairwise_agreement(
@@ -398,10 +399,20 @@ class BatchResult(BaseModel):
         )
         return fits
 
-    def _matrix(self, value: Callable[[Verdict], Any]) -> list[list[Any]]:
-        rows: list[list[Any]] = [[None] * len(self.verdicts) for _ in self.critics]
+    def _matrix(self, value: Callable[[Verdict], Any], complete: bool = False) -> list[list[Any]]:
+        """Critics x items ``value`` of each valid verdict (``None`` elsewhere); ``complete``:
+        only the items every critic judged validly."""
         index = {name: i for i, name in enumerate(self.critics)}
-        for column, result in enumerate(self.verdicts):
+        results = self.verdicts
+        if complete:  # a critic per verdict at most: fewer verdicts than critics, incomplete
+            results = [
+                r
+                for r in results
+                if len(r.verdicts) >= len(index)
+                and index.keys() <= {v.critic_id for v in r.verdicts if v.error is None}
+            ]
+        rows: list[list[Any]] = [[None] * len(results) for _ in self.critics]
+        for column, result in enumerate(results):
             for verdict in result.verdicts:
                 row = index.get(verdict.critic_id)
                 if row is not None and verdict.error is None:
@@ -617,11 +628,10 @@ class BatchResult(BaseModel):
             )
             return revoted
 
-        revote = provider("revote")
-        results = [
-            _same_item(revote(r, voting, weights=weights, min_valid=min_valid, **voting_kwargs), r)
-            for r in self.verdicts
-        ]
+        each: list[EnsembleVerdict] = provider("revote_many")(
+            self.verdicts, voting, weights=weights, min_valid=min_valid, **voting_kwargs
+        )
+        results = [_same_item(new, old) for new, old in zip(each, self.verdicts, strict=True)]
         return self.model_copy(update={"verdicts": results, "voting": strategy_name(voting)})
 
     # -- votes from elsewhere ----------------------------------------------------------------

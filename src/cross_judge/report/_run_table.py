@@ -10,9 +10,7 @@ file (by its byte offset) only for the items that flipped.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import json
 import os
 import sys
@@ -26,6 +24,7 @@ from typing_extensions import TypedDict
 
 from ..errors import ConfigError
 from ..rubric import DEFAULT_SCALE
+from ..stats import collection_paused
 from ..verdict import ItemText
 
 if TYPE_CHECKING:
@@ -488,26 +487,10 @@ def _ranking_file(path: Path) -> RunTable:
     return _from_ranking(ranking, str(path))
 
 
-@contextlib.contextmanager
-def _collection_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector (if it runs) while a run is read: a run's rows
-    are a few million small containers that hold no cycle, and the collector's passes
-    over every live one as they are made cost a large file's read a third of its time.
-    Whatever cycle is made meanwhile is collected once it runs again."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def read_run(source: Any, name: str, *, text_keys: bool = False) -> RunTable:
     """One run from any source; ``text_keys`` keeps a key of each item's text (what the
     A/A check compares)."""
-    with _collection_paused():
+    with collection_paused():
         return _read_run(source, name, text_keys=text_keys)
 
 

@@ -59,6 +59,7 @@ __all__ = [
     "bootstrap_intervals",
     "calibrate_confidence",
     "cohen_kappa",
+    "collection_paused",
     "compares_labels",
     "criteria_agreement",
     "criteria_gold_metrics",
@@ -142,6 +143,7 @@ if TYPE_CHECKING:
         vote_bootstrap_intervals,
         vote_fisher_intervals,
     )
+    from ._collector import collection_paused
     from ._confidence_calibration import CalibrationMethod, ConfidenceCalibration
     from ._criteria import (
         CriteriaVotes,
@@ -208,6 +210,7 @@ _exports = LazyExports(
     __name__,
     {
         "CONSENSUS": "._gold",
+        "collection_paused": "._collector",
         **dict.fromkeys(["CompareMetric", "Difference", "FailOn", "Flip", "RunDiff"], "._run_diff"),
         **dict.fromkeys(
             [
