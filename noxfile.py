@@ -294,8 +294,8 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Every benchmark: each prints a table, each target with PASS/MISS, and writes
-    bench/results/<name>.json; then the table of every target. About 19 minutes on a
-    2-core machine, half of it the Ray benchmark (it streams a million items); it installs
+    bench/results/<name>.json; then the table of every target. About 22 minutes on a
+    2-core machine, nearly half of it the Ray benchmark (it streams a million items); it installs
     the ``ray`` extra for that."""
     # krippendorff and numpy for the statistics comparison, crowd-kit for Dawid-Skene's
     # (an oracle, never a dependency). Bytecode compiled at install (COMPILED): cold-start

@@ -8,7 +8,7 @@
   of one comparison at the current ratings, ``p (1 - p)``, times the two candidates'
   variance: close pairs of unsure candidates, each candidate once a round (a Swiss
   tournament steered by the fit). Every candidate keeps being located, which a rank
-  correlation needs, and no call goes to a pair the fit already separates.
+  correlation needs, and few calls go to pairs the fit already separates.
 - :func:`overlap_pairs` (adaptive, above it): neighbours in the current order whose
   intervals overlap, most overlap first; it looks only at the pairs it judges and their
   neighbours, so its cost grows with ``n``, never ``n^2``.

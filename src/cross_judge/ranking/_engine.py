@@ -12,10 +12,11 @@ sha256 of the pair, so a position bias falls on candidates evenly instead of fav
 whichever was listed first. ``order="both"`` (the default of ``Ensemble.rank``) removes
 it per pair.
 
-Nothing here lists every pair: the adaptive design and its rounds look only at the pairs
-they judge and their neighbours in the order, and ``pairs="all"`` is counted (and refused
-above ``max_calls``) before its items are made, so 10,000 candidates cost what their
-budget does, not 50 million pairs.
+Above 100 candidates nothing here lists every pair: the adaptive rounds look only at the
+pairs they judge and their neighbours in the order (:mod:`cross_judge.ranking._design`),
+random pairs are drawn by rejection, and ``pairs="all"`` is counted (and refused above
+``max_calls``) before its items are made, so 10,000 candidates cost what their budget does,
+not 50 million pairs.
 
 This module does not vote or fit: the panel votes, :mod:`cross_judge.stats.bradley_terry`
 fits, :mod:`cross_judge.ranking._model` turns the fit into a ranking.
@@ -415,9 +416,10 @@ async def rank(
         query, queries: exactly one of them.
         pairs: ``"all"``: every pair (on every shared query); ``"adaptive"``: a sparse
             connected design (a random cycle plus ``n // 2`` chords, one item each), then
-            rounds: fit, and judge next the pairs most likely to be in the wrong order
-            weighted by how unsure they are
-            (:func:`~cross_judge.ranking._design.posterior_pairs`, up to 100 candidates;
+            rounds: fit, and judge a Swiss round steered by the fit (the least-judged
+            candidates first, each with the partner whose comparison tells most at the
+            current ratings times how unsure the two are;
+            :func:`~cross_judge.ranking._design.posterior_pairs`, up to 100 candidates;
             above, neighbours in the order whose intervals overlap, looking only at the
             pairs it judges and their neighbours, so its cost grows with ``n`` and the
             budget, never ``n^2``), until ``budget`` is spent, no neighbouring intervals

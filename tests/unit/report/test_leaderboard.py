@@ -84,6 +84,19 @@ def test_an_unbounded_interval_is_shown_as_n_a_and_its_bar_runs_to_the_edge() ->
     assert left + width == pytest.approx(100.0, abs=0.01)
 
 
+def test_a_vote_fit_shows_each_critics_lean_to_the_first_shown() -> None:
+    ranking = three().model_copy(update={"fit": "votes", "votes": 6, "first_shown": {"c1": 0.5}})
+    html = leaderboard_html(ranking)
+    assert "fitted vote by vote (6 votes" in html
+    assert "lean to the first shown (log-odds)" in html and "+0.50" in html
+
+
+def test_a_consensus_fit_says_so_and_has_no_lean_column() -> None:
+    html = leaderboard_html(three().refit(fit="consensus"))
+    assert "fitted on one consensus per pair" in html
+    assert "lean to the first shown" not in html
+
+
 def test_each_critic_alone_is_shown_with_its_spearman_correlation() -> None:
     results = [*three().results, pair("x", "y", "B", critic="contrarian")]
     ranking = fit_ranking(["x", "y", "z"], results)
