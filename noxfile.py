@@ -294,7 +294,7 @@ def lint(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Every benchmark: each prints a table, each target with PASS/MISS, and writes
-    bench/results/<name>.json; then the table of every target. About 22 minutes on a
+    bench/results/<name>.json; then the table of every target. About 28 minutes on a
     2-core machine, nearly half of it the Ray benchmark (it streams a million items); it installs
     the ``ray`` extra for that."""
     # krippendorff and numpy for the statistics comparison, crowd-kit for Dawid-Skene's
@@ -338,6 +338,9 @@ def bench(session: nox.Session) -> None:
         "bench_vs_01.py",
     ):
         session.run("python", f"bench/{script}")
+    # The interval coverage of every label-queue strategy at every floor (issue 41; about
+    # 6 minutes): the grid docs/labels-from-people.md quotes.
+    session.run("python", "bench/bench_estimates.py", "--grid", "--draws", "1000")
     # Last, so that no other benchmark runs with an OpenTelemetry provider installed (the
     # API alone comes with the anthropic SDK, and stays a no-op without one).
     session.install(".[otel]", "opentelemetry-sdk", env=COMPILED)
