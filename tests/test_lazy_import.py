@@ -380,6 +380,7 @@ CALLS = {
     "revote": lambda: votes().revote("unanimous"),
     "revote_criteria_dawid_skene": lambda: rubric_batch().revote("dawid_skene"),
     "revote_dawid_skene": lambda: votes().revote("dawid_skene"),
+    "revote_many": lambda: votes().revote("majority"),
     "self_consistency": lambda: votes().self_consistency(),
     "to_pandas": lambda: votes().to_pandas(),
     "to_polars": lambda: votes().to_polars(),
