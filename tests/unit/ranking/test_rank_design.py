@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from cross_judge import ConfigError, Ranking
 from cross_judge.ranking import rank
@@ -22,6 +23,7 @@ def anyio_backend() -> str:
 
 
 def four(ci: dict[str, tuple[float, float]], ratings: dict[str, float]) -> Ranking:
+    """A ranking with these intervals and ratings (any number of candidates)."""
     order = sorted(ratings, key=lambda c: -ratings[c])
     return Ranking(order=order, ratings=ratings, ci=ci)
 
@@ -91,3 +93,42 @@ async def test_adaptive_design_spends_its_budget_on_distinct_items() -> None:
     judge = StrengthJudge(STRENGTHS)
     ranking = await rank(panel(judge), TEXTS, query=TASK, pairs="adaptive", budget=30, seed=1)
     assert len(ranking.results) == 30 == len({r.query_id for r in ranking.results})
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.integers(2, 9),
+    st.integers(0, 10_000),
+    st.dictionaries(st.tuples(st.integers(0, 8), st.integers(0, 8)), st.integers(0, 3)),
+)
+def test_a_round_never_repeats_a_candidate_nor_takes_a_used_up_pair(
+    n: int, seed: int, used_raw: dict[tuple[int, int], int]
+) -> None:
+    import random as rnd
+
+    rng = rnd.Random(seed)
+    ids = [f"c{k}" for k in range(n)]
+    pool = CandidatePool({c: c for c in ids}, TASK, None)
+    ratings = {c: 1000.0 + rng.gauss(0, 150) for c in ids}
+    ci = {c: (r - rng.uniform(1, 300), r + rng.uniform(1, 300)) for c, r in ratings.items()}
+    ranking = four(ci, ratings)
+    available = {(i, j): 2 for i in range(n) for j in range(i + 1, n)}
+    used = {(min(i, j), max(i, j)): k for (i, j), k in used_raw.items() if i != j and max(i, j) < n}
+    chosen = posterior_pairs(ranking, pool, used, available, n)
+    members = [c for pair in chosen for c in pair]
+    assert len(members) == len(set(members))
+    assert all(used.get(pair, 0) < available[pair] for pair in chosen)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(2, 12), st.integers(0, 3), st.integers(1, 80), st.integers(0, 10_000))
+def test_random_pairs_never_take_more_of_a_pair_than_it_has(
+    n: int, queries: int, budget: int, seed: int
+) -> None:
+    def shared(i: int, j: int) -> int:
+        return (i + j) % (queries + 1)
+
+    drawn = random_pairs(n, shared, queries, budget, seed)
+    total = sum(shared(i, j) for i in range(n) for j in range(i + 1, n))
+    assert len(drawn) == min(budget, total)
+    assert all(count <= shared(*pair) for pair, count in Counter(drawn).items())

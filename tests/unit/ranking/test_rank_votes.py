@@ -98,3 +98,13 @@ async def test_a_flip_is_two_votes_not_a_tie() -> None:
     flipped = [v for r in ranking.results for v in r.verdicts if v.flipped]
     assert flipped, "the scripted judge flips some pairs"
     assert ranking.votes == 90  # each flip still gives its two answers as votes
+
+
+async def test_fit_votes_over_more_candidates_than_it_solves_is_refused_before_any_call() -> None:
+    from cross_judge.stats import fisher_group_limit
+
+    judge = StrengthJudge(STRENGTHS)
+    many = {f"c{k}": f"answer {k}" for k in range(fisher_group_limit() + 1)}
+    with pytest.raises(ConfigError, match="fit='consensus'"):
+        await rank(panel(judge), many, query=TASK, fit="votes", pairs="adaptive", budget=5)
+    assert judge.calls == 0
