@@ -165,8 +165,8 @@ class Ranking(BaseModel):
             existed reads ``"consensus"``.
         votes: the votes fitted (``fit="votes"``; 0 otherwise).
         first_shown: with ``fit="votes"``, critic -> its advantage for the candidate shown
-            first, as log-odds (0: none; 0.7: the first shown wins twice as often as its
-            strength says). Critics with no vote in a known order are absent.
+            first, as log-odds (0: none; 0.69: the first shown's odds of winning are twice
+            what its strength says). Critics with no vote in a known order are absent.
         weights: critic -> the weight its votes had in the fit (``fit="votes"``; empty:
             every vote counts 1).
         prior: the prior weight the panel's fit used: 0.0 for the maximum-likelihood fit,
