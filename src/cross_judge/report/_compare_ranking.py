@@ -26,7 +26,7 @@ from statistics import NormalDist, stdev
 
 from ..errors import ConfigError
 from ..ranking import DEFAULT_PRIOR, META_KEY, comparisons_of
-from ..stats import Difference, elo, fit_bradley_terry, holm, mle_exists
+from ..stats import Difference, elo, fit_bradley_terry, holm, linear_quantile, mle_exists
 from ..stats.bradley_terry import Backend
 from ..verdict import EnsembleVerdict
 
@@ -155,14 +155,6 @@ def _ratings(
     raw = [elo(x) for x in fit.log_strengths]
     shift = 1000.0 - math.fsum(raw) / n
     return [r + shift for r in raw]
-
-
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """The ``q`` quantile of sorted values, linearly interpolated."""
-    pos = q * (len(ordered) - 1)
-    below = math.floor(pos)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (ordered[above] - ordered[below]) * (pos - below)
 
 
 def _pairing(
@@ -351,7 +343,7 @@ def rating_differences(
         at_most = sum(d <= 0 for d in ordered) / resamples
         at_least = sum(d >= 0 for d in ordered) / resamples
         p_values.append(max(min(1.0, 2 * min(at_most, at_least)), 1 / (resamples + 1)))
-        intervals.append((_quantile(ordered, low_q), _quantile(ordered, high_q)))
+        intervals.append((linear_quantile(ordered, low_q), linear_quantile(ordered, high_q)))
         mdes.append(spread * stdev(ordered))
     tested = [(k, p) for k, p in enumerate(p_values) if p is not None]
     adjusted: list[float | None] = [None] * n

@@ -83,6 +83,7 @@ __all__ = [
     "jury_shown_note",
     "learn_weights",
     "length_bias",
+    "linear_quantile",
     "load_criteria_gold",
     "load_gold",
     "manifest_path",
@@ -184,6 +185,7 @@ if TYPE_CHECKING:
         paired_proportion_interval,
         wilcoxon_signed_rank,
     )
+    from ._quantile import linear_quantile
     from ._reliability import (
         DawidSkeneResult,
         WeightsFit,
@@ -211,6 +213,7 @@ _exports = LazyExports(
     {
         "CONSENSUS": "._gold",
         "collection_paused": "._collector",
+        "linear_quantile": "._quantile",
         **dict.fromkeys(["CompareMetric", "Difference", "FailOn", "Flip", "RunDiff"], "._run_diff"),
         **dict.fromkeys(
             [

@@ -45,6 +45,7 @@ from statistics import NormalDist
 from typing import Any, NamedTuple
 
 from ..errors import ConfigError
+from ._quantile import linear_quantile
 from .bradley_terry import fisher_group_limit, mle_exists, numpy_available
 
 __all__ = [
@@ -650,13 +651,7 @@ def vote_bootstrap_intervals(
     out = []
     for i in range(n):
         ordered = sorted(draws[i])
-        out.append((_quantile(ordered, (1 - level) / 2), _quantile(ordered, (1 + level) / 2)))
+        out.append(
+            (linear_quantile(ordered, (1 - level) / 2), linear_quantile(ordered, (1 + level) / 2))
+        )
     return out
-
-
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """Linear interpolation between order statistics (numpy's default)."""
-    position = q * (len(ordered) - 1)
-    below = math.floor(position)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)

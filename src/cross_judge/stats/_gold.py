@@ -38,6 +38,7 @@ from ..results import plain_text
 from ._agreement import cohen_kappa
 from ._gold_file import jury_shown_note, read_gold
 from ._gold_paired import accuracy_cell, item_keys, wilson_interval
+from ._quantile import linear_quantile
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -818,14 +819,7 @@ def _percentile_interval(values: list[float], ci: float) -> tuple[float, float] 
         return None
     values.sort()
     tail = (1.0 - ci) / 2.0
-    return _quantile(values, tail), _quantile(values, 1.0 - tail)
-
-
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    position = (len(ordered) - 1) * q
-    lower = math.floor(position)
-    upper = min(lower + 1, len(ordered) - 1)
-    return ordered[lower] + (position - lower) * (ordered[upper] - ordered[lower])
+    return linear_quantile(values, tail), linear_quantile(values, 1.0 - tail)
 
 
 # --- effective votes -----------------------------------------------------------------------

@@ -40,6 +40,8 @@ from itertools import accumulate, compress, repeat
 from operator import gt, ne
 from statistics import NormalDist
 
+from ._quantile import linear_quantile
+
 __all__ = [
     "holm",
     "mcnemar_exact",
@@ -329,16 +331,6 @@ def _binomial_sampler(rng: random.Random) -> Callable[[int, float], int]:
     return native if native is not None else partial(_binomial_variate, rng)
 
 
-def _quantile(ordered: Sequence[float], q: float) -> float:
-    """The ``q`` quantile of sorted values, interpolating linearly between order statistics
-    (numpy's default ``method='linear'``)."""
-    position = (len(ordered) - 1) * q
-    low = math.floor(position)
-    if low + 1 >= len(ordered):
-        return ordered[-1]
-    return ordered[low] + (position - low) * (ordered[low + 1] - ordered[low])
-
-
 def _multinomial_means(counts: Counter[float], resamples: int, rng: random.Random) -> list[float]:
     """Means of ``resamples`` bootstrap resamples drawn as counts of the distinct values:
     ``K - 1`` sequential binomials, each conditional on the items still unassigned."""
@@ -413,7 +405,10 @@ def paired_bootstrap_interval(
     else:
         means = _elementwise_means(differences, resamples, rng)
     means.sort()
-    return (_quantile(means, (1.0 - confidence) / 2.0), _quantile(means, (1.0 + confidence) / 2.0))
+    return (
+        linear_quantile(means, (1.0 - confidence) / 2.0),
+        linear_quantile(means, (1.0 + confidence) / 2.0),
+    )
 
 
 # --- Power --------------------------------------------------------------------------------

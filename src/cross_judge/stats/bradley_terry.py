@@ -38,6 +38,7 @@ from statistics import NormalDist
 from typing import Any, Literal
 
 from ..errors import ConfigError, StatisticsWarning
+from ._quantile import linear_quantile
 
 __all__ = [
     "DEFAULT_ALPHA",
@@ -802,11 +803,5 @@ def bootstrap_intervals(
         for i, x in enumerate(logs):
             draws[i].append(x)
     low, high = 0.5 - level / 2, 0.5 + level / 2
-    return [(_quantile(sorted(d), low), _quantile(sorted(d), high)) for d in draws]
-
-
-def _quantile(ordered: list[float], q: float) -> float:
-    pos = q * (len(ordered) - 1)
-    below = math.floor(pos)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (ordered[above] - ordered[below]) * (pos - below)
+    ordered = [sorted(d) for d in draws]
+    return [(linear_quantile(o, low), linear_quantile(o, high)) for o in ordered]

@@ -20,6 +20,7 @@ from hypothesis import given, settings, strategies as st
 
 from cross_judge.stats import (
     holm,
+    linear_quantile,
     mcnemar_exact,
     mcnemar_mde,
     mean_difference_mde,
@@ -32,7 +33,6 @@ from cross_judge.stats._paired import (
     _binomial_variate,
     _elementwise_means,
     _multinomial_means,
-    _quantile,
 )
 
 Z_975 = statistics.NormalDist().inv_cdf(0.975)
@@ -295,7 +295,7 @@ def test_bootstrap_with_few_distinct_values_resamples_counts() -> None:
     differences = [(i * 7) % 5 - 2 for i in range(300)]
     means = _multinomial_means(Counter(differences), 500, random.Random(4))
     means.sort()
-    expected = (_quantile(means, 0.025), _quantile(means, 0.975))
+    expected = (linear_quantile(means, 0.025), linear_quantile(means, 0.975))
     assert paired_bootstrap_interval(differences, resamples=500, seed=4) == expected
 
 
@@ -303,7 +303,7 @@ def test_bootstrap_with_many_distinct_values_resamples_elements() -> None:
     differences = [math.sin(i) for i in range(100)]
     means = _elementwise_means(differences, 300, random.Random(5))
     means.sort()
-    expected = (_quantile(means, (1 - 0.9) / 2), _quantile(means, (1 + 0.9) / 2))
+    expected = (linear_quantile(means, (1 - 0.9) / 2), linear_quantile(means, (1 + 0.9) / 2))
     assert paired_bootstrap_interval(differences, confidence=0.9, resamples=300, seed=5) == expected
 
 
@@ -315,13 +315,15 @@ def test_bootstrap_paths_agree_in_distribution() -> None:
     assert statistics.fmean(by_counts) == pytest.approx(statistics.fmean(by_elements), abs=0.004)
     assert statistics.stdev(by_counts) == pytest.approx(statistics.stdev(by_elements), rel=0.04)
     for q in (0.025, 0.1, 0.5, 0.9, 0.975):
-        assert _quantile(by_counts, q) == pytest.approx(_quantile(by_elements, q), abs=0.02)
+        assert linear_quantile(by_counts, q) == pytest.approx(
+            linear_quantile(by_elements, q), abs=0.02
+        )
 
 
 def test_quantile_interpolates_linearly_between_order_statistics() -> None:
-    assert _quantile([0.0, 1.0, 2.0, 4.0], 0.5) == 1.5
-    assert _quantile([0.0, 1.0, 2.0, 4.0], 0.9) == pytest.approx(3.4)
-    assert _quantile([3.0], 0.975) == 3.0
+    assert linear_quantile([0.0, 1.0, 2.0, 4.0], 0.5) == 1.5
+    assert linear_quantile([0.0, 1.0, 2.0, 4.0], 0.9) == pytest.approx(3.4)
+    assert linear_quantile([3.0], 0.975) == 3.0
 
 
 @given(st.lists(st.integers(-3, 3), min_size=10, max_size=200), st.integers(0, 2**32))
