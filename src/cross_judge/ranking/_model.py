@@ -419,6 +419,15 @@ def _critic_names(results: Iterable[EnsembleVerdict]) -> list[str]:
     return list(seen)
 
 
+def _on_rating_scale(
+    log_strengths: Sequence[float], logs: Sequence[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """Log-strength intervals as rating intervals, shifted as :func:`_ratings` shifts the
+    ratings of ``log_strengths`` (so that they centre where the ratings do)."""
+    shift = 1000.0 - sum(elo(x) for x in log_strengths) / len(log_strengths)
+    return [(elo(low) + shift, elo(high) + shift) for low, high in logs]
+
+
 def _vote_intervals(
     n: int,
     votes: Sequence[PairVote],
@@ -437,8 +446,7 @@ def _vote_intervals(
         logs = vote_bootstrap_intervals(
             n, votes, critics=critics, level=level, seed=seed, alpha=prior
         )
-    shift = 1000.0 - sum(elo(x) for x in fit.log_strengths) / n
-    return [(elo(low) + shift, elo(high) + shift) for low, high in logs]
+    return _on_rating_scale(fit.log_strengths, logs)
 
 
 def _critic_comparisons(
@@ -517,8 +525,7 @@ def _intervals(
         logs = fisher_intervals(fit, n, wins, ties, level=level)
     else:
         logs = bootstrap_intervals(n, wins, ties, level=level, seed=seed, alpha=prior)
-    shift = 1000.0 - sum(elo(x) for x in fit.log_strengths) / n
-    return [(elo(low) + shift, elo(high) + shift) for low, high in logs]
+    return _on_rating_scale(fit.log_strengths, logs)
 
 
 def fit_ranking(
@@ -620,16 +627,16 @@ def fit_ranking(
             row[ids[y]] = row.get(ids[y], 0.0) + 0.5
     per_critic: dict[str, dict[str, float]] = {}
     per_rho: dict[str, float | None] = {}
-    own_votes: dict[int, list[PairVote]] = {}
+    own_votes: dict[str, list[PairVote]] = {}
     for vote in votes:
-        own_votes.setdefault(vote.critic, []).append(vote)
+        own_votes.setdefault(critic_names[vote.critic], []).append(vote)
     for critic, (cw, ct) in sorted(_critic_comparisons(results).items()):
         seen = sorted({c for p in (*cw, *ct) for c in p if c in index}, key=index.__getitem__)
         if len(seen) < 2:
             continue
         own = {cid: k for k, cid in enumerate(seen)}
         if method == "votes":
-            mine = own_votes.get(critic_names.index(critic), [])
+            mine = own_votes.get(critic, [])
             local = {index[cid]: k for cid, k in own.items()}
             own_logs = _fit_votes(
                 len(seen),
