@@ -150,19 +150,11 @@ def _decided(
     values["agreement_pct"] = agreement
     values["disagreement"] = disagreement
     values["dissenters"] = dissenters
-    copied = _new_result(EnsembleVerdict)
-    _set(copied, "__dict__", values)
-    extra = result.__pydantic_extra__
-    _set(copied, "__pydantic_extra__", None if extra is None else extra.copy())
     fields_set = result.__pydantic_fields_set__
     # Usually every decided field was set already: a plain copy of the set is cheaper.
-    _set(
-        copied,
-        "__pydantic_fields_set__",
-        fields_set.copy() if fields_set >= _DECIDED else fields_set | _DECIDED,
+    return _assembled(
+        result, values, fields_set.copy() if fields_set >= _DECIDED else fields_set | _DECIDED
     )
-    _set(copied, "__pydantic_private__", None)
-    return copied
 
 
 _DECIDED = frozenset(
@@ -186,11 +178,22 @@ def _copied(result: EnsembleVerdict, update: dict[str, Any]) -> EnsembleVerdict:
     A subclass, or a result with private attributes, takes ``model_copy`` itself."""
     if type(result) is not EnsembleVerdict or result.__pydantic_private__ is not None:
         return result.model_copy(update=update)
+    return _assembled(
+        result, {**result.__dict__, **update}, result.__pydantic_fields_set__ | update.keys()
+    )
+
+
+def _assembled(
+    result: EnsembleVerdict, values: dict[str, Any], fields_set: set[str]
+) -> EnsembleVerdict:
+    """A new :class:`EnsembleVerdict` of the field ``values`` and ``fields_set`` given, with
+    a copy of ``result``'s extra fields and no private attributes: what ``model_copy`` puts
+    together, without its checks (the caller has ruled out a subclass and private ones)."""
     copied = _new_result(EnsembleVerdict)
-    _set(copied, "__dict__", {**result.__dict__, **update})
+    _set(copied, "__dict__", values)
     extra = result.__pydantic_extra__
     _set(copied, "__pydantic_extra__", None if extra is None else dict(extra))
-    _set(copied, "__pydantic_fields_set__", result.__pydantic_fields_set__ | update.keys())
+    _set(copied, "__pydantic_fields_set__", fields_set)
     _set(copied, "__pydantic_private__", None)
     return copied
 
