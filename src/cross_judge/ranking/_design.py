@@ -119,8 +119,7 @@ def overlap_pairs(
     overlaps = []
     for k in range(len(order) - 1):
         u, v = order[k], order[k + 1]
-        (low_u, high_u), (low_v, high_v) = ranking.ci[pool.ids[u]], ranking.ci[pool.ids[v]]
-        overlap = min(high_u, high_v) - max(low_u, low_v)
+        overlap = _overlap(ranking.ci[pool.ids[u]], ranking.ci[pool.ids[v]])
         if overlap > 0:
             overlaps.append((-overlap, k, u, v))
     overlaps.sort()
@@ -236,11 +235,15 @@ def next_pairs(
 
 def _unsettled(ranking: Ranking) -> bool:
     """Whether two neighbours in the order have overlapping intervals."""
-    for u, v in zip(ranking.order, ranking.order[1:], strict=False):
-        (low_u, high_u), (low_v, high_v) = ranking.ci[u], ranking.ci[v]
-        if min(high_u, high_v) - max(low_u, low_v) > 0:
-            return True
-    return False
+    return any(
+        _overlap(ranking.ci[u], ranking.ci[v]) > 0
+        for u, v in zip(ranking.order, ranking.order[1:], strict=False)
+    )
+
+
+def _overlap(one: tuple[float, float], other: tuple[float, float]) -> float:
+    """How far two intervals overlap (0 or less: they do not)."""
+    return min(one[1], other[1]) - max(one[0], other[0])
 
 
 def random_pairs(
