@@ -46,6 +46,7 @@ from ._model import (
     CIMethod,
     FitMethod,
     Ranking,
+    check_vote_weights,
     fit_ranking,
     recorded_calls,
     resolve_fit,
@@ -499,8 +500,7 @@ async def rank(
         raise ConfigError(f"max_calls must be a number of calls >= 0 or None, got {max_calls!r}")
     n = len(pool.ids)
     method = resolve_fit(fit, n)
-    if weights is not None and method != "votes":
-        raise ConfigError(f"weights apply to the vote fit; with {n:,} candidates pass fit='votes'")
+    check_vote_weights(weights, method)
     size = max(2, n // 4) if round_size is None else round_size
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ConfigError(f"round_size must be an integer >= 1, got {round_size!r}")

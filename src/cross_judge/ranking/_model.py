@@ -56,6 +56,7 @@ __all__ = [
     "CIMethod",
     "FitMethod",
     "Ranking",
+    "check_vote_weights",
     "comparisons_of",
     "fit_ranking",
     "recorded_calls",
@@ -120,6 +121,27 @@ def resolve_fit(fit: FitMethod, n: int) -> Literal["votes", "consensus"]:
             )
         return "votes"
     raise ConfigError(f"fit must be 'auto', 'votes' or 'consensus', got {fit!r}")
+
+
+def check_vote_weights(
+    weights: Mapping[str, float] | None, method: Literal["votes", "consensus"]
+) -> None:
+    """Raise unless ``weights`` (critic -> weight of its votes) can be used by the fit
+    ``method``: only the vote fit weights votes, and a weight is a number >= 0.
+
+    Raises:
+        ConfigError: saying which.
+    """
+    if weights is None:
+        return
+    if method != "votes":
+        raise ConfigError(
+            "weights apply to votes: fit='votes' (or 'auto' up to "
+            f"{VOTE_FIT_LIMIT} candidates) to weight each critic's votes"
+        )
+    bad = {k: w for k, w in weights.items() if not (isinstance(w, float | int) and w >= 0)}
+    if bad:
+        raise ConfigError(f"weights must be numbers >= 0, got {bad}")
 
 
 def _fit_votes(n: int, votes: Sequence[PairVote], critics: int, prior: float) -> VoteFit:
@@ -569,15 +591,7 @@ def fit_ranking(
         )
     if not (isinstance(prior, float | int) and prior > 0):
         raise ConfigError(f"prior must be a number > 0, got {prior!r}")
-    if weights is not None:
-        if method != "votes":
-            raise ConfigError(
-                "weights apply to votes: fit='votes' (or 'auto' up to "
-                f"{VOTE_FIT_LIMIT} candidates) to weight each critic's votes"
-            )
-        bad = {k: w for k, w in weights.items() if not (isinstance(w, float | int) and w >= 0)}
-        if bad:
-            raise ConfigError(f"weights must be numbers >= 0, got {bad}")
+    check_vote_weights(weights, method)
     critic_names = _critic_names(results)
     votes: list[PairVote] = []
     first_shown: dict[str, float] = {}

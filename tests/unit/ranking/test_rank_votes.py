@@ -108,3 +108,10 @@ async def test_fit_votes_over_more_candidates_than_it_solves_is_refused_before_a
     with pytest.raises(ConfigError, match="fit='consensus'"):
         await rank(panel(judge), many, query=TASK, fit="votes", pairs="adaptive", budget=5)
     assert judge.calls == 0
+
+
+async def test_a_negative_weight_is_refused_before_any_call() -> None:
+    judge = StrengthJudge(STRENGTHS)
+    with pytest.raises(ConfigError, match="weights must be numbers >= 0"):
+        await rank(panel(judge), SIX, query=TASK, weights={"j0": -1.0})
+    assert judge.calls == 0
