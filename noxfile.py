@@ -322,6 +322,7 @@ def bench(session: nox.Session) -> None:
         "bench_rank_scale.py",
         "bench_rank_votes.py",
         "bench_rank_design.py",
+        "bench_align.py",
         "bench_batch.py",
         "bench_images.py",
         "bench_ray.py",

@@ -45,6 +45,7 @@ ORDER = (
     "rank_scale",
     "rank_votes",
     "rank_design",
+    "align",
     "dawid_skene",
     "revote",
     "estimates",

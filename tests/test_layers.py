@@ -65,7 +65,9 @@ LAYER_OF: dict[str, str] = {
     # critic layer and above.
     **dict.fromkeys(["critic", "_otel"], "critic"),
     "batch": "batch",
-    **dict.fromkeys(["ensemble", "cascade", "cascade_calibration", "ranking"], "panels"),
+    **dict.fromkeys(
+        ["ensemble", "cascade", "cascade_calibration", "ranking", "alignment"], "panels"
+    ),
     **dict.fromkeys(["report", "integrations"], "report"),
     **dict.fromkeys(["", "cli", "panel_file", "panel", "reviewer", "aggregation"], "apps"),
     **dict.fromkeys(["core", "agreement", "bias", "reliability", "prompts", "cache"], "apps"),

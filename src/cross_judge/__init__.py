@@ -24,6 +24,7 @@ import typing as _typing
 
 from ._version import __version__
 from .errors import (
+    AlignmentRefused,
     ConfigError,
     CrossJudgeError,
     ErrorKind,
@@ -49,6 +50,7 @@ if _typing.TYPE_CHECKING:
         weighted,
     )
     from .agreement import cohen_kappa, fleiss_kappa, pairwise_agreement, reliability_alpha
+    from .alignment import AlignmentPlan, align
     from .batch import (
         BATCH_VENDORS,
         BatchOptions,
@@ -139,6 +141,8 @@ _LAZY: dict[str, str] = {
     "price_for": "pricing",
     "register_price": "pricing",
     "Ranking": "ranking",
+    "AlignmentPlan": "alignment",
+    "align": "alignment",
     "RunDiff": "report",
     "compare_runs": "report",
     "assert_no_regression": "report",
@@ -245,6 +249,8 @@ __all__ = [
     "VENDOR_DEFAULTS",
     "VOTING_STRATEGIES",
     "AggregationStrategy",
+    "AlignmentPlan",
+    "AlignmentRefused",
     "Answer",
     "BatchOptions",
     "BatchResult",
@@ -301,6 +307,7 @@ __all__ = [
     "VotingStrategy",
     "__version__",
     "agreement_pct",
+    "align",
     "all_vendors",
     "assert_no_regression",
     "avg_confidence",

@@ -29,6 +29,7 @@ __all__ = ["METHODS", "PROVIDERS", "provide", "provider"]
 PROVIDERS: Mapping[str, str] = MappingProxyType(
     {
         "add_votes": "cross_judge.batch.votes",
+        "align": "cross_judge.alignment._engine",
         "alpha_of_votes": "cross_judge.stats._agreement",
         "batch_html": "cross_judge.report._notebook",
         "compare": "cross_judge.report._compare",

@@ -25,6 +25,7 @@ The raised tree (every exception a caller can receive; each is exported from
      │    ├── PanelError                           a panel file that cannot be used
      │    ├── ResultsLocked                        another run holds the results file's lock
      │    └── UnusableCacheError                   a response cache file that cannot be used
+     ├── AlignmentRefused                          an alignment with no clear gain, unwritten
      └── SharedLimitError (ConnectionError)        a shared limit's broker unreachable
 
 The extra bases keep cross-judge 0.1 code working: 0.1 raised ``KeyError`` for an unknown
@@ -51,6 +52,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 __all__ = [
+    "AlignmentRefused",
     "ConfigError",
     "CrossJudgeError",
     "ErrorKind",
@@ -171,6 +173,18 @@ class UnusableCacheError(ConfigError):
         super().__init__(message)
         self.path = path
         self.removable = removable
+
+
+class AlignmentRefused(CrossJudgeError):
+    """An alignment that would not be written: its jury-level gain is not clearly above 0,
+    or it lowers the panel's effective votes. ``reasons`` says which, with the figures;
+    ``plan.write(..., force=True)`` (``--force`` on the command line) writes it anyway."""
+
+    def __init__(self, reasons: Sequence[str]) -> None:
+        self.reasons = list(reasons)
+        super().__init__(
+            "not written: " + "; ".join(self.reasons) + " (force=True writes it anyway)"
+        )
 
 
 class SharedLimitError(CrossJudgeError, ConnectionError):

@@ -15,6 +15,7 @@ from .critic import (
     DEFAULT_USER_PROMPT_TEMPLATE,
     LABEL_KEYS as LABEL_KEYS,
     ExampleAnswer as ExampleAnswer,
+    PromptExample,
     PromptSpec,
     Template as Template,
     is_file as is_file,
@@ -23,7 +24,9 @@ from .critic import (
     normalize_label as normalize_label,
     parse_answer as parse_answer,
     parse_prompt,
+    prompt_yaml,
     render_user_prompt,
+    write_prompt,
 )
 from .errors import (
     PromptError as PromptError,
@@ -35,9 +38,12 @@ from .verdict import (
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
     "DEFAULT_USER_PROMPT_TEMPLATE",
+    "PromptExample",
     "PromptSpec",
     "list_prompts",
     "load_prompt",
     "parse_prompt",
+    "prompt_yaml",
     "render_user_prompt",
+    "write_prompt",
 ]

@@ -634,6 +634,12 @@ class BatchResult(BaseModel):
         results = [_same_item(new, old) for new, old in zip(each, self.verdicts, strict=True)]
         return self.model_copy(update={"verdicts": results, "voting": strategy_name(voting)})
 
+    async def align(self, gold: Any, panel: Any, **options: Any) -> Any:
+        """Align ``panel``'s critics (the Ensemble that judged this batch) with ``gold``
+        labels and measure it on held-out items: an ``AlignmentPlan``. See
+        :func:`cross_judge.alignment.align` for the options and errors."""
+        return await provider("align")(self, gold, panel, **options)
+
     # -- votes from elsewhere ----------------------------------------------------------------
 
     @property

@@ -49,6 +49,9 @@ NEEDS = re.compile(r"<!--\s*docs:\s*needs\s+(?P<module>[\w.]+)\s*-->")
 DUMMY_KEY = "sk-docs-not-a-real-key"
 KEY_VARIABLES = ("DEEPSEEK_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "ANTHROPIC_API_KEY")
 EXAMPLE_FILES = (
+    "align.yaml",
+    "support.jsonl",
+    "support.gold.jsonl",
     "items.jsonl",
     "panel.yaml",
     "cascade.yaml",

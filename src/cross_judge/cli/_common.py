@@ -23,6 +23,7 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_REFUSED",
     "EXIT_USAGE",
     "counted",
     "has_torn_tail",
@@ -36,6 +37,8 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_REFUSED = 3
+"""``cross-judge align`` measured no clear gain (or fewer effective votes): nothing written."""
 
 _SHOWN_IDS = 5
 

@@ -32,6 +32,9 @@ Subcommands:
 * ``items convert --from openai|anthropic|otlp IN [-o OUT] [--as conversation|trajectory]``:
   OpenAI or Anthropic conversations, or OpenTelemetry traces (OTLP JSON), as an items
   file, one item per conversation or trace. No model is called.
+* ``align PANEL.yaml --gold LABELS.jsonl --items ITEMS.jsonl --out DIR``: align the
+  critics with people's labels (few-shot examples per critic, measured on held-out labels),
+  writing each critic's next prompt version and a panel file using them (``--resume``).
 * ``prompts list | show ID | validate FILE``: the packaged prompts, and checking a new one.
 * ``cache stats | clear [--path FILE]``: the response cache's size and age; emptying it.
 * ``demo``: the full pipeline offline, against simulated critics; ``version``.
@@ -39,7 +42,8 @@ Subcommands:
 Exit codes: 0 done; 1 finished, but some items were skipped for bad input or had a failed
 call (``calibrate``: no threshold reaches the target, so there is no guarantee;
 ``stats --fit-confidence``: a critic's confidence could not be calibrated); 2 usage or
-configuration error (nothing was billed); 130 interrupted. Errors are
+configuration error (nothing was billed); 3 ``align`` measured no clear gain, so wrote
+nothing; 130 interrupted. Errors are
 printed as ``cross-judge: error: <message>`` on stderr, never as a traceback. Results and
 summaries go to stdout; progress, warnings and notes to stderr.
 
@@ -59,6 +63,7 @@ from collections.abc import Callable, Sequence
 from .._version import __version__
 from ..errors import ConfigError
 from . import (
+    _align,
     _cache,
     _calibrate,
     _compare,
@@ -91,6 +96,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": _demo_command.run,
     "import": _import_votes.run,
     "items": _convert.run,
+    "align": _align.run,
 }
 
 
@@ -114,6 +120,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _demo_command.add_parser(sub)
     _import_votes.add_parser(sub)
     _convert.add_parser(sub)
+    _align.add_parser(sub)
     sub.add_parser("version", help="print the version")
     return parser
 

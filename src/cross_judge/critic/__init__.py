@@ -28,6 +28,7 @@ __all__ = [
     "ExampleAnswer",
     "JsonMode",
     "KeptShare",
+    "PromptExample",
     "PromptSpec",
     "ResponseCache",
     "Structured",
@@ -47,9 +48,12 @@ __all__ = [
     "judging_item",
     "list_prompts",
     "load_prompt",
+    "next_version",
     "normalize_label",
     "parse_answer",
     "parse_prompt",
+    "prompt_file_name",
+    "prompt_yaml",
     "render_user_prompt",
     "reset_active_job",
     "resolve_cache",
@@ -57,6 +61,7 @@ __all__ = [
     "set_active_job",
     "steps_taken",
     "warm_up",
+    "write_prompt",
 ]
 
 # The names the layers above use from this package's modules, imported on first use.
@@ -103,6 +108,8 @@ if TYPE_CHECKING:
         normalize_label,
         parse_answer,
     )
+    from ._prompt_examples import PromptExample
+    from ._prompt_versions import next_version, prompt_file_name, prompt_yaml, write_prompt
     from ._prompts import (
         DEFAULT_USER_PROMPT_TEMPLATE,
         PromptSpec,
@@ -137,6 +144,7 @@ _exports = LazyExports(
         "JsonMode": "._critic",
         "KeptShare": "._journal",
         "LABEL_KEYS": "._parsing",
+        "PromptExample": "._prompt_examples",
         "PromptSpec": "._prompts",
         "REASONING_KEYS": "._parsing",
         "ResponseCache": "._cache",
@@ -160,7 +168,11 @@ _exports = LazyExports(
         "load_prompt": "._prompts",
         "normalize_label": "._parsing",
         "parse_answer": "._parsing",
+        "next_version": "._prompt_versions",
         "parse_prompt": "._prompts",
+        "prompt_file_name": "._prompt_versions",
+        "prompt_yaml": "._prompt_versions",
+        "write_prompt": "._prompt_versions",
         "render_user_prompt": "._prompts",
         "reset_active_job": "._parking",
         "resolve_cache": "._cache",

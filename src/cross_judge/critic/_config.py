@@ -253,7 +253,7 @@ class CriticConfig:
             where=where,
             spec=spec,
             scores=scores or None,
-            examples=() if spec is None else spec.examples,
+            examples=() if spec is None else spec.example_answers,
             answer_regex=None if spec is None else spec.answer_regex,
             rubric=None if spec is None else spec.rubric,
             prompt_id=None if spec is None else spec.id,
@@ -283,7 +283,7 @@ def spec_in_use(
     if (
         prompt is None
         or isinstance(prompt, str)
-        or prompt.user_prompt_template != prompt_template
+        or prompt.template_text != prompt_template
         or prompt.system_prompt != system_prompt
     ):
         return None
@@ -518,7 +518,7 @@ def adopt_prompt(
     labels = values["labels"]
     if labels is None and prompt.labels:
         labels = list(prompt.labels)
-    return prompt, prompt.user_prompt_template, prompt.system_prompt, labels
+    return prompt, prompt.template_text, prompt.system_prompt, labels
 
 
 def check_sending(values: Mapping[str, Any], endpoint: VendorConfig) -> HTTPSession | None:

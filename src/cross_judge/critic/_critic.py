@@ -334,7 +334,7 @@ class Critic:
         spec = load_prompt(yaml_path)
         if "system_prompt" in kwargs or "prompt_template" in kwargs:
             kwargs.setdefault("system_prompt", spec.system_prompt)
-            kwargs.setdefault("prompt_template", spec.user_prompt_template)
+            kwargs.setdefault("prompt_template", spec.template_text)
             kwargs.setdefault("labels", list(spec.labels) if spec.labels else None)
             return cls(name=name, model=model, **kwargs)
         return cls(name=name, model=model, prompt=spec, **kwargs)

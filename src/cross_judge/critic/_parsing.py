@@ -67,8 +67,8 @@ NaN, ±inf, booleans, non-numeric text, missing      ``None`` (no confidence)
 ==================================================  =========================================
 
 **Copied examples.** A prompt shows the model an example answer; small models often send
-it back unchanged. ``parse_answer(..., examples=spec.examples)`` (the examples come from
-the prompt, see :attr:`cross_judge.prompts.PromptSpec.examples`) fails such a reply with
+it back unchanged. ``parse_answer(..., examples=spec.example_answers)`` (the examples come from
+the prompt, see :attr:`cross_judge.prompts.PromptSpec.example_answers`) fails such a reply with
 ``"parse_fail: copied the prompt's example answer (...)"``: when its label is the
 example's placeholder label (``<PASS or FAIL>``), or its reasoning is the example's text.
 This module knows no example text itself.
@@ -131,7 +131,7 @@ _MAX_NUMBER_CHARS = 64
 class ExampleAnswer:
     """The example answer a prompt shows the model: a reply that copies it is not a vote.
 
-    The prompt knows what its example is (:attr:`cross_judge.prompts.PromptSpec.examples`
+    The prompt knows what its example is (:attr:`cross_judge.prompts.PromptSpec.example_answers`
     builds these); the parser only compares a reply with it.
     """
 

@@ -67,6 +67,7 @@ from ..rubric.models import DEFAULT_SCALE, CriteriaMode, Criterion, Rubric, Unit
 from ..verdict import RESERVED_KINDS, label_skeleton
 from ._item_fields import ITEM_FIELDS, JUDGED_FIELDS, UNIT_FIELDS
 from ._parsing import LABEL_KEYS, ExampleAnswer, normalize_label, parse_answer
+from ._prompt_examples import EXAMPLES_FIELD, PromptExample, examples_block, inline_examples
 from ._template import Template
 
 __all__ = [
@@ -134,6 +135,12 @@ _ANSWER_GROUPS = frozenset({"label", "confidence", "score", "reasoning"})
 @functools.lru_cache(maxsize=64)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_sent(source: str) -> Template:
+    """The template a prompt with examples sends, compiled once per text."""
+    return Template.compile(source)
 
 
 # The YAML line of each field while parse_prompt builds the spec, so that the error raised
@@ -223,6 +230,16 @@ class PromptSpec(BaseModel):
             unit that fails fails the item.
         max_units: the most units one item may have (100); an item with more is an
             :class:`~cross_judge.errors.ItemError` before any call.
+        examples: items labelled by people, shown to the judge where the template has
+            ``{examples}`` (:class:`~cross_judge.prompts.PromptExample`: ``id``, ``text``,
+            ``label``, ``reasoning``), each in this prompt's answer format; labels must be
+            among ``labels``. Examples without ``{examples}`` in the template are an
+            error; ``{examples}`` without examples is empty. The critic sends the template
+            with the examples in place (:attr:`template_text`), and :attr:`sha256` covers
+            them.
+        provenance: where this version came from, free-form and never sent to the model
+            (an alignment records its gold file's sha256, the examples' ids, the seed and
+            its before/after figures here; see :mod:`cross_judge.alignment`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -244,8 +261,11 @@ class PromptSpec(BaseModel):
     render_limits: dict[str, Any] | None = None
     unit: Unit | None = None
     max_units: int | None = None
+    examples: tuple[PromptExample, ...] = ()
+    provenance: dict[str, Any] | None = None
 
     _user: Template = PrivateAttr()
+    _sent: str = PrivateAttr()
     _limits: RenderLimits = PrivateAttr(default=DEFAULT_LIMITS)
     _rubric: Rubric | None = PrivateAttr(default=None)
     _sha256: str = PrivateAttr()
@@ -439,13 +459,19 @@ class PromptSpec(BaseModel):
                 "in user_prompt_template",
             )
         declared = set(self.variables) | self._check_rubric(user) | set(ITEM_FIELDS)
-        declared |= self._check_unit(user)
+        declared |= self._check_unit(user) | self._check_examples(user)
         for name in sorted(user.fields - declared - {"query"}):
             raise _FieldProblem(
                 "user_prompt_template",
                 f"placeholder {{{name}}} is not declared; add it to 'variables' or remove it",
             )
         for name in self.variables:
+            if name == EXAMPLES_FIELD:
+                raise _FieldProblem(
+                    "variables",
+                    "declares 'examples', which the prompt fills from its own examples "
+                    "field; remove it from variables (or rename the variable)",
+                )
             if name in ITEM_FIELDS:
                 raise _FieldProblem(
                     "variables",
@@ -467,11 +493,34 @@ class PromptSpec(BaseModel):
                     )
         self._user = user
         self._examples = _example_answers(user, self.system_prompt, self.labels)
+        self._sent = (
+            inline_examples(user, examples_block(self.examples, self.output))
+            if EXAMPLES_FIELD in user.fields
+            else self.user_prompt_template
+        )
         # The exact formula of cross_judge.core.Critic.prompt_sha256, so a verdict's
-        # prompt_sha256 identifies the spec it was judged with.
-        blob = json.dumps([self.system_prompt, self.user_prompt_template], ensure_ascii=False)
+        # prompt_sha256 identifies the spec it was judged with (over the template as sent).
+        blob = json.dumps([self.system_prompt, self._sent], ensure_ascii=False)
         self._sha256 = hashlib.sha256(blob.encode("utf-8")).hexdigest()
         return self
+
+    def _check_examples(self, user: Template) -> set[str]:
+        """Check ``examples`` against the template and the labels; the field they fill."""
+        if self.examples and EXAMPLES_FIELD not in user.fields:
+            raise _FieldProblem(
+                "examples",
+                f"lists {len(self.examples)} example(s), but user_prompt_template has no "
+                "{examples} placeholder to show them; add one on its own line before the "
+                "item (it becomes a header and the examples, or nothing without them)",
+            )
+        for index, example in enumerate(self.examples):
+            if self.labels is not None and example.label not in self.labels:
+                raise _FieldProblem(
+                    "examples",
+                    f"[{index}] (id {example.id!r}) has label {example.label!r}, which is not "
+                    f"in labels {list(self.labels)}",
+                )
+        return {EXAMPLES_FIELD}
 
     def _check_unit(self, user: Template) -> set[str]:
         """Check ``unit``, ``max_units`` and ``render_limits``; the template fields a unit
@@ -655,7 +704,19 @@ class PromptSpec(BaseModel):
         return self._sha256
 
     @property
-    def examples(self) -> tuple[ExampleAnswer, ...]:
+    def template_text(self) -> str:
+        """The user template as the critic sends it: :attr:`user_prompt_template` with
+        ``{examples}`` filled by the examples (as literal text), every other placeholder
+        kept. Without ``{examples}`` it is the template itself."""
+        return self._sent
+
+    @property
+    def has_examples_place(self) -> bool:
+        """Whether the user template has an ``{examples}`` placeholder."""
+        return EXAMPLES_FIELD in self._user.fields
+
+    @property
+    def example_answers(self) -> tuple[ExampleAnswer, ...]:
         """The example answers this prompt shows the model, for the parser to refuse copies.
 
         One per text at most: the JSON object with a label key that the answer parser
@@ -680,15 +741,14 @@ class PromptSpec(BaseModel):
             PromptError: a declared variable is missing from ``context`` (the message lists
                 the keys given), or ``context`` holds a different ``query``.
         """
-        return self._user.render_item(
-            query, context, what=f"prompt {self.ref} user_prompt_template"
-        )
+        sent = self._user if self._sent == self.user_prompt_template else _compiled_sent(self._sent)
+        return sent.render_item(query, context, what=f"prompt {self.ref} user_prompt_template")
 
 
 def _example_answers(
     user: Template, system_prompt: str, labels: tuple[str, ...] | None
 ) -> tuple[ExampleAnswer, ...]:
-    """See :attr:`PromptSpec.examples`."""
+    """See :attr:`PromptSpec.example_answers`."""
     # The template as the model reads it, each placeholder a line break: the example's
     # doubled braces are single, and no item text can stand in for the example.
     template_text = "".join(literal + ("\n" if name else "") for literal, name in user.parts)

@@ -170,6 +170,7 @@ from ._schema import (
     EscalateSpec,
     PanelSpec,
     PersonaSpec,
+    PolicySpec,
     SimulatorSpec,
     TierSpec,
 )
@@ -183,6 +184,7 @@ __all__ = [
     "PanelProblem",
     "PanelSpec",
     "PersonaSpec",
+    "PolicySpec",
     "SimulatorSpec",
     "TierSpec",
     "load_panel",
@@ -197,6 +199,7 @@ for _public in (
     PanelProblem,
     PanelSpec,
     PersonaSpec,
+    PolicySpec,
     SimulatorSpec,
     TierSpec,
     load_panel,

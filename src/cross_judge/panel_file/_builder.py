@@ -95,7 +95,7 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
     """
     # Imported here, not above: the simulator pulls in aiohttp's server (a fifth of a
     # second), which a panel of real vendors never needs.
-    from ..testing import Persona
+    from ..testing import HiddenPolicy, Persona
 
     critic = critic or critic_from_spec(spec, base_url=PLACEHOLDER_URL)
     labels = persona.labels or (list(critic.labels) if critic.labels else None)
@@ -121,6 +121,12 @@ def persona_from_spec(spec: CriticSpec, persona: PersonaSpec, critic: Critic | N
         needs_context=persona.needs_context,
         fail_label=persona.fail_label,
         vision=persona.vision,
+        policy=(
+            None
+            if persona.policy is None
+            else HiddenPolicy(trigger=persona.policy.trigger, answer=persona.policy.answer)
+        ),
+        anchoring=persona.anchoring,
         **kwargs,
     )
 

@@ -101,6 +101,18 @@ SIMULATED_VENDOR = "simulated"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+class PolicySpec(BaseModel):
+    """A simulated critic's hidden policy (:class:`cross_judge.testing.HiddenPolicy`): it
+    answers ``answer`` on every item whose text has the word ``trigger``, unless the prompt
+    shows otherwise (an example of such an item labelled differently, or an instruction
+    naming the word)."""
+
+    model_config = SPEC_CONFIG
+
+    trigger: str = Field(min_length=1)
+    answer: str = Field(min_length=1)
+
+
 class PersonaSpec(BaseModel):
     """How a ``vendor: simulated`` critic answers: every field of
     :class:`cross_judge.testing.Persona` but its model (the critic's).
@@ -114,6 +126,9 @@ class PersonaSpec(BaseModel):
     (``forbidden_tools``, ``fail_unhandled_errors``, ``needs_context``) answer
     ``fail_label`` (default ``FAIL``), which must be one of the persona's labels (checked
     by :class:`CriticSpec`); ``vision`` is ``ignores``, ``sees`` or ``refuses``.
+    ``policy`` (``{trigger, answer}``) and ``anchoring`` (a probability) are the hidden
+    policy and the pull of shown examples that alignment is measured with (see
+    ``docs/testing.md``).
     """
 
     model_config = SPEC_CONFIG
@@ -137,6 +152,8 @@ class PersonaSpec(BaseModel):
     needs_context: bool = False
     fail_label: str = Field(default="FAIL", min_length=1)
     vision: Literal["ignores", "sees", "refuses"] = "ignores"
+    policy: PolicySpec | None = None
+    anchoring: float = Field(default=0.0, ge=0.0, le=1.0)
 
     @field_validator("forbidden_tools", mode="before")
     @classmethod

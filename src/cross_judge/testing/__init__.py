@@ -42,6 +42,11 @@ What it **is**:
   with ``vision="sees"`` reads the truth an image carries (:func:`truth_image`); a
   ``vision="refuses"`` persona is a text-only model (400 for an image part), and
   ``max_request_bytes`` the vendor's size limit;
+* swayed by the prompt when asked: a persona's :class:`HiddenPolicy` answers a set
+  label for every item mentioning its trigger word until the prompt shows otherwise (an
+  ``<example>`` with the trigger and another label, or instructions naming the trigger),
+  and its ``anchoring`` copies the label of a shown example on the item's topic, an
+  offline target for aligning a critic's prompt with people's labelled examples;
 * observable: :meth:`VendorServer.stats` and :attr:`VendorServer.recent_requests`.
 
 What it is **not**: a model. Critics are fake; answers come from ``random.Random`` seeded
@@ -63,6 +68,7 @@ Nothing happens at import time: no thread, no socket, no event loop.
 
 # The modules, one job each (internal: import the public names from here):
 #   personas      who answers: Persona, pairwise_rates
+#   policy        what sways it: HiddenPolicy, anchoring on the examples a prompt shows
 #   decisions     what a persona answers and how it writes it, without HTTP
 #   strengths     the Bradley-Terry draw of pairs of candidates with latent strengths
 #   replies       scripted responses (Reply)
@@ -81,12 +87,14 @@ Nothing happens at import time: no thread, no socket, no event loop.
 from ._cli import main
 from ._images import image_truth, truth_image
 from ._personas import PairwiseRates, Persona, Style as Style, pairwise_rates
+from ._policy import HiddenPolicy
 from ._replies import Reply
 from ._rubrics import rubric_items
 from ._server import VendorServer
 from ._strengths import bradley_terry_probabilities, strength_rates
 
 __all__ = [
+    "HiddenPolicy",
     "PairwiseRates",
     "Persona",
     "Reply",
@@ -103,6 +111,7 @@ __all__ = [
 # The public path of what this package's modules define: reprs, pickles and the docs name
 # cross_judge.testing, as before the module became a package.
 for _public in (
+    HiddenPolicy,
     PairwiseRates,
     Persona,
     Reply,

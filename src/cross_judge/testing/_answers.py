@@ -9,6 +9,7 @@ resample draws). It does no HTTP I/O and no waiting: the chat and batch endpoint
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import random
@@ -40,6 +41,7 @@ from ._features import (
 from ._images import SeenImage, Wire, image_refusal
 from ._logprobs import label_distribution, served_confidence, token_logprobs
 from ._personas import Persona
+from ._policy import sway
 from ._protocol import (
     Api,
     Refusal,
@@ -131,7 +133,10 @@ def persona_draw(
     (its draws of such a request are seeded with their digests too).
 
     A whole-item verdict's truth is the one its content rules read in the last user
-    message (:func:`~._content.content_truth`), else the gold label, else latent."""
+    message (:func:`~._content.content_truth`), else the gold label, else latent; its
+    decision is then swayed by the persona's ``policy`` and ``anchoring`` when it has
+    them (:func:`~._policy.sway`: the truth stays the item's). Pairs judged by content
+    and rubric requests are not swayed."""
     messages = body["messages"]
     temperature = body.get("temperature", 1.0)
     user_text = last_user_text(messages)
@@ -187,6 +192,9 @@ def persona_draw(
     # Draw 0 is seeded as without resample, so its answers stay byte-identical.
     seed_digest = digest if draw == 0 else f"{digest}|draw{draw}"
     if ask is not None:
+        if persona.policy is not None or persona.anchoring:
+            # Not swayed, and its policy need not answer the rubric's scale.
+            persona = dataclasses.replace(persona, policy=None, anchoring=0.0)
         return _rubric_draw(
             state, persona, model, item, ask, criteria_truth or {}, fault, draw, seed_digest
         )
@@ -215,6 +223,12 @@ def persona_draw(
             error_correlation=rho,
             distractor_key=distractor_key(item, state.difficulty_seed) if rho else 0,
         )
+        if persona.policy is not None or persona.anchoring:
+            swayed = sway(persona, model, seed_digest, item, decision.kind, body, user_text)
+            if swayed is not None:
+                decision = decision._replace(
+                    kind=swayed.kind, confidence=swayed.confidence, reasoning=swayed.reasoning
+                )
     return Draw(decision, labels, persona.style, fault, persona, truth, seed_digest)
 
 

@@ -2,8 +2,9 @@
 one produces (:func:`pairwise_rates`).
 
 A persona is configuration only: accuracy, vocabulary, bias, confidence, latency, text
-style, faults, position bias, resampling, all validated when it is built. This module
-does not draw answers (that is :mod:`._decisions`) and speaks no HTTP (:mod:`._server`).
+style, faults, position bias, resampling, content rules, a hidden policy and anchoring,
+all validated when it is built. This module does not draw answers (that is
+:mod:`._decisions`, and :mod:`._policy` for the sway) and speaks no HTTP (:mod:`._server`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
+
+from ._policy import HiddenPolicy, check_trigger
 
 __all__ = [
     "LOGPROB_CONCENTRATION",
@@ -149,6 +152,21 @@ class Persona:
     ``fail_label`` (default ``"FAIL"``) must be one of ``labels`` when a rule that
     answers it is on.
 
+    Swayed by the prompt (see ``docs/testing.md``, "Hidden policies and anchoring"), for
+    whole-item verdicts only, after the decision above is drawn:
+
+    * ``policy``: a :class:`~cross_judge.testing.HiddenPolicy` ``(trigger, answer)``: an
+      item whose text holds the word ``trigger`` (whole word, any case) is answered
+      ``answer`` (one of ``labels``), unless the prompt shows otherwise: an ``<example>``
+      block holding the trigger with another label, or instructions (system prompt, or
+      the user message outside the item and the examples) holding the trigger.
+    * ``anchoring``: the probability, in [0, 1], of copying the label of the first shown
+      example on the item's topic (its first word) when that label differs from the
+      decision and the policy did not answer. 0 (the default): examples change nothing.
+
+    Their draws have seeds of their own, so every answer they leave alone is the one a
+    persona without them gives.
+
     Invalid values raise ``ValueError`` at construction. ``labels`` and ``confidence`` are
     stored as tuples and ``bias`` and ``criteria_accuracy`` as read-only copies, so a
     persona never changes after it is built.
@@ -176,6 +194,8 @@ class Persona:
     needs_context: bool = False
     fail_label: str = "FAIL"
     vision: Vision = "ignores"
+    policy: HiddenPolicy | None = None
+    anchoring: float = 0.0
 
     def accuracy_for(self, criterion_id: str) -> float:
         """The accuracy on the rubric criterion ``criterion_id``: its entry in
@@ -236,6 +256,35 @@ class Persona:
                 self, "criteria_accuracy", checked_criteria_accuracy(self.criteria_accuracy)
             )
         self._check_content_rules(labels)
+        self._check_sway(labels)
+
+    def _check_sway(self, labels: tuple[str, ...]) -> None:
+        """Validate ``policy`` and ``anchoring`` (see the class docstring)."""
+        policy = self.policy
+        if policy is not None:
+            if not isinstance(policy, HiddenPolicy):
+                raise ValueError(
+                    "Persona.policy must be a HiddenPolicy(trigger=..., answer=...) or None, "
+                    f"got {type(policy).__name__}"
+                )
+            check_trigger(policy.trigger)
+            if policy.answer not in labels:
+                raise ValueError(
+                    f"Persona.policy.answer {policy.answer!r} is not among Persona.labels "
+                    f"{labels!r}; give labels that include it, or a policy answering one "
+                    "of them"
+                )
+        anchoring = self.anchoring
+        if (
+            isinstance(anchoring, bool)
+            or not isinstance(anchoring, (int, float))
+            or not 0.0 <= anchoring <= 1.0
+        ):
+            raise ValueError(
+                "Persona.anchoring must be a probability in [0, 1] (0: examples do not "
+                f"sway it), got {anchoring!r}"
+            )
+        object.__setattr__(self, "anchoring", float(anchoring))
 
     def _check_content_rules(self, labels: tuple[str, ...]) -> None:
         """Validate and normalise the content-rule fields (see the class docstring)."""

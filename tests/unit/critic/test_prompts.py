@@ -28,8 +28,11 @@ VERSIONS = ("1", "2")
 CONTENT_REFS = ["conversation-quality@1", "trajectory-quality@1"]
 """Prompts of structured items: their judged content is a conversation or a trajectory
 (tests/unit/critic/test_content_prompts.py holds their own checks)."""
+NEWEST = {"pass-fail": "3"}
+"""Packaged prompts with a version past 2 (pass-fail@3 has a place for examples)."""
 PACKAGED_REFS = sorted(
     [f"{name}@{version}" for name in PACKAGED for version in VERSIONS]
+    + [f"{name}@{version}" for name, version in NEWEST.items()]
     + ["answer-quality@1", "reference-correct@1", *CONTENT_REFS]
 )
 ITEM_REFS = [ref for ref in PACKAGED_REFS if ref not in CONTENT_REFS]
@@ -106,9 +109,10 @@ def test_list_prompts_returns_every_packaged_prompt_sorted_by_id_then_version() 
 
 
 @pytest.mark.parametrize("name", PACKAGED)
-def test_an_unpinned_packaged_prompt_is_version_2(name: str) -> None:
+def test_an_unpinned_packaged_prompt_is_its_newest_version(name: str) -> None:
     spec = load_prompt(name)
-    assert (spec.version, spec.source) == ("2", f"package:{name}@2.yaml")
+    newest = NEWEST.get(name, "2")
+    assert (spec.version, spec.source) == (newest, f"package:{name}@{newest}.yaml")
 
 
 @pytest.mark.parametrize("name", PACKAGED)
@@ -161,7 +165,9 @@ def test_version_2_shows_an_example_made_of_placeholders(name: str) -> None:
 @pytest.mark.parametrize("name", PACKAGED)
 def test_a_verbatim_copy_of_the_version_2_example_is_a_copy_not_a_vote(name: str) -> None:
     spec = load_prompt(f"{name}@2")
-    answer = parse_answer(shown_example(spec.ref), labels=spec.labels, examples=spec.examples)
+    answer = parse_answer(
+        shown_example(spec.ref), labels=spec.labels, examples=spec.example_answers
+    )
     assert answer.kind == "PARSE_FAIL"
     assert (answer.error or "").startswith(
         "parse_fail: copied the prompt's example answer (its label "
@@ -173,7 +179,7 @@ def test_a_real_label_with_the_version_2_examples_reasoning_is_a_copy(name: str)
     spec = load_prompt(f"{name}@2")
     reply = json.loads(shown_example(spec.ref))
     reply.update(kind=(spec.labels or ("KEEP",))[0], confidence=0.9)
-    answer = parse_answer(json.dumps(reply), labels=spec.labels, examples=spec.examples)
+    answer = parse_answer(json.dumps(reply), labels=spec.labels, examples=spec.example_answers)
     assert answer.error == (
         "parse_fail: copied the prompt's example answer (its reasoning is the example's text)"
     )
@@ -182,7 +188,9 @@ def test_a_real_label_with_the_version_2_examples_reasoning_is_a_copy(name: str)
 @pytest.mark.parametrize("name", PACKAGED)
 def test_a_verbatim_copy_of_the_version_1_example_is_a_copy_by_its_reasoning(name: str) -> None:
     spec = load_prompt(f"{name}@1")
-    answer = parse_answer(shown_example(spec.ref), labels=spec.labels, examples=spec.examples)
+    answer = parse_answer(
+        shown_example(spec.ref), labels=spec.labels, examples=spec.example_answers
+    )
     assert answer.error == (
         "parse_fail: copied the prompt's example answer (its reasoning is the example's text)"
     )
@@ -193,7 +201,7 @@ def test_an_answer_in_the_models_own_words_is_a_vote(ref: str) -> None:
     spec = load_prompt(ref)
     label = (spec.labels or ("KEEP",))[-1]
     reply = json.dumps({"kind": label, "confidence": 0.6, "reasoning": "My own reasons."})
-    answer = parse_answer(reply, labels=spec.labels, examples=spec.examples)
+    answer = parse_answer(reply, labels=spec.labels, examples=spec.example_answers)
     assert (answer.kind, answer.confidence, answer.error) == (label, 0.6, None)
 
 
@@ -211,14 +219,14 @@ def test_examples_of_a_prompt_with_a_placeholder_label() -> None:
         labels="[KEEP, REJECT]",
         user_prompt_template='{query} {{"kind": "<KEEP or REJECT>", "reasoning": "<why>"}}',
     )
-    assert spec.examples == (ExampleAnswer(label="<KEEP_OR_REJECT>", reasoning="<why>"),)
+    assert spec.example_answers == (ExampleAnswer(label="<KEEP_OR_REJECT>", reasoning="<why>"),)
 
 
 def test_an_example_label_outside_the_labels_is_a_placeholder_without_angle_brackets() -> None:
     spec = with_texts(
         labels="[PASS, FAIL]", user_prompt_template='{query} {{"verdict": "PASS/FAIL"}}'
     )
-    assert spec.examples == (ExampleAnswer(label="PASS/FAIL", reasoning=None),)
+    assert spec.example_answers == (ExampleAnswer(label="PASS/FAIL", reasoning=None),)
 
 
 def test_an_example_with_a_real_label_keeps_only_its_reasoning() -> None:
@@ -226,26 +234,29 @@ def test_an_example_with_a_real_label_keeps_only_its_reasoning() -> None:
         labels="[PASS, FAIL]",
         user_prompt_template='{query} {{"kind": "PASS", "rationale": "Because."}}',
     )
-    assert spec.examples == (ExampleAnswer(label=None, reasoning="Because."),)
+    assert spec.example_answers == (ExampleAnswer(label=None, reasoning="Because."),)
 
 
 def test_an_angle_bracket_label_is_a_placeholder_when_any_label_is_allowed() -> None:
     spec = with_texts(user_prompt_template='{query} {{"kind": "<label>"}}')
-    assert spec.examples == (ExampleAnswer(label="<LABEL>", reasoning=None),)
+    assert spec.example_answers == (ExampleAnswer(label="<LABEL>", reasoning=None),)
 
 
 def test_an_example_in_the_system_prompt_is_found() -> None:
     spec = with_texts(system_prompt='Answer like {"kind": "X", "reasoning": "r"}')
-    assert spec.examples == (ExampleAnswer(label=None, reasoning="r"),)
+    assert spec.example_answers == (ExampleAnswer(label=None, reasoning="r"),)
 
 
 def test_a_prompt_without_an_example_answer_has_no_examples() -> None:
-    assert parse_prompt(MINIMAL).examples == ()
-    assert with_texts(user_prompt_template='{query} Context: {{"topic": "maths"}}').examples == ()
+    assert parse_prompt(MINIMAL).example_answers == ()
+    assert (
+        with_texts(user_prompt_template='{query} Context: {{"topic": "maths"}}').example_answers
+        == ()
+    )
 
 
 def test_a_placeholder_filled_by_the_item_is_never_taken_for_the_example() -> None:
-    assert with_texts(user_prompt_template="{query}").examples == ()
+    assert with_texts(user_prompt_template="{query}").example_answers == ()
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -682,7 +693,7 @@ def test_sha256_equals_the_prompt_sha256_of_a_critic_built_from_the_spec() -> No
             vendor="custom",
             base_url="http://127.0.0.1:1/v1",
             system_prompt=spec.system_prompt,
-            prompt_template=spec.user_prompt_template,
+            prompt_template=spec.template_text,
         )
         assert spec.sha256 == critic.prompt_sha256
 

@@ -1,0 +1,214 @@
+"""Aligning judges with people on the simulator (issue 42): held-out jury kappa with gold
+before and after, effective votes with examples kept apart and with the same examples for
+every critic, against random examples, and the measuring calls' spend against the budget.
+
+Data (simulated, not a measurement of any model): per seed, 360 items over six topics
+(the first word of each item); people's labels for all of them, 80% PASS on the topics
+``refund`` and ``billing``, half PASS elsewhere. Three critics of the simulated vendor
+(``cross_judge.testing``), accuracy 0.85, each with a hidden policy
+(:class:`~cross_judge.testing.HiddenPolicy`) it applies unless the prompt shows otherwise:
+``a`` and ``b`` answer FAIL on every ``refund`` item, ``c`` on every ``billing`` item; and
+anchoring 0.5 (shown an example of the item's topic, a critic answers its label half the
+time: the simulator's assumption, after arXiv 2605.29800, that jurors shown the same
+examples err together). They judge with the packaged ``pass-fail@3`` (a place for
+examples). The panel judges every item once (the batch); then, on the same batch and
+split (holdout 0.3, stratified, so 108 items are held out), one alignment per variant:
+
+- ``disjoint``: the default, 4 examples per critic, those it and the jury got wrong first,
+  no example shared;
+- ``shared``: the same 4 examples for every critic;
+- ``random``: 4 random labelled items per critic, disjoint: the naive choice.
+
+Per variant: the consensus kappa with gold on the held-out items before and after (mean
+over seeds, its standard error, and the share of seeds whose bootstrap interval of the gain
+is above 0), the effective votes before and after, and the spend of the measuring calls
+against ``budget_usd`` (the critics priced at $0.15 / $0.60 per million tokens). Paired
+across seeds: disjoint minus random on the kappa gain, disjoint minus shared on the
+effective votes after, each with its standard error.
+
+    python bench/bench_align.py [--seeds 10] [--resamples 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import random
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _report import Report
+
+from cross_judge import BatchResult, Critic, Ensemble, StatisticsWarning, register_price
+from cross_judge.alignment import AlignmentPlan
+from cross_judge.testing import HiddenPolicy, Persona, VendorServer
+
+KEY = "sk-bench-align-0123456789abcdef"
+TOPICS = ("refund", "billing", "shipping", "login", "privacy", "pricing")
+PASS_RATE = {"refund": 0.8, "billing": 0.8}
+POLICIES = {"a": "refund", "b": "refund", "c": "billing"}
+N_ITEMS = 600
+K = 4
+BUDGET_USD = 0.05
+VARIANTS = ("disjoint", "shared", "random")
+TARGET_GAIN = 0.15
+
+
+def world(seed: int) -> tuple[dict[str, str], dict[str, str]]:
+    """The items (id -> text) and people's labels (id -> label) of one seed."""
+    rng = random.Random(f"bench-align|{seed}")
+    items, gold = {}, {}
+    for n in range(N_ITEMS):
+        topic = TOPICS[n % len(TOPICS)]
+        item_id = f"s{seed}-{n}"
+        items[item_id] = f"{topic}: case {n} of seed {seed}, ticket {rng.randrange(10**6)}"
+        gold[item_id] = "PASS" if rng.random() < PASS_RATE.get(topic, 0.5) else "FAIL"
+    return items, gold
+
+
+def personas(seed: int) -> list[Persona]:
+    return [
+        Persona(
+            name,
+            accuracy=0.85,
+            labels=("PASS", "FAIL"),
+            seed=seed * 10 + k,
+            policy=HiddenPolicy(trigger=trigger, answer="FAIL"),
+            anchoring=0.5,
+        )
+        for k, (name, trigger) in enumerate(POLICIES.items())
+    ]
+
+
+async def one_seed(seed: int, resamples: int) -> dict[str, AlignmentPlan]:
+    items, gold = world(seed)
+    truth = {items[i]: label for i, label in gold.items()}
+    with VendorServer(personas(seed), api_key=KEY, gold=truth) as server:
+        critics = [
+            Critic(name=n, model=n, vendor="custom", base_url=server.url, api_key=KEY,
+                   prompt="pass-fail@3")
+            for n in POLICIES
+        ]  # fmt: skip
+        panel = Ensemble(critics)
+        try:
+            batch: BatchResult = await panel.judge_many(
+                [{"id": i, "query": q} for i, q in items.items()]
+            )
+            plans = {}
+            for variant in VARIANTS:
+                plans[variant] = await batch.align(
+                    gold,
+                    panel,
+                    k=K,
+                    seed=seed,
+                    shared=variant == "shared",
+                    prefer="random" if variant == "random" else "errors",
+                    resamples=resamples,
+                    budget_usd=BUDGET_USD,
+                )
+        finally:
+            await panel.aclose()
+    return plans
+
+
+def mean_se(values: list[float]) -> tuple[float, float]:
+    mean = statistics.fmean(values)
+    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else float("nan")
+    return mean, se
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--resamples", type=int, default=1000)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore", StatisticsWarning)
+    for name in POLICIES:
+        register_price(name, vendor="custom", input=0.15, output=0.60)
+    report = Report(
+        "align",
+        "Aligning judges with people (simulated critics with hidden policies)",
+        seeds=args.seeds,
+        items=N_ITEMS,
+        k=K,
+        resamples=args.resamples,
+    )
+    start = time.perf_counter()
+    runs = [asyncio.run(one_seed(seed, args.resamples)) for seed in range(args.seeds)]
+    elapsed = time.perf_counter() - start
+    figures: dict[str, dict[str, list[Any]]] = {v: {} for v in VARIANTS}
+    for plans in runs:
+        for variant, plan in plans.items():
+            jury = plan.figures.jury
+            kept = figures[variant]
+            kept.setdefault("kappa_before", []).append(jury["consensus_kappa"].before)
+            kept.setdefault("kappa_after", []).append(jury["consensus_kappa"].after)
+            kept.setdefault("gain", []).append(jury["consensus_kappa"].gain)
+            kept.setdefault("significant", []).append(jury["consensus_kappa"].significant)
+            kept.setdefault("votes_before", []).append(jury["effective_votes"].before)
+            kept.setdefault("votes_after", []).append(jury["effective_votes"].after)
+            kept.setdefault("spend", []).append(plan.spend_usd)
+    for variant in VARIANTS:
+        kept = figures[variant]
+        gain, gain_se = mean_se(kept["gain"])
+        report.row(
+            variant=variant,
+            kappa_before=statistics.fmean(kept["kappa_before"]),
+            kappa_after=statistics.fmean(kept["kappa_after"]),
+            gain=gain,
+            gain_se=gain_se,
+            significant=f"{sum(kept['significant'])}/{len(kept['significant'])}",
+            votes_before=statistics.fmean(kept["votes_before"]),
+            votes_after=statistics.fmean(kept["votes_after"]),
+            spend_usd=max(kept["spend"]),
+        )
+    pairs = {
+        "kappa gain, disjoint - random": [
+            d - r
+            for d, r in zip(figures["disjoint"]["gain"], figures["random"]["gain"], strict=True)
+        ],
+        "effective votes after, disjoint - shared": [
+            d - s
+            for d, s in zip(
+                figures["disjoint"]["votes_after"], figures["shared"]["votes_after"], strict=True
+            )
+        ],
+    }
+    for name, values in pairs.items():
+        mean, se = mean_se(values)
+        report.note(f"paired over seeds, {name}: {mean:+.3f} (SE {se:.3f})")
+    report.note(
+        f"simulated critics (cross_judge.testing), not a language model; {args.seeds} seeds in "
+        f"{elapsed:.0f} s"
+    )
+    disjoint = figures["disjoint"]
+    report.check("held-out jury kappa gain (disjoint)", statistics.fmean(disjoint["gain"]),
+                 at_least=TARGET_GAIN)  # fmt: skip
+    report.check(
+        "seeds whose gain interval is above 0 (disjoint)",
+        sum(disjoint["significant"]) / len(disjoint["significant"]),
+        at_least=1.0,
+    )
+    report.check(
+        "effective votes after - before (disjoint)",
+        min(a - b for a, b in zip(disjoint["votes_after"], disjoint["votes_before"], strict=True)),
+        at_least=0.0,
+    )
+    report.check(
+        "effective votes after, disjoint - shared",
+        statistics.fmean(pairs["effective votes after, disjoint - shared"]),
+        at_least=0.0,
+    )
+    spends = [s for v in VARIANTS for s in figures[v]["spend"] if s is not None]
+    report.check("most spent by one alignment", max(spends), at_most=BUDGET_USD, unit=" USD")
+    return report.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
