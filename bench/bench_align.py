@@ -2,7 +2,7 @@
 before and after, effective votes with examples kept apart and with the same examples for
 every critic, against random examples, and the measuring calls' spend against the budget.
 
-Data (simulated, not a measurement of any model): per seed, 360 items over six topics
+Data (simulated, not a measurement of any model): per seed, 600 items over six topics
 (the first word of each item); people's labels for all of them, 80% PASS on the topics
 ``refund`` and ``billing``, half PASS elsewhere. Three critics of the simulated vendor
 (``cross_judge.testing``), accuracy 0.85, each with a hidden policy
@@ -12,17 +12,24 @@ anchoring 0.5 (shown an example of the item's topic, a critic answers its label 
 time: the simulator's assumption, after arXiv 2605.29800, that jurors shown the same
 examples err together). They judge with the packaged ``pass-fail@3`` (a place for
 examples). The panel judges every item once (the batch); then, on the same batch and
-split (holdout 0.3, stratified, so 108 items are held out), one alignment per variant:
+split (holdout 0.3, stratified, so 180 items are held out), one alignment per variant:
 
 - ``disjoint``: the default, 4 examples per critic, those it and the jury got wrong first,
   no example shared;
 - ``shared``: the same 4 examples for every critic;
-- ``random``: 4 random labelled items per critic, disjoint: the naive choice.
+- ``random``: 4 random labelled items per critic, disjoint: the naive choice;
+- ``instructions``: no examples; an instruction drafted by a simulated editor
+  (``cross_judge.testing``: it names the topic most of a critic's mistakes share and the
+  label people gave there) from up to 8 of each critic's mistakes, added to its system
+  prompt.
 
 Per variant: the consensus kappa with gold on the held-out items before and after (mean
 over seeds, its standard error, and the share of seeds whose bootstrap interval of the gain
 is above 0), the effective votes before and after, and the spend of the measuring calls
-against ``budget_usd`` (the critics priced at $0.15 / $0.60 per million tokens). Paired
+(and the editor's) against ``budget_usd`` $0.08 (every simulated model priced at $0.15 /
+$0.60 per million tokens). Checked: the default's mean gain >= 0.15 and the lower end of
+its 95% interval over seeds (mean - 1.96 SE) above 0; its effective votes not below the
+unaligned panel's (mean of the paired difference), and above the shared examples'. Paired
 across seeds: disjoint minus random on the kappa gain, disjoint minus shared on the
 effective votes after, each with its standard error.
 
@@ -55,8 +62,8 @@ PASS_RATE = {"refund": 0.8, "billing": 0.8}
 POLICIES = {"a": "refund", "b": "refund", "c": "billing"}
 N_ITEMS = 600
 K = 4
-BUDGET_USD = 0.05
-VARIANTS = ("disjoint", "shared", "random")
+BUDGET_USD = 0.08
+VARIANTS = ("disjoint", "shared", "random", "instructions")
 TARGET_GAIN = 0.15
 
 
@@ -83,7 +90,7 @@ def personas(seed: int) -> list[Persona]:
             anchoring=0.5,
         )
         for k, (name, trigger) in enumerate(POLICIES.items())
-    ]
+    ] + [Persona("editor", labels=("EDIT",), seed=seed)]
 
 
 async def one_seed(seed: int, resamples: int) -> dict[str, AlignmentPlan]:
@@ -96,6 +103,8 @@ async def one_seed(seed: int, resamples: int) -> dict[str, AlignmentPlan]:
             for n in POLICIES
         ]  # fmt: skip
         panel = Ensemble(critics)
+        editor = Critic(name="editor", model="editor", vendor="custom", base_url=server.url,
+                        api_key=KEY)  # fmt: skip
         try:
             batch: BatchResult = await panel.judge_many(
                 [{"id": i, "query": q} for i, q in items.items()]
@@ -107,6 +116,8 @@ async def one_seed(seed: int, resamples: int) -> dict[str, AlignmentPlan]:
                     panel,
                     k=K,
                     seed=seed,
+                    method="instructions" if variant == "instructions" else "examples",
+                    editor=editor if variant == "instructions" else None,
                     shared=variant == "shared",
                     prefer="random" if variant == "random" else "errors",
                     resamples=resamples,
@@ -129,7 +140,7 @@ def main() -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args()
     warnings.simplefilter("ignore", StatisticsWarning)
-    for name in POLICIES:
+    for name in [*POLICIES, "editor"]:
         register_price(name, vendor="custom", input=0.15, output=0.60)
     report = Report(
         "align",
@@ -169,6 +180,10 @@ def main() -> int:
             spend_usd=max(kept["spend"]),
         )
     pairs = {
+        "kappa gain, instructions - random": [
+            d - r
+            for d, r in zip(figures["instructions"]["gain"], figures["random"]["gain"], strict=True)
+        ],
         "kappa gain, disjoint - random": [
             d - r
             for d, r in zip(figures["disjoint"]["gain"], figures["random"]["gain"], strict=True)
@@ -188,18 +203,24 @@ def main() -> int:
         f"{elapsed:.0f} s"
     )
     disjoint = figures["disjoint"]
-    report.check("held-out jury kappa gain (disjoint)", statistics.fmean(disjoint["gain"]),
-                 at_least=TARGET_GAIN)  # fmt: skip
-    report.check(
-        "seeds whose gain interval is above 0 (disjoint)",
-        sum(disjoint["significant"]) / len(disjoint["significant"]),
-        at_least=1.0,
+    gain, gain_se = mean_se(disjoint["gain"])
+    report.note(
+        f"disjoint: mean kappa gain {gain:+.3f}, 95% interval over seeds "
+        f"[{gain - 1.96 * gain_se:+.3f}, {gain + 1.96 * gain_se:+.3f}]; the gain's own "
+        f"bootstrap interval was above 0 on {sum(disjoint['significant'])} of "
+        f"{len(disjoint['significant'])} seeds"
     )
+    report.check("held-out jury kappa gain (disjoint)", gain, at_least=TARGET_GAIN)
     report.check(
-        "effective votes after - before (disjoint)",
-        min(a - b for a, b in zip(disjoint["votes_after"], disjoint["votes_before"], strict=True)),
+        "lower end of the gain's 95% interval over seeds (disjoint)",
+        gain - 1.96 * gain_se,
         at_least=0.0,
     )
+    lift = [a - b for a, b in zip(disjoint["votes_after"], disjoint["votes_before"], strict=True)]
+    lift_mean, lift_se = mean_se(lift)
+    report.note(f"paired over seeds, effective votes after - before (disjoint): "
+                f"{lift_mean:+.3f} (SE {lift_se:.3f})")  # fmt: skip
+    report.check("effective votes after - before (disjoint), mean", lift_mean, at_least=0.0)
     report.check(
         "effective votes after, disjoint - shared",
         statistics.fmean(pairs["effective votes after, disjoint - shared"]),

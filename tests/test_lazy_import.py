@@ -351,6 +351,7 @@ out = Path(tempfile.mkdtemp())
 CALLS = {
     "add_votes": lambda: votes().add_votes([("i0", "dan", "P")]),
     "align": lambda: asyncio.run(votes().align({}, None)),
+    "alignment_html": lambda: _extensions.provider("alignment_html")({}),
     "alpha_of_votes": lambda: votes().reliability_alpha(),
     "batch_html": lambda: votes()._repr_html_(),
     "compare": diff,
@@ -402,9 +403,12 @@ print(json.dumps({"calls": report, "table": sorted(CALLS)}))
 """
 
 MISSING_EXTRA = {"to_pandas": "pandas", "to_polars": "polars"}
-REACHED_BY_ITS_CHECK = {"align": "align needs the Ensemble that judged the batch"}
-"""Methods that call models: the child has none, so the implementation's first check
-(its ConfigError) shows the method reached it."""
+REACHED_BY_ITS_CHECK = {
+    "align": "align needs the Ensemble that judged the batch",
+    "alignment_html": "pass the alignment.json that cross-judge align wrote",
+}
+"""Methods the child cannot feed cheaply (align calls models; a plan's page needs a
+plan): the implementation's first check (its ConfigError) shows the method reached it."""
 """Methods that need an optional dependency: without it, the implementation's
 ConfigError (it says what to install) shows the method reached it."""
 

@@ -30,6 +30,7 @@ PROVIDERS: Mapping[str, str] = MappingProxyType(
     {
         "add_votes": "cross_judge.batch.votes",
         "align": "cross_judge.alignment._engine",
+        "alignment_html": "cross_judge.report._alignment_page",
         "alpha_of_votes": "cross_judge.stats._agreement",
         "batch_html": "cross_judge.report._notebook",
         "compare": "cross_judge.report._compare",

@@ -12,17 +12,27 @@ the only calls are the held-out items judged again.
 
 from __future__ import annotations
 
-from ._engine import Method, align
-from ._plan import PANEL_FILE_NAME, AlignmentPlan, figures_record, refusals_of
+from ._engine import Method, align, check_alignment
+from ._plan import (
+    PANEL_FILE_NAME,
+    RECORD_FILE_NAME,
+    RECORD_KIND,
+    AlignmentPlan,
+    figures_record,
+    refusals_of,
+)
 
 # The public path in reprs, docs and pickles (the implementation module may move).
 AlignmentPlan.__module__ = __name__
 
 __all__ = [
     "PANEL_FILE_NAME",
+    "RECORD_FILE_NAME",
+    "RECORD_KIND",
     "AlignmentPlan",
     "Method",
     "align",
+    "check_alignment",
     "figures_record",
     "refusals_of",
 ]

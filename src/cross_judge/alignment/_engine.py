@@ -32,6 +32,7 @@ from ..critic import (
     Critic,
     PromptExample,
     PromptSpec,
+    load_prompt,
     next_version,
 )
 from ..errors import ConfigError
@@ -52,10 +53,21 @@ if TYPE_CHECKING:
     from ..results import BatchResult
     from ..verdict import EnsembleVerdict
 
-__all__ = ["Method", "align"]
+__all__ = ["Method", "align", "check_alignment"]
 
-Method = Literal["examples"]
-"""How critics are aligned: ``"examples"``, few-shot examples from the labelled items."""
+Method = Literal["examples", "instructions", "both"]
+"""How critics are aligned: ``"examples"``, few-shot examples from the labelled items;
+``"instructions"``, an instruction added to each critic's system prompt, drafted by an
+editor critic from the cases that critic got wrong; ``"both"``."""
+
+EDIT_PROMPT = "prompt-edit@1"
+"""The packaged prompt the editor drafts instructions with."""
+
+GUIDANCE_HEADER = "Guidance from people's labels:"
+"""The line an added instruction follows in the system prompt."""
+
+MAX_INSTRUCTION_CHARS = 600
+"""An editor's instruction is cut to this many characters."""
 
 _SLUG = re.compile(r"[^a-z0-9_-]+")
 
@@ -69,6 +81,8 @@ async def align(
     items: Mapping[str, str | Item] | Iterable[Item] | None = None,
     critics: Literal["each"] | Sequence[str] = "each",
     method: Method = "examples",
+    editor: Critic | None = None,
+    cases: int = 8,
     k: int = 4,
     holdout: float = 0.3,
     seed: int = 0,
@@ -79,6 +93,8 @@ async def align(
     panel_file: str | os.PathLike[str] | None = None,
     done: Iterable[EnsembleVerdict] = (),
     on_result: Callable[[EnsembleVerdict], None] | None = None,
+    drafts: Mapping[str, str] | None = None,
+    on_drafts: Callable[[dict[str, str]], None] | None = None,
     **run_options: Unpack[RunOptions],
 ) -> AlignmentPlan:
     """Align ``panel``'s critics with the ``gold`` labels of ``results`` (the panel's own
@@ -103,7 +119,11 @@ async def align(
     Resuming: ``done`` holds held-out results an earlier, interrupted alignment made (the
     same split and examples: every verdict's prompt is the aligned critic's new one, else
     that result is judged again); they are kept, not asked again. ``on_result`` is called
-    with each new held-out result as it finishes, e.g. to append it to a file.
+    with each new held-out result as it finishes, e.g. to append it to a file. With
+    instructions, ``on_drafts`` is called with the editor's drafts (critic -> instruction)
+    before any held-out item is judged, and ``drafts`` hands them back on a resumed run,
+    so the editor is not asked (nor billed) again and the held-out results kept are those
+    of the same prompts.
 
     Raises:
         ConfigError: a gold label outside the prompts' labels, too few labels for a
@@ -120,8 +140,7 @@ async def align(
             "a cascade's tiers are aligned one at a time (align a tier's Ensemble with "
             "that tier's results)"
         )
-    if method != "examples":
-        raise ConfigError(f"method must be 'examples', got {method!r}")
+    with_examples, with_instructions = _method_parts(method, editor)
     names = _critics_to_align(panel, critics)
     batch = results
     _check_batch(batch, panel)
@@ -130,20 +149,17 @@ async def align(
     ids = [r.query_id for r in batch.verdicts]
     in_batch = set(ids)
     labelled = {i: label for i, label in labels.items() if i in in_batch}
-    specs = {c.name: _prompt_of(c) for c in panel.critics if c.name in names}
+    specs = {c.name: _prompt_of(c, with_examples) for c in panel.critics if c.name in names}
     _check_vocabulary(labelled, specs)
     split = split_gold(labelled, ids, holdout=holdout, seed=seed)
-    chosen = choose_examples(
-        batch, labelled, split.train, names, k=k, shared=shared, seed=seed, prefer=prefer
+    chosen = (
+        choose_examples(
+            batch, labelled, split.train, names, k=k, shared=shared, seed=seed, prefer=prefer
+        )
+        if with_examples
+        else {name: ExampleChoice(name, (), ()) for name in names}
     )
     by_id = _items_by_id(batch, items, [*split.train, *split.held_out])
-    base = {name: spec.ref for name, spec in specs.items()}
-    fingerprint = _gold_sha256(gold, labels)
-    run_specs = {
-        name: _aligned_spec(specs[name], name, specs, chosen[name], by_id, labelled, None)
-        for name in names
-    }
-    aligned_panel = _with_prompts(panel, run_specs)
     estimate = _estimated_cost(batch, panel, len(split.held_out))
     budget_usd = run_options.get("budget_usd")
     cap = budget_usd.limit_usd if isinstance(budget_usd, Budget) else budget_usd
@@ -153,6 +169,25 @@ async def align(
             f"{len(panel.critics)} critics, about ${estimate:.4f} at the batch's own cost "
             f"per call, over budget_usd=${cap:.4f}; raise budget_usd or lower holdout"
         )
+    drafted = Drafts()
+    if with_instructions and drafts is not None:
+        drafted = Drafts(text={n: t for n, t in drafts.items() if n in names}, editor="given")
+    elif with_instructions:
+        assert editor is not None  # _method_parts checked it
+        drafted = await _draft_instructions(
+            editor, batch, labelled, split.train, names, specs, by_id, cases=cases, seed=seed
+        )
+        if on_drafts is not None:
+            on_drafts(dict(drafted.text))
+    base = {name: spec.ref for name, spec in specs.items()}
+    fingerprint = _gold_sha256(gold, labels)
+    run_specs = {
+        name: _aligned_spec(
+            specs[name], name, specs, chosen[name], by_id, labelled, drafted.text.get(name), None
+        )
+        for name in names
+    }
+    aligned_panel = _with_prompts(panel, run_specs)
     after = await _judge_held_out(
         aligned_panel, [by_id[i] for i in split.held_out], done, on_result, run_options
     )
@@ -160,14 +195,23 @@ async def align(
     figures = measure_alignment(
         labelled, split.held_out, batch, after, jury, resamples=resamples, ci=ci, seed=seed
     )
-    provenance = _provenance(fingerprint, gold_file.source, split, seed, k, shared, figures)
+    provenance = _provenance(method, fingerprint, gold_file.source, split, seed, k, shared, figures)
     final = {
         name: _aligned_spec(
-            specs[name], name, specs, chosen[name], by_id, labelled, {**provenance, "critic": name}
+            specs[name],
+            name,
+            specs,
+            chosen[name],
+            by_id,
+            labelled,
+            drafted.text.get(name),
+            {**provenance, "critic": name, **drafted.provenance(name)},
         )
         for name in names
     }
     spend = after.cost_usd
+    if with_instructions:
+        spend = None if spend is None or drafted.spend_usd is None else spend + drafted.spend_usd
     return AlignmentPlan(
         method=method,
         k=k,
@@ -176,8 +220,11 @@ async def align(
         shared=shared,
         gold_sha256=fingerprint,
         split=split,
-        examples={name: chosen[name] for name in names},
+        examples={name: chosen[name] for name in names} if with_examples else {},
+        instructions=dict(drafted.text),
+        notes=tuple(drafted.notes),
         base_prompts=base,
+        base_specs=dict(specs),
         prompts=final,
         figures=figures,
         spend_usd=spend,
@@ -227,6 +274,35 @@ async def _judge_held_out(
     )
 
 
+def check_alignment(
+    panel: Ensemble,
+    gold: Mapping[str, str],
+    item_ids: Sequence[str],
+    *,
+    critics: Literal["each"] | Sequence[str] = "each",
+    method: Method = "examples",
+    editor: Critic | None = None,
+    holdout: float = 0.3,
+    seed: int = 0,
+) -> None:
+    """The checks :func:`align` makes before any call that need no results: the critics
+    to align, their prompts' place for examples, the gold labels against their labels,
+    and enough labels among ``item_ids`` for the held-out split. A front end that judges
+    the items first (``cross-judge align``) calls it before judging, so bad input costs
+    nothing.
+
+    Raises:
+        ConfigError: as :func:`align`, for those checks.
+    """
+    with_examples, _ = _method_parts(method, editor)
+    names = _critics_to_align(panel, critics)
+    specs = {c.name: _prompt_of(c, with_examples) for c in panel.critics if c.name in names}
+    wanted = set(item_ids)
+    labelled = {i: label for i, label in gold.items() if i in wanted}
+    _check_vocabulary(labelled, specs)
+    split_gold(labelled, item_ids, holdout=holdout, seed=seed)
+
+
 def _critics_to_align(panel: Ensemble, critics: Literal["each"] | Sequence[str]) -> list[str]:
     names = [c.name for c in panel.critics]
     if not names:
@@ -269,8 +345,22 @@ def _check_batch(batch: BatchResult, panel: Ensemble) -> None:
             )
 
 
-def _prompt_of(critic: Critic) -> PromptSpec:
-    """The critic's prompt, which must have a place for examples."""
+def _method_parts(method: object, editor: Critic | None) -> tuple[bool, bool]:
+    """Whether ``method`` adds examples, and instructions (which need ``editor``)."""
+    if method not in ("examples", "instructions", "both"):
+        raise ConfigError(f"method must be 'examples', 'instructions' or 'both', got {method!r}")
+    with_instructions = method != "examples"
+    if with_instructions and not isinstance(editor, Critic):
+        raise ConfigError(
+            f"method={method!r} needs editor=Critic(...): a strong model that drafts each "
+            "critic's instruction from the cases it got wrong (its prompt is the packaged "
+            f"{EDIT_PROMPT})"
+        )
+    return method != "instructions", with_instructions
+
+
+def _prompt_of(critic: Critic, with_examples: bool = True) -> PromptSpec:
+    """The critic's prompt, which must have a place for examples when they are added."""
     spec = critic.prompt
     if not isinstance(spec, PromptSpec) or critic.prompt_template != spec.template_text:
         raise ConfigError(
@@ -278,12 +368,12 @@ def _prompt_of(critic: Critic) -> PromptSpec:
             "writes a new version of a prompt; give the critic a prompt file "
             "(prompt='pass-fail@3' or your own YAML with an {examples} placeholder)"
         )
-    if not spec.has_examples_place:
+    if with_examples and not spec.has_examples_place:
         raise ConfigError(
             f"critic {critic.name!r} uses prompt {spec.ref}, whose user_prompt_template has "
             "no {examples} placeholder to show examples in; add one (e.g. on the line before "
             "<item>) in a new version of the prompt, or use a packaged prompt that has one "
-            "(pass-fail@3)"
+            "(pass-fail@3); or align with method='instructions', which needs none"
         )
     return spec
 
@@ -369,14 +459,20 @@ def _aligned_spec(
     choice: ExampleChoice,
     items: Mapping[str, Item],
     gold: Mapping[str, str],
+    instruction: str | None,
     provenance: dict[str, Any] | None,
 ) -> PromptSpec:
-    """The critic's next prompt version: its prompt with ``choice``'s examples."""
+    """The critic's next prompt version: its prompt with ``choice``'s examples (added to
+    those it had) and ``instruction`` added to its system prompt."""
     fields = spec.model_dump(exclude={"source", "examples", "provenance"}, exclude_none=True)
+    if instruction is not None:
+        fields["system_prompt"] = with_instruction(spec.system_prompt, instruction)
     examples = [
         PromptExample(id=item_id, text=items[item_id].query, label=gold[item_id])
         for item_id in choice.ids
     ]
+    kept = [e for e in spec.examples if e.id not in choice.ids]
+    examples = kept + examples
     fields.update(
         id=_aligned_id(spec, critic, specs),
         version=next_version(spec.version),
@@ -392,6 +488,109 @@ def _aligned_spec(
             "reasons": list(choice.reasons),
         }
     return PromptSpec(**fields)
+
+
+def with_instruction(system_prompt: str, instruction: str) -> str:
+    """``system_prompt`` with ``instruction`` added under :data:`GUIDANCE_HEADER` (after
+    the instructions an earlier alignment added there)."""
+    text = system_prompt.rstrip("\n")
+    line = f"- {instruction}"
+    if GUIDANCE_HEADER in text:
+        return f"{text}\n{line}\n"
+    return f"{text}\n\n{GUIDANCE_HEADER}\n{line}\n" if text else f"{GUIDANCE_HEADER}\n{line}\n"
+
+
+@dataclasses.dataclass
+class Drafts:
+    """The editor's instructions by critic, the cases each came from, what they cost
+    (``None``: a price unknown) and notes on critics left without one."""
+
+    text: dict[str, str] = dataclasses.field(default_factory=dict)
+    cases: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    editor: str | None = None
+    spend_usd: float | None = 0.0
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+    def provenance(self, critic: str) -> dict[str, Any]:
+        """What a critic's new version records of its instruction."""
+        if critic not in self.text:
+            return {}
+        return {
+            "instruction": self.text[critic],
+            "editor": self.editor,
+            "cases": list(self.cases.get(critic, ())),
+        }
+
+
+def _shown_prompt(spec: PromptSpec) -> str:
+    """The critic's prompt as the editor is shown it, its item fences renamed so they
+    cannot be taken for the editor's own."""
+    text = f"{spec.system_prompt.strip()}\n---\n{spec.user_prompt_template.strip()}"
+    return text.replace("<item>", "[item]").replace("</item>", "[/item]")
+
+
+async def _draft_instructions(
+    editor: Critic,
+    batch: BatchResult,
+    gold: Mapping[str, str],
+    train: Sequence[str],
+    names: Sequence[str],
+    specs: Mapping[str, PromptSpec],
+    items: Mapping[str, Item],
+    *,
+    cases: int,
+    seed: int,
+) -> Drafts:
+    """One instruction per critic, drafted by ``editor`` (on the packaged
+    :data:`EDIT_PROMPT`) from up to ``cases`` training items that critic got wrong, each
+    shown with the critic's label and reasoning beside the person's label. A critic with no
+    such case, or whose draft is not a usable answer, keeps its system prompt (a note
+    says so)."""
+    if isinstance(cases, bool) or not isinstance(cases, int) or cases < 1:
+        raise ConfigError(f"cases must be a whole number >= 1, got {cases!r}")
+    drafting = dataclasses.replace(
+        editor,
+        prompt=load_prompt(EDIT_PROMPT),
+        prompt_template=DEFAULT_PROMPT_TEMPLATE,
+        system_prompt=DEFAULT_SYSTEM_PROMPT,
+        labels=None,
+    )
+    said = {
+        (r.query_id, v.critic_id): v for r in batch.verdicts for v in r.verdicts if v.error is None
+    }
+    drafts = Drafts(editor=f"{editor.vendor}:{editor.model}")
+    for name in names:
+        choice = choose_examples(batch, gold, train, [name], k=cases, seed=seed)[name]
+        wrong = [
+            i for i, why in zip(choice.ids, choice.reasons, strict=True) if why == "critic wrong"
+        ]
+        if not wrong:
+            drafts.notes.append(f"{name}: no training item it got wrong, so no instruction")
+            continue
+        shown = "\n\n".join(
+            f"<case>\nItem: {items[i].query.strip()}\n"
+            f"Judge said: {said[i, name].kind} ({said[i, name].reasoning.strip() or 'no reason'})"
+            f"\nPeople said: {gold[i]}\n</case>"
+            for i in wrong
+        )
+        request = (
+            f"The judge's prompt:\n<prompt>\n{_shown_prompt(specs[name])}\n</prompt>\n\n"
+            f"Cases where the judge's label differed from people's:\n\n{shown}"
+        )
+        verdict = await drafting.judge(Item(id=f"edit-{name}", query=request))
+        if drafts.spend_usd is not None:
+            drafts.spend_usd = (
+                None if verdict.cost_usd is None else drafts.spend_usd + verdict.cost_usd
+            )
+        instruction = " ".join(verdict.reasoning.split())[:MAX_INSTRUCTION_CHARS]
+        if verdict.error is not None or not instruction:
+            why = verdict.error or "an empty instruction"
+            drafts.notes.append(f"{name}: the editor's draft was not usable ({why})")
+            continue
+        drafts.text[name] = instruction
+        drafts.cases[name] = tuple(wrong)
+    await drafting.aclose()
+    return drafts
 
 
 def _with_prompts(panel: Ensemble, specs: Mapping[str, PromptSpec]) -> Ensemble:
@@ -438,6 +637,7 @@ def _gold_sha256(
 
 
 def _provenance(
+    method: str,
     gold_sha256: str,
     gold_source: str | None,
     split: GoldSplit,
@@ -450,7 +650,7 @@ def _provenance(
     from ._plan import figures_record
 
     return {
-        "method": "examples",
+        "method": method,
         "gold_sha256": gold_sha256,
         **({"gold_file": Path(gold_source).name} if gold_source else {}),
         "seed": seed,

@@ -10,13 +10,16 @@ never over an existing file, the same plan always to the same bytes.
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from .._extensions import provider
 from .._yaml import load as load_yaml, read_file
 from ..critic import PromptSpec, prompt_file_name, write_prompt
 from ..errors import AlignmentRefused, ConfigError
@@ -28,10 +31,23 @@ if TYPE_CHECKING:
     from ..ensemble import Ensemble
     from ..results import BatchResult
 
-__all__ = ["PANEL_FILE_NAME", "AlignmentPlan", "figures_record", "refusals_of"]
+__all__ = [
+    "PANEL_FILE_NAME",
+    "RECORD_FILE_NAME",
+    "RECORD_KIND",
+    "AlignmentPlan",
+    "figures_record",
+    "refusals_of",
+]
 
 PANEL_FILE_NAME = "panel.yaml"
 """The name of the panel file :meth:`AlignmentPlan.write` writes beside the prompts."""
+
+RECORD_FILE_NAME = "alignment.json"
+"""The name of the record (:meth:`AlignmentPlan.record`) :meth:`AlignmentPlan.write` writes."""
+
+RECORD_KIND = "cross-judge alignment"
+"""The ``kind`` of an alignment record, by which ``cross-judge report`` knows one."""
 
 _JURY_ROWS = (
     ("consensus_kappa", "jury: consensus kappa"),
@@ -109,6 +125,10 @@ class AlignmentPlan:
         after: the held-out items judged by the aligned panel.
         aligned_panel: the panel with the new prompts (:meth:`panel`).
         panel_file: the panel file the panel came from, rewritten by :meth:`write`.
+        instructions: each critic's instruction drafted by the editor and added to its
+            system prompt (``method="instructions"`` or ``"both"``); ``notes`` says why a
+            critic got none.
+        base_specs: each aligned critic's prompt before (:attr:`diffs` compares them).
     """
 
     method: str
@@ -129,6 +149,27 @@ class AlignmentPlan:
     after: BatchResult
     aligned_panel: Ensemble
     panel_file: str | None = None
+    instructions: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    base_specs: dict[str, PromptSpec] = field(default_factory=dict, repr=False)
+
+    @property
+    def diffs(self) -> dict[str, str]:
+        """Each aligned critic's change as a unified diff of its prompt's text (system
+        prompt, then the template as sent, examples in place), old version to new."""
+        out = {}
+        for name, spec in self.prompts.items():
+            old = self.base_specs.get(name)
+            before = "" if old is None else _prompt_text(old)
+            out[name] = "".join(
+                difflib.unified_diff(
+                    before.splitlines(keepends=True),
+                    _prompt_text(spec).splitlines(keepends=True),
+                    fromfile=self.base_prompts.get(name, "before"),
+                    tofile=spec.ref,
+                )
+            )
+        return out
 
     @property
     def accepted(self) -> bool:
@@ -147,9 +188,10 @@ class AlignmentPlan:
         panel_file: str | os.PathLike[str] | None = None,
     ) -> list[Path]:
         """Write each aligned critic's new prompt version to ``directory``
-        (``<id>@<version>.yaml``) and, given the panel file the panel came from (here or
-        to :func:`~cross_judge.alignment.align`), ``directory/panel.yaml``: that panel with
-        the aligned critics' ``prompt`` pointing at the new files (other relative paths, of
+        (``<id>@<version>.yaml``), the plan's :meth:`record` (``alignment.json``) and,
+        given the panel file the panel came from (here or to
+        :func:`~cross_judge.alignment.align`), ``directory/panel.yaml``: that panel with the
+        aligned critics' ``prompt`` pointing at the new files (other relative paths, of
         prompts and of the ``simulator:`` files, re-pointed from the new folder). Returns
         the paths written. Nothing is overwritten, and the same plan writes the same bytes.
 
@@ -163,6 +205,7 @@ class AlignmentPlan:
         folder = Path(directory)
         source = panel_file if panel_file is not None else self.panel_file
         targets = [folder / prompt_file_name(spec) for spec in self.prompts.values()]
+        targets.append(folder / RECORD_FILE_NAME)
         if source is not None:
             targets.append(folder / PANEL_FILE_NAME)
         existing = [str(path) for path in targets if path.exists()]
@@ -173,6 +216,10 @@ class AlignmentPlan:
             )
         panel_text = None if source is None else self._panel_yaml(Path(source), folder)
         written = [write_prompt(spec, folder) for spec in self.prompts.values()]
+        record = folder / RECORD_FILE_NAME
+        with open(record, "x", encoding="utf-8", newline="\n") as out:
+            out.write(json.dumps(self.record(), indent=2, ensure_ascii=False) + "\n")
+        written.append(record)
         if panel_text is not None:
             path = folder / PANEL_FILE_NAME
             with open(path, "x", encoding="utf-8", newline="\n") as out:
@@ -209,6 +256,39 @@ class AlignmentPlan:
         )
         return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 
+    def record(self) -> dict[str, Any]:
+        """The plan as plain data (what ``alignment.json`` holds, what the report shows):
+        ``kind`` (:data:`RECORD_KIND`), how it was made, the held-out ids, each critic's
+        prompt before and after, its examples (``id``, ``label``, ``reason``), the spend
+        and budget, the refusals, and the figures (:func:`figures_record`)."""
+        return {
+            "kind": RECORD_KIND,
+            "method": self.method,
+            "k": self.k,
+            "holdout": self.holdout,
+            "seed": self.seed,
+            "shared": self.shared,
+            "gold_sha256": self.gold_sha256,
+            "held_out": list(self.split.held_out),
+            "prompts": {name: spec.ref for name, spec in self.prompts.items()},
+            "derived_from": dict(self.base_prompts),
+            "examples": {
+                name: [
+                    {"id": example.id, "label": example.label, "reason": reason}
+                    for example, reason in zip(
+                        self.prompts[name].examples, choice.reasons, strict=True
+                    )
+                ]
+                for name, choice in self.examples.items()
+            },
+            "spend_usd": self.spend_usd,
+            "budget_usd": self.budget_usd,
+            "instructions": dict(self.instructions),
+            "notes": list(self.notes),
+            "refusals": list(self.refusals),
+            "figures": figures_record(self.figures),
+        }
+
     # -- views ------------------------------------------------------------------------------
 
     def rows(self) -> list[tuple[str, str, str, str, str]]:
@@ -229,8 +309,13 @@ class AlignmentPlan:
         figures = self.figures
         table = Table(
             title=(
-                f"Alignment ({self.method}, k={self.k}, "
-                f"{'shared' if self.shared else 'disjoint'} examples) on "
+                f"Alignment ({self.method}"
+                + (
+                    ""
+                    if self.method == "instructions"
+                    else f", k={self.k}, {'shared' if self.shared else 'disjoint'} examples"
+                )
+                + ") on "
                 f"{figures.n_items} held-out items, {figures.ci:.0%} intervals"
             )
         )
@@ -241,13 +326,20 @@ class AlignmentPlan:
         spend = "unknown" if self.spend_usd is None else f"${self.spend_usd:.4f}"
         budget = "" if self.budget_usd is None else f" of ${self.budget_usd:.4f}"
         lines = [Text(f"measuring calls cost {spend}{budget}")]
-        lines += [Text(note) for note in figures.notes]
+        lines += [Text(f"{name}'s instruction: {text}") for name, text in self.instructions.items()]
+        lines += [Text(note) for note in (*figures.notes, *self.notes)]
         verdict = (
             Text("would write: " + ", ".join(prompt_file_name(s) for s in self.prompts.values()))
             if self.accepted
             else Text("refused: " + "; ".join(self.refusals), style="bold red")
         )
         return Group(table, *lines, verdict)
+
+    def _repr_html_(self) -> str:
+        """The before/after tables in a notebook
+        (:func:`cross_judge.report.alignment_fragment` of :meth:`record`)."""
+        html: str = provider("alignment_html")(self.record())
+        return html
 
     def __str__(self) -> str:
         import io
@@ -271,6 +363,12 @@ def _repointed(ref: str, old: Path, new: Path) -> str:
         return os.path.relpath(target, new.resolve())
     except ValueError:  # another drive on Windows
         return str(target)
+
+
+def _prompt_text(spec: PromptSpec) -> str:
+    """What a critic with ``spec`` sends, as one text: the system prompt, then the user
+    template with its examples in place."""
+    return f"{spec.system_prompt.rstrip()}\n\n{spec.template_text.rstrip()}\n"
 
 
 def _number(value: float | None, *, signed: bool = False) -> str:

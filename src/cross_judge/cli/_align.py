@@ -3,21 +3,26 @@ prompt versions.
 
 ``cross-judge align PANEL.yaml --gold labels.jsonl --items items.jsonl --out prompts/``
 judges the labelled items with the panel (or reads that run from ``--results``), chooses
-each critic's examples from part of them, judges the held-out part again with the aligned
-panel and prints the before/after table (:func:`cross_judge.alignment.align`). When the
-jury's gain is clearly above 0 and its effective votes did not fall, it writes each
-critic's next prompt version, a panel file that uses them and ``alignment.json`` (the
-figures) to ``--out``; otherwise it writes nothing and exits 3 (``--force`` writes anyway).
+each critic's examples from part of them (``--method instructions``: has the panel's
+``--editor`` critic draft an instruction for each from its mistakes; ``both``), judges
+the held-out part again with the aligned panel and prints the before/after table
+(:func:`cross_judge.alignment.align`). When the jury's gain is clearly above 0 and its
+effective votes did not fall, it writes each critic's next prompt version, a panel file
+that uses them and ``alignment.json`` (how it was made and the figures,
+:meth:`~cross_judge.alignment.AlignmentPlan.record`) to ``--out``; otherwise it writes
+nothing and exits 3 (``--force`` writes anyway).
 
 Both runs are kept in ``--out/.align/`` (``before.jsonl``, ``after.jsonl``) as they go, one
-result a line: ``--resume`` after an interrupted run keeps every finished result and asks
-only for the rest, so nothing finished is billed twice.
+result a line, and the editor's drafts in ``instructions.json``: ``--resume`` after an
+interrupted run keeps every finished result and draft and asks only for the rest, so
+nothing finished is billed twice.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -31,6 +36,7 @@ from ._common import EXIT_OK, EXIT_REFUSED, counted, note, say, stderr_console, 
 if TYPE_CHECKING:
     from ..alignment import AlignmentPlan
     from ..batch import BatchResult, Item
+    from ..critic import Critic
     from ..ensemble import Ensemble
     from ..verdict import EnsembleVerdict
 
@@ -38,6 +44,9 @@ __all__ = ["WORK_DIR", "add_parser", "run"]
 
 WORK_DIR = ".align"
 """The folder under ``--out`` that keeps both runs' results while an alignment runs."""
+
+DRAFTS_FILE = "instructions.json"
+"""The editor's drafts, kept in :data:`WORK_DIR` for a resumed run."""
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,7 +78,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the panel's results on the items (cross-judge review); default: judge them now",
     )
     command.add_argument(
-        "--method", choices=("examples",), default="examples", help="how (default examples)"
+        "--method",
+        choices=("examples", "instructions", "both"),
+        default="examples",
+        help="few-shot examples, an instruction drafted by --editor from each critic's "
+        "mistakes, or both (default examples)",
+    )
+    command.add_argument(
+        "--editor",
+        metavar="CRITIC",
+        help="with --method instructions or both: the panel's critic whose model drafts the "
+        "instructions (name a strong one)",
+    )
+    command.add_argument(
+        "--cases", type=positive_int, default=8, help="mistakes shown to the editor (8)"
     )
     command.add_argument("--k", type=positive_int, default=4, help="examples per critic (4)")
     command.add_argument(
@@ -118,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
         "progress": not args.no_progress and sys.stderr.isatty(),
         "concurrency": args.concurrency or spec.concurrency or 32,
     }
-    work.mkdir(parents=True, exist_ok=True)
     kept = (_read_results(work / "before.jsonl"), _read_results(work / "after.jsonl"))
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(spec.simulator()) if spec.simulated_critics else None
@@ -129,11 +150,24 @@ def run(args: argparse.Namespace) -> int:
                 "tier's critics)"
             )
         items = _read_items(Path(args.items), panel)
+        from ..alignment import check_alignment
+
+        editor = _editor(panel, args)
+        check_alignment(
+            panel,
+            gold,
+            list(items),
+            method=args.method,
+            editor=editor,
+            holdout=args.holdout,
+            seed=args.seed,
+        )
+        work.mkdir(parents=True, exist_ok=True)  # only once the input checks passed
         files = (
             stack.enter_context(open(work / "before.jsonl", "a", encoding="utf-8")),
             stack.enter_context(open(work / "after.jsonl", "a", encoding="utf-8")),
         )
-        plan = anyio.run(_align, args, panel, items, gold, kept, files, options)
+        plan = anyio.run(_align, args, panel, editor, items, gold, kept, files, options)
     console = stdout_console()
     console.print(plan)
     if plan.refusals and not args.force:
@@ -143,9 +177,7 @@ def run(args: argparse.Namespace) -> int:
         written = plan.write(out, force=args.force, panel_file=args.panel)
     except AlignmentRefused:  # pragma: no cover - refusals were handled above
         return EXIT_REFUSED
-    record = out / "alignment.json"
-    record.write_text(json.dumps(_record(plan), indent=2, sort_keys=False) + "\n", "utf-8")
-    for path in [*written, record]:
+    for path in written:
         say(console, f"wrote {path}")
     return EXIT_OK
 
@@ -153,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
 async def _align(
     args: argparse.Namespace,
     panel: Ensemble,
+    editor: Critic | None,
     items: dict[str, Item],
     gold: dict[str, str],
     kept: tuple[list[EnsembleVerdict], list[EnsembleVerdict]],
@@ -164,6 +197,7 @@ async def _align(
     from ..alignment import align
 
     err = stderr_console()
+    drafts_path = Path(files[1].name).with_name(DRAFTS_FILE)
     try:
         if args.results:
             from ..batch import BatchResult
@@ -181,6 +215,9 @@ async def _align(
             gold,
             panel,
             items=items,
+            method=args.method,
+            editor=editor,
+            cases=args.cases,
             k=args.k,
             holdout=args.holdout,
             seed=args.seed,
@@ -188,6 +225,8 @@ async def _align(
             panel_file=args.panel,
             done=kept[1],
             on_result=_appender(files[1]),
+            drafts=_read_drafts(drafts_path) if args.method != "examples" else None,
+            on_drafts=functools.partial(_write_drafts, drafts_path),
             budget_usd=args.budget_usd,
             **options,
         )
@@ -226,6 +265,21 @@ async def _judged_into(
     return BatchResult.from_results(ordered)
 
 
+def _read_drafts(path: Path) -> dict[str, str] | None:
+    """The instructions an interrupted run's editor drafted (``None``: none kept)."""
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ConfigError(f"{path} is not the drafts an alignment kept; remove it to draft again")
+    return {str(k): v for k, v in data.items()}
+
+
+def _write_drafts(path: Path, drafts: dict[str, str]) -> None:
+    """Keep the editor's drafts, so a resumed run neither asks nor bills it again."""
+    path.write_text(json.dumps(drafts, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def _appender(out: Any) -> Callable[[EnsembleVerdict], None]:
     """A callback writing each result as one line of ``out``, flushed at once."""
     from ..results import dump_result
@@ -258,6 +312,19 @@ def _read_results(path: Path) -> list[EnsembleVerdict]:
     return results
 
 
+def _editor(panel: Ensemble, args: argparse.Namespace) -> Critic | None:
+    """The critic ``--editor`` names (``None`` without it)."""
+    if args.editor is None:
+        return None
+    if args.method == "examples":
+        raise ConfigError("--editor drafts instructions: add --method instructions or both")
+    for critic in panel.critics:
+        if critic.name == args.editor:
+            return critic
+    names = ", ".join(c.name for c in panel.critics)
+    raise ConfigError(f"--editor {args.editor!r} is not a critic of the panel ({names})")
+
+
 def _read_items(path: Path, panel: Ensemble) -> dict[str, Item]:
     """The items of ``path`` by id (every line needs one)."""
     from ._items import ItemReader
@@ -269,25 +336,3 @@ def _read_items(path: Path, panel: Ensemble) -> dict[str, Item]:
     if not found:
         raise ConfigError(f"{path} holds no item that can be judged")
     return found
-
-
-def _record(plan: AlignmentPlan) -> dict[str, Any]:
-    """What ``alignment.json`` holds: how the plan was made, its examples and figures."""
-    from ..alignment import figures_record
-
-    return {
-        "method": plan.method,
-        "k": plan.k,
-        "holdout": plan.holdout,
-        "seed": plan.seed,
-        "shared": plan.shared,
-        "gold_sha256": plan.gold_sha256,
-        "held_out": list(plan.split.held_out),
-        "prompts": {name: spec.ref for name, spec in plan.prompts.items()},
-        "derived_from": plan.base_prompts,
-        "examples": {name: list(choice.ids) for name, choice in plan.examples.items()},
-        "spend_usd": plan.spend_usd,
-        "budget_usd": plan.budget_usd,
-        "refusals": list(plan.refusals),
-        "figures": figures_record(plan.figures),
-    }

@@ -1,14 +1,19 @@
 """``cross-judge report``: a finished run as one self-contained HTML page that opens offline.
 
-The page is built by :func:`cross_judge.report._page.write_report`; this module checks the
-paths and says where the page went. No model is called.
+The page is built by :func:`cross_judge.report._page.write_report`; given the
+``ranking.json`` of ``cross-judge rank`` instead, the leaderboard page
+(``Ranking.to_html``); given the ``alignment.json`` of ``cross-judge align`` (a JSON
+object whose ``kind`` is ``"cross-judge alignment"``), the alignment's before and after
+(:func:`cross_judge.report.alignment_page`). This module checks the paths, tells the three
+apart and says where the page went. No model is called.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ._common import EXIT_OK, has_torn_tail, say, stdout_console
@@ -34,14 +39,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
             "label, confidence and reasoning. With --gold, each disputed item's gold label "
             "and a table of the items whose consensus is wrong against it (unanimous ones "
             "included); with a rubric's gold, accuracy per criterion. Simulated critics are "
-            "said to be so. Calls no model."
+            "said to be so. Given the ranking.json of cross-judge rank, its leaderboard; "
+            "given the alignment.json of cross-judge align, the alignment's before and after "
+            "on the held-out items (each figure's gain and interval, the refusals or the new "
+            "prompt versions, each critic's examples). Calls no model."
         ),
     )
     report.add_argument(
         "results",
         metavar="OUT.jsonl",
-        help="results of cross-judge review, or the ranking.json of cross-judge rank (its "
-        "leaderboard page)",
+        help="results of cross-judge review, the ranking.json of cross-judge rank (its "
+        "leaderboard page) or the alignment.json of cross-judge align (its before and after)",
     )
     report.add_argument(
         "-o",
@@ -92,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else results.with_suffix(".html")
     if out.resolve() == results.resolve():
         raise ConfigError(f"--out {out} is the results file; write the report to another file")
-    ranking = _ranking_in(results)
+    document = _json_object_in(results)
+    record = None if document is None else _alignment_in(document)
+    if record is not None:  # a cross-judge align record: its before and after
+        return _alignment_report(args, results, record, out)
+    ranking = None if document is None else _ranking_in(document)
     if ranking is not None:  # a cross-judge rank output: its leaderboard page
         ranking.to_html(out, title=args.title)
         say(stdout_console(), f"report: {out} (the leaderboard, opens offline)")
@@ -117,16 +129,69 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _ranking_in(path: Path) -> Ranking | None:
-    """The :class:`~cross_judge.ranking.Ranking` a ``cross-judge rank --out`` file holds
-    (one JSON object with ``order`` and ``ratings``), else ``None`` (a results file)."""
-    from ..ranking import Ranking
-
+def _json_object_in(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it may hold one JSON object (it starts with ``{`` and is
+    not named ``.jsonl``), else ``None`` (a results file)."""
     with path.open("rb") as handle:
         head = handle.read(1)
     if head != b"{" or path.suffix == ".jsonl":
         return None
+    return path.read_bytes()
+
+
+def _alignment_in(document: bytes) -> dict[str, Any] | None:
+    """The alignment record (``cross-judge align``'s ``alignment.json``) ``document``
+    holds, else ``None``; its keys are checked when the page is made."""
+    from ..report import is_alignment_record
+
     try:
-        return Ranking.model_validate_json(path.read_bytes())
+        data = json.loads(document)
+    except ValueError:  # not one JSON object (a one-line results file, say)
+        return None
+    return data if isinstance(data, dict) and is_alignment_record(data) else None
+
+
+def _alignment_report(
+    args: argparse.Namespace, source: Path, record: dict[str, Any], out: Path
+) -> int:
+    """Write the page of an alignment record; the exit code.
+
+    Raises:
+        ConfigError: an option of a results file's page was given, the record is not as
+            ``cross-judge align`` writes it, or the folder of ``out`` does not exist.
+    """
+    from ..report import alignment_page
+
+    given = [
+        option
+        for option, value in (
+            ("--gold", args.gold),
+            ("--manifest", args.manifest),
+            ("--max-items", args.max_items),
+        )
+        if value is not None
+    ]
+    if given:
+        raise ConfigError(
+            f"{source} is an alignment record, which holds its own figures: "
+            f"{', '.join(given)} apply to a results file; pass only --out and --title"
+        )
+    page = alignment_page(record, title=args.title, source=str(source))
+    if not out.parent.is_dir():
+        raise ConfigError(
+            f"--out {out}: {out.parent} does not exist; create it or choose another path"
+        )
+    out.write_text(page, encoding="utf-8")
+    say(stdout_console(), f"report: {out} (the alignment's before and after, opens offline)")
+    return EXIT_OK
+
+
+def _ranking_in(document: bytes) -> Ranking | None:
+    """The :class:`~cross_judge.ranking.Ranking` a ``cross-judge rank --out`` file holds
+    (one JSON object with ``order`` and ``ratings``), else ``None`` (a results file)."""
+    from ..ranking import Ranking
+
+    try:
+        return Ranking.model_validate_json(document)
     except ValueError:
         return None

@@ -2,8 +2,10 @@
 views the other layers show: the terminal summary (:func:`render_summary`), the digest of
 a batch (:class:`BatchDigest`), the run manifest (:class:`RunManifest`), the comparison of
 two runs (:func:`compare_runs`, :class:`RunDiff`) and the label page
-(:func:`render_label_page`), and the per-turn and per-step results every view shows
-(:func:`unit_lines`). Names beyond the page's are imported on first use."""
+(:func:`render_label_page`), an alignment's before and after (:func:`alignment_page`,
+from the ``alignment.json`` that ``cross-judge align`` writes), and the per-turn and
+per-step results every view shows (:func:`unit_lines`). Names beyond the page's are
+imported on first use."""
 
 from typing import TYPE_CHECKING
 
@@ -26,12 +28,15 @@ __all__ = [
     "RunDiff",
     "RunManifest",
     "UnitLine",
+    "alignment_fragment",
+    "alignment_page",
     "assert_no_regression",
     "compare_runs",
     "criteria_gold_table",
     "entry_failed",
     "entry_text",
     "failure_message",
+    "is_alignment_record",
     "offered_labels",
     "printable",
     "render_disputed",
@@ -47,6 +52,7 @@ __all__ = [
 # The names the layers above use from this package's modules, imported on first use.
 if TYPE_CHECKING:
     from ._against_gold import criteria_gold_table
+    from ._alignment_page import alignment_fragment, alignment_page, is_alignment_record
     from ._compare import CompareMetric, Difference, FailOn, Flip, RunDiff, compare_runs
     from ._digest import BatchDigest
     from ._gate import assert_no_regression
@@ -65,6 +71,9 @@ _exports = LazyExports(
     __name__,
     {
         "BatchDigest": "._digest",
+        **dict.fromkeys(
+            ["alignment_fragment", "alignment_page", "is_alignment_record"], "._alignment_page"
+        ),
         "assert_no_regression": "._gate",
         "criteria_gold_table": "._against_gold",
         **dict.fromkeys(

@@ -30,6 +30,7 @@ from ._decisions import (
     samples,
     seeded_difficulty,
 )
+from ._editor import EDIT_LABEL, edit_instruction
 from ._features import (
     answer_shape,
     invalid_feature_request,
@@ -136,7 +137,9 @@ def persona_draw(
     message (:func:`~._content.content_truth`), else the gold label, else latent; its
     decision is then swayed by the persona's ``policy`` and ``anchoring`` when it has
     them (:func:`~._policy.sway`: the truth stays the item's). Pairs judged by content
-    and rubric requests are not swayed."""
+    and rubric requests are not swayed. An item showing a judge's mistakes (``<case>``
+    blocks) is a prompt-edit request: the reasoning is the simulated editor's instruction
+    (:func:`~._editor.edit_instruction`)."""
     messages = body["messages"]
     temperature = body.get("temperature", 1.0)
     user_text = last_user_text(messages)
@@ -223,7 +226,10 @@ def persona_draw(
             error_correlation=rho,
             distractor_key=distractor_key(item, state.difficulty_seed) if rho else 0,
         )
-        if persona.policy is not None or persona.anchoring:
+        instruction = edit_instruction(item) if "<case>" in item else None
+        if instruction is not None:  # an edit request: the editor's label and instruction
+            decision = decision._replace(kind=EDIT_LABEL, reasoning=instruction)
+        elif persona.policy is not None or persona.anchoring:
             swayed = sway(persona, model, seed_digest, item, decision.kind, body, user_text)
             if swayed is not None:
                 decision = decision._replace(

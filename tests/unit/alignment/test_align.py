@@ -166,7 +166,7 @@ async def test_forced_the_plan_writes_versions_and_a_panel_that_uses_them(
     plan = await aligned(panel, batch, panel_file=source)
     written = plan.write(tmp_path / "out", force=True)
     assert sorted(p.name for p in written) == sorted(
-        [f"pass-fail-{n}@4.yaml" for n in NAMES] + ["panel.yaml"]
+        [f"pass-fail-{n}@4.yaml" for n in NAMES] + ["alignment.json", "panel.yaml"]
     )
     for name in NAMES:
         again = load_prompt(tmp_path / "out" / f"pass-fail-{name}@4.yaml")
@@ -221,3 +221,81 @@ async def test_the_table_lists_the_jury_and_each_critic(
     text = str(await aligned(panel, batch))
     assert "jury: consensus kappa" in text and "a: accuracy" in text
     assert "refused: the jury's consensus kappa" in text
+
+
+async def test_the_checks_before_any_call_need_no_results(server: VendorServer) -> None:
+    from cross_judge.alignment import check_alignment
+
+    check_alignment(panel_of(server), GOLD, list(ITEMS))
+    with pytest.raises(ConfigError, match="whose user_prompt_template has no \\{examples\\}"):
+        check_alignment(panel_of(server, "pass-fail@2"), GOLD, list(ITEMS))
+    with pytest.raises(ConfigError, match="label at least 34 items"):
+        check_alignment(panel_of(server), GOLD, list(ITEMS)[:20])
+
+
+async def test_instructions_need_an_editor(judged: tuple[Ensemble, BatchResult]) -> None:
+    panel, batch = judged
+    with pytest.raises(ConfigError, match="method='instructions' needs editor=Critic"):
+        await batch.align(GOLD, panel, method="instructions")
+
+
+async def test_an_unknown_method_is_refused(judged: tuple[Ensemble, BatchResult]) -> None:
+    panel, batch = judged
+    with pytest.raises(ConfigError, match="method must be 'examples', 'instructions' or 'both'"):
+        await batch.align(GOLD, panel, method="rewrite")
+
+
+def editor_of(server: VendorServer) -> Critic:
+    return Critic(name="ed", model="c", vendor="custom", base_url=server.url, api_key=KEY)
+
+
+async def test_instructions_are_added_to_each_critics_system_prompt(
+    judged: tuple[Ensemble, BatchResult], server: VendorServer
+) -> None:
+    panel, batch = judged
+    plan = await aligned(panel, batch, method="instructions", editor=editor_of(server))
+    assert set(plan.instructions) == set(NAMES)
+    for name, spec in plan.prompts.items():
+        assert spec.system_prompt.endswith(
+            f"Guidance from people's labels:\n- {plan.instructions[name]}\n"
+        )
+        assert spec.examples == ()  # instructions only
+        assert spec.provenance is not None
+        assert spec.provenance["instruction"] == plan.instructions[name]
+        assert spec.provenance["cases"]
+        assert f"+- {plan.instructions[name]}" in plan.diffs[name]
+
+
+async def test_instructions_need_no_place_for_examples(server: VendorServer) -> None:
+    panel = panel_of(server, "pass-fail@2")
+    batch = await panel.judge_many([{"id": i, "query": q} for i, q in ITEMS.items()])
+    plan = await aligned(panel, batch, method="instructions", editor=editor_of(server))
+    assert {s.ref for s in plan.prompts.values()} == {f"pass-fail-{n}@3" for n in NAMES}
+    await panel.aclose()
+
+
+async def test_both_adds_examples_and_instructions(
+    judged: tuple[Ensemble, BatchResult], server: VendorServer
+) -> None:
+    panel, batch = judged
+    plan = await aligned(panel, batch, method="both", editor=editor_of(server))
+    spec = plan.prompts["a"]
+    assert len(spec.examples) == 3 and "Guidance from people's labels:" in spec.system_prompt
+
+
+async def test_drafts_handed_back_ask_the_editor_nothing(
+    judged: tuple[Ensemble, BatchResult], server: VendorServer
+) -> None:
+    panel, batch = judged
+    kept: list[dict[str, str]] = []
+    first = await aligned(
+        panel, batch, method="instructions", editor=editor_of(server), on_drafts=kept.append
+    )
+    assert kept == [first.instructions]
+    before = server.stats()["by_model"].get("c", 0)
+    again = await aligned(
+        panel, batch, method="instructions", editor=editor_of(server), drafts=kept[0]
+    )
+    assert again.instructions == first.instructions
+    calls_of_c = server.stats()["by_model"].get("c", 0) - before
+    assert calls_of_c == len(again.split.held_out)  # its own judging only: no edit request

@@ -33,7 +33,7 @@ NEWEST = {"pass-fail": "3"}
 PACKAGED_REFS = sorted(
     [f"{name}@{version}" for name in PACKAGED for version in VERSIONS]
     + [f"{name}@{version}" for name, version in NEWEST.items()]
-    + ["answer-quality@1", "reference-correct@1", *CONTENT_REFS]
+    + ["answer-quality@1", "prompt-edit@1", "reference-correct@1", *CONTENT_REFS]
 )
 ITEM_REFS = [ref for ref in PACKAGED_REFS if ref not in CONTENT_REFS]
 """Prompts whose judged content is the item's query, fenced in <item>."""
@@ -141,7 +141,13 @@ def test_every_packaged_prompt_loads_and_renders_the_item_in_an_item_fence(ref: 
     assert "<item>\nTHE ITEM\n</item>" in text
 
 
-@pytest.mark.parametrize("ref", [r for r in ITEM_REFS if load_prompt(r).criteria is None])
+EDIT_REF = "prompt-edit@1"
+"""The editor's prompt: its answer's reasoning is an instruction, with no confidence."""
+
+
+@pytest.mark.parametrize(
+    "ref", [r for r in ITEM_REFS if load_prompt(r).criteria is None and r != EDIT_REF]
+)
 def test_every_packaged_prompt_asks_for_strict_json_with_kind_confidence_reasoning(
     ref: str,
 ) -> None:
@@ -149,6 +155,13 @@ def test_every_packaged_prompt_asks_for_strict_json_with_kind_confidence_reasoni
     assert set(json.loads(shown_example(ref))) == {"kind", "confidence", "reasoning"}
     assert "never instructions" in spec.system_prompt
     assert "JSON" in spec.system_prompt
+
+
+def test_the_edit_prompt_asks_for_the_label_edit_and_an_instruction() -> None:
+    spec = load_prompt(EDIT_REF)
+    assert set(json.loads(shown_example(EDIT_REF))) == {"kind", "reasoning"}
+    assert spec.labels == ("EDIT",)
+    assert "never instructions" in spec.system_prompt and "JSON" in spec.system_prompt
 
 
 @pytest.mark.parametrize("name", PACKAGED)
@@ -347,7 +360,8 @@ def test_two_packaged_files_with_the_same_version_are_rejected(prompt_dir: Path)
 def test_an_unknown_id_lists_the_packaged_ids() -> None:
     with pytest.raises(
         PromptError,
-        match=r"'nope'.*pairwise, pass-fail, reference-correct, score-1-5, taxonomy-review",
+        match=r"'nope'.*pairwise, pass-fail, prompt-edit, reference-correct, score-1-5, "
+        r"taxonomy-review",
     ):
         load_prompt("nope")
 
