@@ -23,6 +23,11 @@ split (holdout 0.3, stratified, so 180 items are held out), one alignment per va
   label people gave there) from up to 8 of each critic's mistakes, added to its system
   prompt.
 
+Side by side, with each critic its own blind spot (``a`` refund, ``b`` billing, ``c``
+shipping; people pass 80% of those topics): the majority is right anyway, the critics'
+errors are apart, and examples pull them together; the effective votes before and after
+with per-critic and with shared examples (10 seeds, paired).
+
 Per variant: the consensus kappa with gold on the held-out items before and after (mean
 over seeds, its standard error, and the share of seeds whose bootstrap interval of the gain
 is above 0), the effective votes before and after, and the spend of the measuring calls
@@ -46,6 +51,7 @@ import statistics
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +64,24 @@ from cross_judge.testing import HiddenPolicy, Persona, VendorServer
 
 KEY = "sk-bench-align-0123456789abcdef"
 TOPICS = ("refund", "billing", "shipping", "login", "privacy", "pricing")
-PASS_RATE = {"refund": 0.8, "billing": 0.8}
-POLICIES = {"a": "refund", "b": "refund", "c": "billing"}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The critics' blind spots (critic -> trigger) and people's PASS rate per topic."""
+
+    policies: dict[str, str]
+    pass_rate: dict[str, float]
+
+
+SHARED_BLIND_SPOT = Setting({"a": "refund", "b": "refund", "c": "billing"},
+                            {"refund": 0.8, "billing": 0.8})  # fmt: skip
+"""The main setting: two critics share a blind spot, so the jury errs there."""
+DISTINCT_BLIND_SPOTS = Setting({"a": "refund", "b": "billing", "c": "shipping"},
+                               {"refund": 0.8, "billing": 0.8, "shipping": 0.8})  # fmt: skip
+"""Each critic its own blind spot: the majority is right anyway, and the critics' errors
+are apart until examples pull them together."""
+POLICIES = SHARED_BLIND_SPOT.policies
 N_ITEMS = 600
 K = 4
 BUDGET_USD = 0.08
@@ -67,7 +89,7 @@ VARIANTS = ("disjoint", "shared", "random", "instructions")
 TARGET_GAIN = 0.15
 
 
-def world(seed: int) -> tuple[dict[str, str], dict[str, str]]:
+def world(seed: int, setting: Setting) -> tuple[dict[str, str], dict[str, str]]:
     """The items (id -> text) and people's labels (id -> label) of one seed."""
     rng = random.Random(f"bench-align|{seed}")
     items, gold = {}, {}
@@ -75,11 +97,11 @@ def world(seed: int) -> tuple[dict[str, str], dict[str, str]]:
         topic = TOPICS[n % len(TOPICS)]
         item_id = f"s{seed}-{n}"
         items[item_id] = f"{topic}: case {n} of seed {seed}, ticket {rng.randrange(10**6)}"
-        gold[item_id] = "PASS" if rng.random() < PASS_RATE.get(topic, 0.5) else "FAIL"
+        gold[item_id] = "PASS" if rng.random() < setting.pass_rate.get(topic, 0.5) else "FAIL"
     return items, gold
 
 
-def personas(seed: int) -> list[Persona]:
+def personas(seed: int, setting: Setting) -> list[Persona]:
     return [
         Persona(
             name,
@@ -89,18 +111,23 @@ def personas(seed: int) -> list[Persona]:
             policy=HiddenPolicy(trigger=trigger, answer="FAIL"),
             anchoring=0.5,
         )
-        for k, (name, trigger) in enumerate(POLICIES.items())
+        for k, (name, trigger) in enumerate(setting.policies.items())
     ] + [Persona("editor", labels=("EDIT",), seed=seed)]
 
 
-async def one_seed(seed: int, resamples: int) -> dict[str, AlignmentPlan]:
-    items, gold = world(seed)
+async def one_seed(
+    seed: int,
+    resamples: int,
+    setting: Setting = SHARED_BLIND_SPOT,
+    variants: tuple[str, ...] = VARIANTS,
+) -> dict[str, AlignmentPlan]:
+    items, gold = world(seed, setting)
     truth = {items[i]: label for i, label in gold.items()}
-    with VendorServer(personas(seed), api_key=KEY, gold=truth) as server:
+    with VendorServer(personas(seed, setting), api_key=KEY, gold=truth) as server:
         critics = [
             Critic(name=n, model=n, vendor="custom", base_url=server.url, api_key=KEY,
                    prompt="pass-fail@3")
-            for n in POLICIES
+            for n in setting.policies
         ]  # fmt: skip
         panel = Ensemble(critics)
         editor = Critic(name="editor", model="editor", vendor="custom", base_url=server.url,
@@ -110,7 +137,7 @@ async def one_seed(seed: int, resamples: int) -> dict[str, AlignmentPlan]:
                 [{"id": i, "query": q} for i, q in items.items()]
             )
             plans = {}
-            for variant in VARIANTS:
+            for variant in variants:
                 plans[variant] = await batch.align(
                     gold,
                     panel,
@@ -140,7 +167,7 @@ def main() -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     args = parser.parse_args()
     warnings.simplefilter("ignore", StatisticsWarning)
-    for name in [*POLICIES, "editor"]:
+    for name in [*POLICIES, *DISTINCT_BLIND_SPOTS.policies, "editor"]:
         register_price(name, vendor="custom", input=0.15, output=0.60)
     report = Report(
         "align",
@@ -225,6 +252,48 @@ def main() -> int:
         "effective votes after, disjoint - shared",
         statistics.fmean(pairs["effective votes after, disjoint - shared"]),
         at_least=0.0,
+    )
+    # Side by side, where each critic has its own blind spot: the unaligned panel's errors
+    # are apart, and shared examples pull them together.
+    apart = [
+        asyncio.run(one_seed(seed, args.resamples, DISTINCT_BLIND_SPOTS, ("disjoint", "shared")))
+        for seed in range(args.seeds)
+    ]
+    votes = {
+        v: [
+            (
+                p[v].figures.jury["effective_votes"].before,
+                p[v].figures.jury["effective_votes"].after,
+            )
+            for p in apart
+        ]
+        for v in ("disjoint", "shared")
+    }
+    fall = {v: [a - b for b, a in pairs_] for v, pairs_ in votes.items()}
+    for variant in ("disjoint", "shared"):
+        mean, se = mean_se(fall[variant])
+        report.row(
+            variant=f"{variant}, distinct blind spots",
+            votes_before=statistics.fmean(b for b, _ in votes[variant]),
+            votes_after=statistics.fmean(a for _, a in votes[variant]),
+        )
+        report.note(
+            f"distinct blind spots, {variant} examples: effective votes after - before "
+            f"{mean:+.3f} (SE {se:.3f}, paired over seeds)"
+        )
+    gap = [d - s for d, s in zip(fall["disjoint"], fall["shared"], strict=True)]
+    gap_mean, gap_se = mean_se(gap)
+    report.note(
+        f"distinct blind spots: effective votes after, disjoint - shared {gap_mean:+.3f} "
+        f"(SE {gap_se:.3f}, paired)"
+    )
+    report.check(
+        "distinct blind spots: effective votes after - before, shared examples",
+        statistics.fmean(fall["shared"]),
+        at_most=0.0,
+    )
+    report.check(
+        "distinct blind spots: effective votes after, disjoint - shared", gap_mean, at_least=0.0
     )
     spends = [s for v in VARIANTS for s in figures[v]["spend"] if s is not None]
     report.check("most spent by one alignment", max(spends), at_most=BUDGET_USD, unit=" USD")
