@@ -245,9 +245,10 @@ async def _judge_held_out(
     run_options: RunOptions,
 ) -> BatchResult:
     """The held-out items judged by the aligned ``panel``, in ``items`` order: those in
-    ``done`` judged by exactly this panel's prompts kept, the others judged now (each
-    handed to ``on_result`` as it finishes)."""
-    from ..results import BatchResult as Batch
+    ``done`` judged whole (no failed call, :func:`~cross_judge.results.is_incomplete`) by
+    exactly this panel's prompts kept, the others judged now (each handed to
+    ``on_result`` as it finishes)."""
+    from ..results import BatchResult as Batch, is_incomplete
 
     shas = {c.name: c.prompt_sha256 for c in panel.critics}
     wanted = {item.id for item in items}
@@ -256,7 +257,7 @@ async def _judge_held_out(
         for r in done
         if r.query_id in wanted
         and {v.critic_id: v.prompt_sha256 for v in r.verdicts} == shas
-        and not any(v.error is not None for v in r.verdicts)
+        and not is_incomplete(r)
     }
     todo = [item for item in items if item.id not in kept]
     fresh: dict[str, EnsembleVerdict] = {}

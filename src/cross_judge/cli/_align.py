@@ -25,9 +25,8 @@ import contextlib
 import functools
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AlignmentRefused, ConfigError
 from ._arguments import positive_int
@@ -35,7 +34,7 @@ from ._common import EXIT_OK, EXIT_REFUSED, counted, note, say, stderr_console, 
 
 if TYPE_CHECKING:
     from ..alignment import AlignmentPlan
-    from ..batch import BatchResult, Item
+    from ..batch import BatchResult, Item, ResultsFile
     from ..critic import Critic
     from ..ensemble import Ensemble
     from ..verdict import EnsembleVerdict
@@ -120,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``cross-judge align``; the exit code."""
     import anyio
 
+    from ..batch import ResultsFile
     from ..ensemble import Ensemble
     from ..panel_file import load_panel
     from ..stats import read_gold
@@ -140,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
         "progress": not args.no_progress and sys.stderr.isatty(),
         "concurrency": args.concurrency or spec.concurrency or 32,
     }
-    kept = (_read_results(work / "before.jsonl"), _read_results(work / "after.jsonl"))
     with contextlib.ExitStack() as stack:
         server = stack.enter_context(spec.simulator()) if spec.simulated_critics else None
         panel = spec.build(simulator_url=server.url if server else None)
@@ -163,10 +162,13 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         work.mkdir(parents=True, exist_ok=True)  # only once the input checks passed
-        files = (
-            stack.enter_context(open(work / "before.jsonl", "a", encoding="utf-8")),
-            stack.enter_context(open(work / "after.jsonl", "a", encoding="utf-8")),
+        # A resumed run's files: a line torn by the kill cut off, and the results whose
+        # call failed removed, so that those items are judged again.
+        files = tuple(
+            stack.enter_context(ResultsFile.open(work / name, resume=True, retry_failed=True))
+            for name in ("before.jsonl", "after.jsonl")
         )
+        kept = tuple(list(ResultsFile.read(file.path)) for file in files)
         plan = anyio.run(_align, args, panel, editor, items, gold, kept, files, options)
     console = stdout_console()
     console.print(plan)
@@ -188,8 +190,8 @@ async def _align(
     editor: Critic | None,
     items: dict[str, Item],
     gold: dict[str, str],
-    kept: tuple[list[EnsembleVerdict], list[EnsembleVerdict]],
-    files: tuple[IO[str], IO[str]],
+    kept: tuple[list[EnsembleVerdict], ...],
+    files: tuple[ResultsFile, ...],
     options: dict[str, Any],
 ) -> AlignmentPlan:
     """The alignment, its runs resumed from ``kept`` and appended to ``files`` (the
@@ -197,7 +199,7 @@ async def _align(
     from ..alignment import align
 
     err = stderr_console()
-    drafts_path = Path(files[1].name).with_name(DRAFTS_FILE)
+    drafts_path = files[1].path.with_name(DRAFTS_FILE)
     try:
         if args.results:
             from ..batch import BatchResult
@@ -224,7 +226,7 @@ async def _align(
             shared=args.shared,
             panel_file=args.panel,
             done=kept[1],
-            on_result=_appender(files[1]),
+            on_result=files[1].append,
             drafts=_read_drafts(drafts_path) if args.method != "examples" else None,
             on_drafts=functools.partial(_write_drafts, drafts_path),
             budget_usd=args.budget_usd,
@@ -242,7 +244,7 @@ async def _judged_into(
     panel: Ensemble,
     items: list[Item],
     earlier: list[EnsembleVerdict],
-    out: IO[str],
+    out: ResultsFile,
     options: dict[str, Any],
     err: Any,
 ) -> BatchResult:
@@ -256,11 +258,10 @@ async def _judged_into(
     todo = [item for item in items if item.id not in kept]
     if todo:
         note(err, f"judging {counted(len(todo), 'labelled item')} with the panel")
-        write = _appender(out)
         async with panel.stream(todo, **options) as results:
             async for result in results:
                 kept[result.query_id] = result
-                write(result)
+                out.append(result)
     ordered = [kept[item.id] for item in items if item.id in kept]
     return BatchResult.from_results(ordered)
 
@@ -278,38 +279,6 @@ def _read_drafts(path: Path) -> dict[str, str] | None:
 def _write_drafts(path: Path, drafts: dict[str, str]) -> None:
     """Keep the editor's drafts, so a resumed run neither asks nor bills it again."""
     path.write_text(json.dumps(drafts, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _appender(out: Any) -> Callable[[EnsembleVerdict], None]:
-    """A callback writing each result as one line of ``out``, flushed at once."""
-    from ..results import dump_result
-
-    def write(result: EnsembleVerdict) -> None:
-        out.write(dump_result(result) + "\n")
-        out.flush()
-
-    return write
-
-
-def _read_results(path: Path) -> list[EnsembleVerdict]:
-    """The whole results in ``path`` (none if it does not exist); a torn last line (the
-    run was killed while writing it) is left out, and every result with a failed call is
-    dropped so that it is judged again."""
-    from ..results import load_result
-
-    if not path.is_file():
-        return []
-    results = []
-    for line in path.read_bytes().splitlines():
-        if not line.strip():
-            continue
-        try:
-            result = load_result(line)
-        except ValueError:
-            continue  # torn by the interruption: asked again
-        if not any(v.error is not None for v in result.verdicts):
-            results.append(result)
-    return results
 
 
 def _editor(panel: Ensemble, args: argparse.Namespace) -> Critic | None:
