@@ -179,7 +179,6 @@ async def align(
         )
         if on_drafts is not None:
             on_drafts(dict(drafted.text))
-    base = {name: spec.ref for name, spec in specs.items()}
     fingerprint = _gold_sha256(gold, labels)
     run_specs = {
         name: _aligned_spec(
@@ -223,7 +222,6 @@ async def align(
         examples={name: chosen[name] for name in names} if with_examples else {},
         instructions=dict(drafted.text),
         notes=tuple(drafted.notes),
-        base_prompts=base,
         base_specs=dict(specs),
         prompts=final,
         figures=figures,
@@ -331,14 +329,13 @@ def _check_batch(batch: BatchResult, panel: Ensemble) -> None:
             f"critics {missing} did not judge the batch (its critics: {batch.critics}); "
             "align the panel whose results these are"
         )
+    shown: dict[str, set[str]] = {}  # critic -> the prompts its verdicts name, one pass
+    for result in batch.verdicts:
+        for verdict in result.verdicts:
+            if verdict.prompt_sha256:
+                shown.setdefault(verdict.critic_id, set()).add(verdict.prompt_sha256)
     for critic in panel.critics:
-        shown = {
-            v.prompt_sha256
-            for r in batch.verdicts
-            for v in r.verdicts
-            if v.critic_id == critic.name and v.prompt_sha256
-        }
-        if shown and shown != {critic.prompt_sha256}:
+        if shown.get(critic.name, {critic.prompt_sha256}) != {critic.prompt_sha256}:
             raise ConfigError(
                 f"critic {critic.name!r} judged the batch with another prompt than the one it "
                 "has now; the before figures would not be its prompt's: judge the items "
@@ -613,17 +610,17 @@ def _with_prompts(panel: Ensemble, specs: Mapping[str, PromptSpec]) -> Ensemble:
 def _estimated_cost(batch: BatchResult, panel: Ensemble, n_items: int) -> float | None:
     """What judging ``n_items`` with the panel costs at each critic's mean cost per
     verdict in the batch; ``None`` when some critic's cost is unknown."""
+    costs: dict[str, list[float]] = {}  # critic -> its verdicts' known costs, one pass
+    for result in batch.verdicts:
+        for verdict in result.verdicts:
+            if verdict.cost_usd is not None:
+                costs.setdefault(verdict.critic_id, []).append(verdict.cost_usd)
     total = 0.0
     for critic in panel.critics:
-        costs = [
-            v.cost_usd
-            for r in batch.verdicts
-            for v in r.verdicts
-            if v.critic_id == critic.name and v.cost_usd is not None
-        ]
-        if not costs:
+        known = costs.get(critic.name)
+        if not known:
             return None
-        total += n_items * sum(costs) / len(costs)
+        total += n_items * sum(known) / len(known)
     return total
 
 

@@ -116,7 +116,6 @@ class AlignmentPlan:
         gold_sha256: the sha256 of the gold file (or of a mapping's labels).
         split: the labelled items it learned from and those it measured on.
         examples: each aligned critic's examples (:class:`~cross_judge.stats.ExampleChoice`).
-        base_prompts: each aligned critic's prompt before (``id@version``).
         prompts: each aligned critic's next version, with its examples and provenance.
         figures: before and after on the held-out items, with intervals.
         spend_usd: what the measuring calls cost (``None``: a price unknown);
@@ -128,7 +127,8 @@ class AlignmentPlan:
         instructions: each critic's instruction drafted by the editor and added to its
             system prompt (``method="instructions"`` or ``"both"``); ``notes`` says why a
             critic got none.
-        base_specs: each aligned critic's prompt before (:attr:`diffs` compares them).
+        base_specs: each aligned critic's prompt before (:attr:`base_prompts` names them,
+            :attr:`diffs` compares them with the new versions).
     """
 
     method: str
@@ -139,7 +139,7 @@ class AlignmentPlan:
     gold_sha256: str
     split: GoldSplit
     examples: dict[str, ExampleChoice]
-    base_prompts: dict[str, str]
+    base_specs: dict[str, PromptSpec] = field(repr=False)
     prompts: dict[str, PromptSpec]
     figures: AlignmentFigures
     spend_usd: float | None
@@ -151,7 +151,11 @@ class AlignmentPlan:
     panel_file: str | None = None
     instructions: dict[str, str] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
-    base_specs: dict[str, PromptSpec] = field(default_factory=dict, repr=False)
+
+    @property
+    def base_prompts(self) -> dict[str, str]:
+        """Each aligned critic's prompt before, as ``id@version``."""
+        return {name: spec.ref for name, spec in self.base_specs.items()}
 
     @property
     def diffs(self) -> dict[str, str]:
@@ -159,13 +163,12 @@ class AlignmentPlan:
         prompt, then the template as sent, examples in place), old version to new."""
         out = {}
         for name, spec in self.prompts.items():
-            old = self.base_specs.get(name)
-            before = "" if old is None else _prompt_text(old)
+            old = self.base_specs[name]
             out[name] = "".join(
                 difflib.unified_diff(
-                    before.splitlines(keepends=True),
+                    _prompt_text(old).splitlines(keepends=True),
                     _prompt_text(spec).splitlines(keepends=True),
-                    fromfile=self.base_prompts.get(name, "before"),
+                    fromfile=old.ref,
                     tofile=spec.ref,
                 )
             )

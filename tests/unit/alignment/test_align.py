@@ -299,3 +299,25 @@ async def test_drafts_handed_back_ask_the_editor_nothing(
     assert again.instructions == first.instructions
     calls_of_c = server.stats()["by_model"].get("c", 0) - before
     assert calls_of_c == len(again.split.held_out)  # its own judging only: no edit request
+
+
+async def test_a_measuring_run_over_the_budget_is_refused_before_any_call() -> None:
+    from cross_judge import register_price
+
+    models = [f"align-priced-{n}" for n in NAMES]  # priced here only, for this test
+    for model in models:
+        register_price(model, vendor="custom", input=1.0, output=4.0)
+    personas = [Persona(m, labels=("PASS", "FAIL"), seed=k) for k, m in enumerate(models)]
+    with VendorServer(personas, api_key=KEY, gold={ITEMS[i]: g for i, g in GOLD.items()}) as s:
+        critics = [
+            Critic(name=n, model=m, vendor="custom", base_url=s.url, api_key=KEY,
+                   prompt="pass-fail@3")
+            for n, m in zip(NAMES, models, strict=True)
+        ]  # fmt: skip
+        panel = Ensemble(critics)
+        batch = await panel.judge_many([{"id": i, "query": q} for i, q in ITEMS.items()])
+        before = s.stats()["requests"]
+        with pytest.raises(ConfigError, match=r"about \$.*over budget_usd=\$0\.0001; raise"):
+            await batch.align(GOLD, panel, budget_usd=0.0001)
+        assert s.stats()["requests"] == before
+        await panel.aclose()
