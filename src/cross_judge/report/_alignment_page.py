@@ -33,14 +33,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from html import escape
-from importlib import resources
 from typing import Any
 
 from .._extensions import provide
 from .._version import __version__
 from ..alignment import RECORD_FILE_NAME, RECORD_KIND
 from ..errors import ConfigError
+from ._html import asset, html_text, page_open
 from ._summary import printable
 
 __all__ = ["alignment_fragment", "alignment_page", "is_alignment_record"]
@@ -53,7 +52,6 @@ _JURY = (
 )
 _CRITIC = ("kappa", "accuracy")
 
-_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 _NUM = ' class="num" style="text-align:right;font-variant-numeric:tabular-nums"'
 _ABOVE = '<strong class="above" style="color:#1d7a3a">above 0</strong>'
 _CAPTION = "caption-side:top;text-align:left;font-weight:600"
@@ -103,21 +101,13 @@ def alignment_page(
             ("alignment-examples", "Examples"),
         )
     )
-    css = (resources.files("cross_judge") / "report_assets" / "report.css").read_text(
-        encoding="utf-8"
-    )
     return printable(
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta name="generator" content="cross-judge {_text(__version__)}">'
-        f"<title>{_text(heading)}</title><style>{css}</style></head><body>"
-        f"<header><h1>{_text(heading)}</h1><nav>{nav}</nav></header><main>"
+        page_open(heading, asset("report.css"))
+        + f"<header><h1>{html_text(heading)}</h1><nav>{nav}</nav></header><main>"
         + _fragment(found)
         + '</main><footer class="muted">Every figure is the record\'s (rounded to 4 places); '
         "the gains are after - before. Made by cross-judge "
-        f"{_text(__version__)}.</footer></body></html>\n"
+        f"{html_text(__version__)}.</footer></body></html>\n"
     )
 
 
@@ -336,11 +326,6 @@ def _kind(value: object) -> str:
 # -- the sections ---------------------------------------------------------------------------
 
 
-def _text(value: object) -> str:
-    """``value`` as HTML text (quotes escaped too); a lone surrogate as its escape."""
-    return escape(printable(str(value)), quote=True)
-
-
 def _number(value: float | None, *, signed: bool = False) -> str:
     if value is None or not math.isfinite(value):
         return "n/a"
@@ -388,17 +373,17 @@ def _summary(found: _Alignment) -> str:
         else "disjoint examples (no item shown to two critics)"
     )
     parts = [
-        f"method <code>{_text(found.method)}</code>",
+        f"method <code>{html_text(found.method)}</code>",
         *([] if found.method == "instructions" else [f"k={found.k} examples per critic", examples]),
         f"{found.n_items} held-out items (holdout {found.holdout:g} of each label's items)",
         f"seed {found.seed}",
-        f"gold sha256 <code>{_text(found.gold_sha256[:12])}</code>",
+        f"gold sha256 <code>{html_text(found.gold_sha256[:12])}</code>",
         f"{found.ci:.0%} paired bootstrap intervals ({found.resamples} resamples)",
         _spend(found),
         "refused" if found.refusals else "nothing refuses it",
     ]
-    held_out = ", ".join(f"<code>{_text(i)}</code>" for i in found.held_out)
-    notes = "".join(f"<li>{_text(note)}</li>" for note in found.notes)
+    held_out = ", ".join(f"<code>{html_text(i)}</code>" for i in found.held_out)
+    notes = "".join(f"<li>{html_text(note)}</li>" for note in found.notes)
     return (
         '<section id="alignment-summary"><h2>Summary</h2>'
         f"<p>{'; '.join(parts)}.</p>"
@@ -424,7 +409,7 @@ def _figures(found: _Alignment) -> str:
         marked = ' class="gain-above"' if above else ""
         body.append(
             f"<tr{marked}>"
-            f'<th scope="row">{_text(row.title)}</th>'
+            f'<th scope="row">{html_text(row.title)}</th>'
             f"<td{_NUM}>{_number(row.before)}</td>"
             f"<td{_NUM}>{_number(row.after)}</td>"
             f"<td{_NUM}>{_number(_gain(row), signed=True)}</td>"
@@ -444,7 +429,7 @@ def _figures(found: _Alignment) -> str:
 
 def _verdict(found: _Alignment) -> str:
     if found.refusals:
-        reasons = "".join(f"<li>{_text(reason)}</li>" for reason in found.refusals)
+        reasons = "".join(f"<li>{html_text(reason)}</li>" for reason in found.refusals)
         verdict = (
             '<div class="note" role="note"><strong>Refused.</strong> cross-judge align '
             f"writes these versions only with --force:<ul>{reasons}</ul></div>"
@@ -458,9 +443,9 @@ def _verdict(found: _Alignment) -> str:
         caption = "The prompt versions it writes"
     rows = "".join(
         "<tr>"
-        f"<td>{_text(critic)}</td>"
-        f"<td><code>{_text(ref)}</code></td>"
-        f"<td><code>{_text(found.derived_from.get(critic, 'n/a'))}</code></td>"
+        f"<td>{html_text(critic)}</td>"
+        f"<td><code>{html_text(ref)}</code></td>"
+        f"<td><code>{html_text(found.derived_from.get(critic, 'n/a'))}</code></td>"
         f"<td{_NUM}>{len(found.examples.get(critic, []))}</td></tr>"
         for critic, ref in found.prompts.items()
     )
@@ -482,12 +467,16 @@ def _examples(found: _Alignment) -> str:
     for critic in dict.fromkeys([*found.examples, *found.instructions]):
         chosen = found.examples.get(critic, [])
         ref = found.prompts.get(critic)
-        named = f"<h3>{_text(critic)}" + (f": <code>{_text(ref)}</code>" if ref else "") + "</h3>"
+        named = (
+            f"<h3>{html_text(critic)}"
+            + (f": <code>{html_text(ref)}</code>" if ref else "")
+            + "</h3>"
+        )
         instruction = found.instructions.get(critic)
         if instruction is not None:
             named += (
                 "<p>The instruction added to its system prompt:</p>"
-                f'<blockquote class="reason">{_text(instruction)}</blockquote>'
+                f'<blockquote class="reason">{html_text(instruction)}</blockquote>'
             )
         if not chosen:
             parts.append(
@@ -495,9 +484,9 @@ def _examples(found: _Alignment) -> str:
             )
             continue
         rows = "".join(
-            f"<tr><td{_NUM}>{n}</td><td><code>{_text(e.id)}</code></td>"
-            f'<td><span class="label">{_text(e.label)}</span></td>'
-            f"<td>{_text(e.reason)}</td></tr>"
+            f"<tr><td{_NUM}>{n}</td><td><code>{html_text(e.id)}</code></td>"
+            f'<td><span class="label">{html_text(e.label)}</span></td>'
+            f"<td>{html_text(e.reason)}</td></tr>"
             for n, e in enumerate(chosen, 1)
         )
         parts.append(

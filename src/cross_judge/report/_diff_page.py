@@ -15,12 +15,11 @@ names, notes) is escaped: the items are untrusted. Nothing is computed here but 
 
 from __future__ import annotations
 
-from html import escape
-
 from .._extensions import provide
 from .._version import __version__
 from ..stats import Flip, RunDiff
 from ._diff_text import COLUMNS, cells, context_lines, families, headline, status
+from ._html import html_text, page_open
 from ._summary import printable
 
 __all__ = ["FRAGMENT_FLIPS", "diff_fragment", "diff_page"]
@@ -28,7 +27,6 @@ __all__ = ["FRAGMENT_FLIPS", "diff_fragment", "diff_page"]
 FRAGMENT_FLIPS = 20
 """The flipped items each way the notebook view shows."""
 
-_CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 _STATUS_COLOUR = {
     "REGRESSION": "#b91c1c",
@@ -69,39 +67,34 @@ _FRAGMENT_CSS = "".join(
 )
 
 
-def _text(value: object) -> str:
-    """``value`` as HTML text; a lone surrogate or a bidirectional control as its escape."""
-    return escape(printable(str(value)), quote=True)
-
-
 def _tables(diff: RunDiff) -> str:
     parts = []
     for title, rows, share in families(diff):
-        head = "".join(f"<th>{_text(column)}</th>" for column in COLUMNS)
+        head = "".join(f"<th>{html_text(column)}</th>" for column in COLUMNS)
         body = "".join(
-            "<tr>" + "".join(f"<td>{_text(cell)}</td>" for cell in cells(row, share)) + "</tr>"
+            "<tr>" + "".join(f"<td>{html_text(cell)}</td>" for cell in cells(row, share)) + "</tr>"
             for row in rows
         )
-        parts.append(f"<h2>{_text(title)}</h2><table><tr>{head}</tr>{body}</table>")
+        parts.append(f"<h2>{html_text(title)}</h2><table><tr>{head}</tr>{body}</table>")
     return "".join(parts)
 
 
 def _votes(votes: dict[str, str]) -> str:
-    shown = ", ".join(f"{_text(name)}: {_text(kind)}" for name, kind in votes.items())
+    shown = ", ".join(f"{html_text(name)}: {html_text(kind)}" for name, kind in votes.items())
     return f'<div class="votes">{shown or "no votes"}</div>'
 
 
 def _side(label: str, text: str | None, votes: dict[str, str], run: str) -> str:
-    body = "<em>no text recorded</em>" if text is None else _text(text)
+    body = "<em>no text recorded</em>" if text is None else html_text(text)
     return (
-        f'<div class="side"><div class="label">{_text(run)}: {_text(label)}</div>'
+        f'<div class="side"><div class="label">{html_text(run)}: {html_text(label)}</div>'
         f"{_votes(votes)}<div>{body}</div></div>"
     )
 
 
 def _flip(flip: Flip) -> str:
     return (
-        f'<div class="flip {flip.direction}"><h3>{_text(flip.id)} ({flip.direction})</h3>'
+        f'<div class="flip {flip.direction}"><h3>{html_text(flip.id)} ({flip.direction})</h3>'
         + _side(flip.baseline, flip.baseline_text, flip.baseline_votes, "baseline")
         + _side(flip.candidate, flip.candidate_text, flip.candidate_votes, "candidate")
         + "</div>"
@@ -111,9 +104,9 @@ def _flip(flip: Flip) -> str:
 def _head(diff: RunDiff) -> str:
     word = status(diff)
     colour = _STATUS_COLOUR.get(word, "#374151")
-    lines = "".join(f'<p class="note">{_text(line)}</p>' for line in context_lines(diff))
+    lines = "".join(f'<p class="note">{html_text(line)}</p>' for line in context_lines(diff))
     style = f"font-size:1.1em;color:{colour};font-weight:600"
-    return f'<p style="{style}">{_text(headline(diff))}</p>{lines}'
+    return f'<p style="{style}">{html_text(headline(diff))}</p>{lines}'
 
 
 @provide("diff_page")
@@ -132,19 +125,14 @@ def diff_page(diff: RunDiff) -> str:
     )
     flips = "".join(_flip(flip) for flip in diff.flips)
     return printable(
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta name="generator" content="cross-judge {_text(__version__)}">'
-        f"<title>{_text(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{_text(title)}</h1>"
+        page_open(title, _CSS)
+        + f"<h1>{html_text(title)}</h1>"
         + _head(diff)
         + _tables(diff)
         + f"<h2>flipped items ({len(diff.flips)})</h2>"
         + filters
         + f'<div class="flips">{flips or "<p>No item changed.</p>"}</div>'
-        + f'<p class="note">Made by cross-judge {_text(__version__)}.</p></body></html>\n'
+        + f'<p class="note">Made by cross-judge {html_text(__version__)}.</p></body></html>\n'
     )
 
 

@@ -42,7 +42,6 @@ import json
 import os
 import secrets
 from collections.abc import Iterable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,6 +50,7 @@ from .._version import __version__
 from ..errors import ConfigError
 from ..results import BatchResult, call_failed
 from ..verdict import RESERVED_KINDS, EnsembleVerdict, Verdict
+from ._html import asset
 from ._page import json_for_script
 from ._structure import Look, beside_reference, structure_html
 from ._summary import judged_text, printable
@@ -152,7 +152,7 @@ def _e(value: object) -> str:
 
 
 def _asset(name: str) -> str:
-    text = (resources.files("cross_judge") / "report_assets" / name).read_text(encoding="utf-8")
+    text = asset(name)
     # The script holds no "</script" today; escaping keeps the page whole if it ever does.
     return text.replace("</script", "<\\/script")
 

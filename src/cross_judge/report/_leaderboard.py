@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +35,7 @@ from .._extensions import provide
 from .._version import __version__
 from ..errors import ConfigError
 from ..ranking import META_KEY
+from ._html import html_text, page_open
 from ._notebook import expandable
 from ._summary import printable, simulated_note
 
@@ -65,11 +65,6 @@ _CAPTION = "caption-side:top;text-align:left;font-weight:600;padding:.2em 0"
 _NOTE = "opacity:.75;font-size:.85em;margin:.1em 0 .6em 0"
 _BAR_WIDTH = 220  # px of the interval axis
 _QUESTIONS_OPEN = 10  # up to this many questions are listed open; more, behind a click
-
-
-def _text(value: object) -> str:
-    """``value`` as HTML text; a lone surrogate as its escape."""
-    return escape(printable(str(value)), quote=True)
 
 
 def _number(value: float, digits: int = 0) -> str:
@@ -124,7 +119,7 @@ def _summary(ranking: Ranking) -> str:
         f"{ranking.comparisons} decided pairs ({ranking.ties} ties)",
         f"{ranking.undecided} undecided",
         calls,
-        f"{ranking.level:.0%} intervals ({_text(ranking.ci_method)})",
+        f"{ranking.level:.0%} intervals ({html_text(ranking.ci_method)})",
         _fit_words(ranking),
     ]
     if ranking.tie > 0:
@@ -146,7 +141,7 @@ def _simulated(ranking: Ranking) -> str:
     return (
         '<p role="note" style="margin:.2em 0 .8em 0;padding:.4em .6em;border-radius:.3em;'
         'background:rgba(234,179,8,.18);border-left:3px solid rgba(202,138,4,.9)">'
-        f"<strong>Simulated judges.</strong> {_text(simulated_note(ranking.simulated_critics))}"
+        f"<strong>Simulated judges.</strong> {html_text(simulated_note(ranking.simulated_critics))}"
         ".</p>"
     )
 
@@ -235,7 +230,7 @@ def _records(ranking: Ranking, answers: dict[str, list[str | None]], many: bool)
         rows.append(
             "<tr>"
             f'<td style="{_NUM}">{row["rank"]}</td>'
-            f'<td style="{_CELL}"><code>{_text(row["id"])}</code></td>'
+            f'<td style="{_CELL}"><code>{html_text(row["id"])}</code></td>'
             f'<td style="{_CELL};max-width:32em">{_answer_cell(answers.get(row["id"]), many)}</td>'
             f'<td style="{_NUM}">{_number(row["rating"])}</td>'
             f'<td style="{_NUM}">{_number(row["low"])} to {_number(row["high"])}</td>'
@@ -282,10 +277,10 @@ def _critics(ranking: Ranking) -> str:
         top = max(ratings, key=lambda c: ratings[c])
         rows.append(
             "<tr>"
-            f'<td style="{_CELL}">{_text(critic)}{mark(critic)}</td>'
+            f'<td style="{_CELL}">{html_text(critic)}{mark(critic)}</td>'
             f'<td style="{_NUM}">{len(ratings)}</td>'
             f'<td style="{_NUM}">{"n/a" if rho is None else f"{rho:.3f}"}</td>'
-            f'<td style="{_CELL}"><code>{_text(top)}</code></td>'
+            f'<td style="{_CELL}"><code>{html_text(top)}</code></td>'
             + (f'<td style="{_NUM}">{_lean(ranking, critic)}</td>' if votes else "")
             + "</tr>"
         )
@@ -307,12 +302,14 @@ def _matrix(ranking: Ranking) -> str:
         else ""
     )
     head = f'<th style="{_HEAD}" scope="col">wins of \\ over</th>' + "".join(
-        f'<th style="{_HEAD}" scope="col" title="{_text(c)}"><code>{_text(c)}</code></th>'
+        f'<th style="{_HEAD}" scope="col" title="{html_text(c)}"><code>{html_text(c)}</code></th>'
         for c in shown
     )
     rows = []
     for row in shown:
-        cells = [f'<th style="{_CELL};text-align:left" scope="row"><code>{_text(row)}</code></th>']
+        cells = [
+            f'<th style="{_CELL};text-align:left" scope="row"><code>{html_text(row)}</code></th>'
+        ]
         for col in shown:
             if row == col:
                 cells.append(f'<td style="{_NUM};opacity:.4">&middot;</td>')
@@ -361,27 +358,21 @@ def leaderboard_html(ranking: Ranking) -> str:
     )
 
 
-_CSP = "default-src 'none'; style-src 'unsafe-inline'"
-
-
 def render_leaderboard(ranking: Ranking, *, title: str | None = None) -> str:
     """The ranking as one self-contained HTML page (no script, no external resource; its
     Content-Security-Policy forbids every fetch)."""
     heading = title or f"cross-judge ranking of {len(ranking.order)} candidates"
     return printable(
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f'<meta name="generator" content="cross-judge {_text(__version__)}">'
-        f"<title>{_text(heading)}</title>"
-        "<style>body{font-family:system-ui,sans-serif;margin:1.5em;color:#1f2937}"
-        "code{font-size:.95em}</style></head><body>"
-        f"<h1>{_text(heading)}</h1>"
+        page_open(
+            heading,
+            "body{font-family:system-ui,sans-serif;margin:1.5em;color:#1f2937}"
+            "code{font-size:.95em}",
+        )
+        + f"<h1>{html_text(heading)}</h1>"
         + leaderboard_html(ranking)
         + f'<p style="{_NOTE}">Ratings: 1000 + 400 / ln 10 x the Bradley-Terry log-strength, '
         "mean 1000; a gap of 400 is odds of 10 to 1. Made by cross-judge "
-        f"{_text(__version__)}.</p></body></html>\n"
+        f"{html_text(__version__)}.</p></body></html>\n"
     )
 
 

@@ -61,7 +61,6 @@ import os
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +77,7 @@ from ._against_gold import (
 )
 from ._criteria import criteria_section
 from ._digest import BatchDigest
+from ._html import asset
 from ._items_table import ItemColumns, items_table, wrong_reasons
 from ._summary import format_rate, printable, simulated_note
 
@@ -277,13 +277,9 @@ def _table(
     return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _asset(name: str) -> str:
-    return (resources.files("cross_judge") / "report_assets" / name).read_text(encoding="utf-8")
-
-
 def _runtime_script(name: str) -> str:
     """A vendored runtime, ready to inline: without its source-map comment (no map ships)."""
-    text = _asset(name)
+    text = asset(name)
     lines = text.rstrip().splitlines()
     if lines and lines[-1].startswith("//# sourceMappingURL="):
         lines.pop()
@@ -368,12 +364,12 @@ class _Page:
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<meta name="generator" content="cross-judge {_e(__version__)}">'
-            f"<title>{_e(self.title)}</title><style>{_asset('report.css')}</style></head><body>"
+            f"<title>{_e(self.title)}</title><style>{asset('report.css')}</style></head><body>"
             f"<header><h1>{_e(self.title)}</h1>{self._nav()}</header><main>"
             + "".join(sections)
             + "</main>"
             f'<script type="application/json" id="cj-specs">{json_for_script(self.specs)}</script>'
-            f'{runtimes}<script nonce="{nonce}">{_asset("report.js")}</script></body></html>\n'
+            f'{runtimes}<script nonce="{nonce}">{asset("report.js")}</script></body></html>\n'
         )
 
     def _nav(self) -> str:
@@ -1048,7 +1044,7 @@ class _Page:
     def _footer(self) -> str:
         versions = ", ".join(f"{name} {version}" for name, version in RUNTIME_VERSIONS.items())
         licenses = "".join(
-            f"<h4>{_e(name.removeprefix('LICENSE.'))}</h4><pre>{_e(_asset(name))}</pre>"
+            f"<h4>{_e(name.removeprefix('LICENSE.'))}</h4><pre>{_e(asset(name))}</pre>"
             for name in _LICENSE_FILES
         )
         return (
