@@ -76,16 +76,8 @@ def _first_sentence(text: str) -> str:
 
 def _prompt_yaml(spec: PromptSpec) -> str:
     """A prompt's fields as YAML, multi-line text in literal blocks, as it would be written."""
-    import yaml
+    from ..critic import dump_prompt_fields
 
-    class _Dumper(yaml.SafeDumper):
-        pass
-
-    def text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-        style = "|" if "\n" in value else None
-        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-    _Dumper.add_representer(str, text)
     fields: dict[str, Any] = {"id": spec.id, "version": spec.version}
     if spec.description:
         fields["description"] = spec.description
@@ -99,5 +91,4 @@ def _prompt_yaml(spec: PromptSpec) -> str:
     fields["system_prompt"] = spec.system_prompt
     fields["user_prompt_template"] = spec.user_prompt_template
     header = f"# {spec.ref} from {spec.source}; sha256 {spec.sha256}\n"
-    body = yaml.dump(fields, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    return header + body
+    return header + dump_prompt_fields(fields)

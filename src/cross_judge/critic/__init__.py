@@ -40,6 +40,7 @@ __all__ = [
     "combine_samples",
     "database_files",
     "default_cache_path",
+    "dump_prompt_fields",
     "endpoint_key",
     "extract_json",
     "is_file",
@@ -109,7 +110,13 @@ if TYPE_CHECKING:
         parse_answer,
     )
     from ._prompt_examples import PromptExample
-    from ._prompt_versions import next_version, prompt_file_name, prompt_yaml, write_prompt
+    from ._prompt_versions import (
+        dump_prompt_fields,
+        next_version,
+        prompt_file_name,
+        prompt_yaml,
+        write_prompt,
+    )
     from ._prompts import (
         DEFAULT_USER_PROMPT_TEMPLATE,
         PromptSpec,
@@ -168,6 +175,7 @@ _exports = LazyExports(
         "load_prompt": "._prompts",
         "normalize_label": "._parsing",
         "parse_answer": "._parsing",
+        "dump_prompt_fields": "._prompt_versions",
         "next_version": "._prompt_versions",
         "parse_prompt": "._prompts",
         "prompt_file_name": "._prompt_versions",

@@ -18,7 +18,7 @@ import yaml
 from ..errors import ConfigError
 from ._prompts import PromptSpec, parse_prompt
 
-__all__ = ["next_version", "prompt_file_name", "prompt_yaml", "write_prompt"]
+__all__ = ["dump_prompt_fields", "next_version", "prompt_file_name", "prompt_yaml", "write_prompt"]
 
 
 def next_version(version: str) -> str:
@@ -33,15 +33,22 @@ def prompt_file_name(spec: PromptSpec) -> str:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Multi-line text as literal blocks, so a prompt file reads as it would be written."""
+    """Multi-line text as literal blocks, so a prompt file reads as it would be written
+    (text a literal block cannot hold, such as trailing spaces, PyYAML quotes)."""
 
 
 def _text(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value and value == value.rstrip(" ") else None
+    style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
 _Dumper.add_representer(str, _text)
+
+
+def dump_prompt_fields(fields: dict[str, Any]) -> str:
+    """Prompt ``fields`` as YAML the way a prompt file is written: in the order given,
+    multi-line text in literal blocks, any Unicode kept, lines folded at 100."""
+    return yaml.dump(fields, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
 def prompt_yaml(spec: PromptSpec) -> str:
@@ -51,8 +58,7 @@ def prompt_yaml(spec: PromptSpec) -> str:
     fields: dict[str, Any] = spec.model_dump(
         mode="json", exclude={"source"}, exclude_defaults=True, exclude_none=True
     )
-    fields = {"id": spec.id, "version": spec.version, **fields}
-    return yaml.dump(fields, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return dump_prompt_fields({"id": spec.id, "version": spec.version, **fields})
 
 
 def write_prompt(spec: PromptSpec, directory: str | os.PathLike[str]) -> Path:
