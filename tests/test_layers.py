@@ -66,7 +66,7 @@ LAYER_OF: dict[str, str] = {
     **dict.fromkeys(["critic", "_otel"], "critic"),
     "batch": "batch",
     **dict.fromkeys(
-        ["ensemble", "cascade", "cascade_calibration", "ranking", "alignment"], "panels"
+        ["ensemble", "cascade", "cascade_calibration", "ranking", "alignment", "panel_choice"], "panels"
     ),
     **dict.fromkeys(["report", "integrations"], "report"),
     **dict.fromkeys(["", "cli", "panel_file", "panel", "reviewer", "aggregation"], "apps"),

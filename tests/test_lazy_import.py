@@ -383,6 +383,7 @@ CALLS = {
     "revote_criteria_dawid_skene": lambda: rubric_batch().revote("dawid_skene"),
     "revote_dawid_skene": lambda: votes().revote("dawid_skene"),
     "revote_many": lambda: votes().revote("majority"),
+    "select_panel": lambda: votes().select_panel(),
     "self_consistency": lambda: votes().self_consistency(),
     "to_pandas": lambda: votes().to_pandas(),
     "to_polars": lambda: votes().to_polars(),
@@ -406,9 +407,10 @@ MISSING_EXTRA = {"to_pandas": "pandas", "to_polars": "polars"}
 REACHED_BY_ITS_CHECK = {
     "align": "align needs the Ensemble that judged the batch",
     "alignment_html": "pass the alignment.json that cross-judge align wrote",
+    "select_panel": "carry no cost",
 }
 """Methods the child cannot feed cheaply (align calls models; a plan's page needs a
-plan): the implementation's first check (its ConfigError) shows the method reached it."""
+plan; people's votes carry no cost to choose a panel on): the implementation's first check (its ConfigError) shows the method reached it."""
 """Methods that need an optional dependency: without it, the implementation's
 ConfigError (it says what to install) shows the method reached it."""
 

@@ -68,6 +68,7 @@ if _typing.TYPE_CHECKING:
     from .core import Critic
     from .ensemble import Ensemble, revote
     from .panel import JudgePanel
+    from .panel_choice import PanelPlan, PanelPlans, select_panel
     from .pricing import Price, load_prices, price_for, register_price
     from .ranking import Ranking
     from .report import RunDiff, assert_no_regression, compare_runs
@@ -143,6 +144,9 @@ _LAZY: dict[str, str] = {
     "Ranking": "ranking",
     "AlignmentPlan": "alignment",
     "align": "alignment",
+    "PanelPlan": "panel_choice",
+    "PanelPlans": "panel_choice",
+    "select_panel": "panel_choice",
     "RunDiff": "report",
     "compare_runs": "report",
     "assert_no_regression": "report",
@@ -281,6 +285,8 @@ __all__ = [
     "MissingAPIKeyError",
     "ModelMessage",
     "PanelError",
+    "PanelPlan",
+    "PanelPlans",
     "PanelRunOptions",
     "Price",
     "PromptError",
@@ -331,6 +337,7 @@ __all__ = [
     "register_voting_strategy",
     "reliability_alpha",
     "revote",
+    "select_panel",
     "set_vendor_limits",
     "unanimous",
     "weighted",

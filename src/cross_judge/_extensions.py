@@ -60,6 +60,7 @@ PROVIDERS: Mapping[str, str] = MappingProxyType(
         "revote_many": "cross_judge.ensemble",
         "revote_criteria_dawid_skene": "cross_judge.stats._criteria",
         "revote_dawid_skene": "cross_judge.stats._reliability",
+        "select_panel": "cross_judge.panel_choice._select",
         "self_consistency": "cross_judge.stats._bias",
         "to_pandas": "cross_judge.integrations._frames",
         "to_polars": "cross_judge.integrations._frames",

@@ -27,6 +27,7 @@ tree (for line numbers) and its data, or a :class:`YAMLSyntaxError` saying what 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -42,6 +43,7 @@ __all__ = [
     "YAMLSyntaxError",
     "load",
     "read_file",
+    "repointed_path",
 ]
 
 MAX_DEPTH = 64
@@ -224,3 +226,18 @@ def load(text: str) -> tuple[yaml.Node | None, Any]:
     finally:
         if loader is not None:
             loader.dispose()
+
+
+def repointed_path(ref: str, old: Path, new: Path) -> str:
+    """A path ``ref`` written in a panel file in folder ``old`` (a prompt, a simulator's
+    file) as the same file seen from a panel file in ``new``: a path relative to ``old``
+    that names a file is made relative to ``new`` (absolute when no relative path joins
+    them); anything else (a packaged prompt such as ``pass-fail@3``) is kept."""
+    path = Path(ref)
+    if path.is_absolute() or not (old / path).is_file():
+        return ref
+    target = (old / path).resolve()
+    try:
+        return os.path.relpath(target, new.resolve())
+    except ValueError:  # another drive on Windows
+        return str(target)

@@ -600,18 +600,14 @@ class BatchResult(BaseModel):
             )
         if learned:
             unknown = sorted(set(voting_kwargs) - {"one_coin", "errors", "fallback"})
-            if weights is not None or min_valid is not None or unknown:
+            given = {"weights": weights is not None, "min_valid": min_valid is not None}
+            extra = [*unknown, *(name for name, is_given in given.items() if is_given)]
+            if extra:
                 raise ConfigError(
                     "revote('dawid_skene') learns each critic's reliability from the "
                     "verdicts and takes only one_coin=True/False, "
                     "errors='independent'/'correlated' and fallback='<label>'; drop "
-                    + ", ".join(
-                        [
-                            *unknown,
-                            *(["weights"] if weights is not None else []),
-                            *(["min_valid"] if min_valid is not None else []),
-                        ]
-                    )
+                    + ", ".join(extra)
                 )
             fallback = voting_kwargs.get("fallback", "UNCLEAR")
             if not isinstance(fallback, str):
@@ -639,6 +635,11 @@ class BatchResult(BaseModel):
         labels and measure it on held-out items: an ``AlignmentPlan``. See
         :func:`cross_judge.alignment.align` for the options and errors."""
         return await provider("align")(self, gold, panel, **options)
+
+    def select_panel(self, gold: Any = None, **options: Any) -> Any:
+        """Rank the panels this pilot's critics could form by replaying its verdicts (zero
+        calls): ``PanelPlans``; see :func:`cross_judge.panel_choice.select_panel`."""
+        return provider("select_panel")(self, gold, **options)
 
     # -- votes from elsewhere ----------------------------------------------------------------
 

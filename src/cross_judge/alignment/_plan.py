@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from .._extensions import provider
-from .._yaml import load as load_yaml, read_file
+from .._yaml import load as load_yaml, read_file, repointed_path
 from ..critic import PromptSpec, prompt_file_name, write_prompt
 from ..errors import AlignmentRefused, ConfigError
 from ..stats import AlignmentFigures, ExampleChoice, Figure, GoldSplit
@@ -240,7 +240,7 @@ class AlignmentPlan:
         if isinstance(simulator, dict):  # its files (items, gold, ...) seen from the new folder
             for key, value in simulator.items():
                 if isinstance(value, str):
-                    simulator[key] = _repointed(value, source.parent, folder)
+                    simulator[key] = repointed_path(value, source.parent, folder)
         groups = [data] + [t for t in data.get("tiers") or [] if isinstance(t, dict)]
         for group in groups:
             for critic in group.get("critics") or []:
@@ -250,7 +250,7 @@ class AlignmentPlan:
                 if name in files:
                     critic["prompt"] = files[name]
                 elif isinstance(critic.get("prompt"), str):
-                    critic["prompt"] = _repointed(critic["prompt"], source.parent, folder)
+                    critic["prompt"] = repointed_path(critic["prompt"], source.parent, folder)
         header = (
             f"# {source.name} aligned with people's labels (gold sha256 "
             f"{self.gold_sha256[:12]}, seed {self.seed}): "
@@ -352,20 +352,6 @@ class AlignmentPlan:
         buffer = io.StringIO()
         Console(file=buffer, width=110, color_system=None, force_terminal=False).print(self)
         return buffer.getvalue().rstrip("\n")
-
-
-def _repointed(ref: str, old: Path, new: Path) -> str:
-    """A prompt ``ref`` of a panel file in ``old`` as the same file seen from ``new``: a
-    path relative to ``old`` that names a file is made relative to ``new`` (absolute when
-    no relative path joins them); anything else (a packaged prompt) is kept."""
-    path = Path(ref)
-    if path.is_absolute() or not (old / path).is_file():
-        return ref
-    target = (old / path).resolve()
-    try:
-        return os.path.relpath(target, new.resolve())
-    except ValueError:  # another drive on Windows
-        return str(target)
 
 
 def _prompt_text(spec: PromptSpec) -> str:

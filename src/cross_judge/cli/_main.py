@@ -35,6 +35,9 @@ Subcommands:
 * ``align PANEL.yaml --gold LABELS.jsonl --items ITEMS.jsonl --out DIR``: align the
   critics with people's labels (few-shot examples per critic, measured on held-out labels),
   writing each critic's next prompt version and a panel file using them (``--resume``).
+* ``plan-panel RESULTS.jsonl [--gold GOLD.jsonl] --budget-per-item USD [--out panel.yaml]``:
+  choose which critics, voting and tiers to run from a pilot's own results, ranked with
+  held-out accuracy, and write the best as a panel file. No model is called.
 * ``prompts list | show ID | validate FILE``: the packaged prompts, and checking a new one.
 * ``cache stats | clear [--path FILE]``: the response cache's size and age; emptying it.
 * ``demo``: the full pipeline offline, against simulated critics; ``version``.
@@ -71,6 +74,7 @@ from . import (
     _demo_command,
     _import_votes,
     _label_queue,
+    _plan_panel,
     _prompts,
     _rank,
     _report,
@@ -97,6 +101,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "import": _import_votes.run,
     "items": _convert.run,
     "align": _align.run,
+    "plan-panel": _plan_panel.run,
 }
 
 
@@ -121,6 +126,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _import_votes.add_parser(sub)
     _convert.add_parser(sub)
     _align.add_parser(sub)
+    _plan_panel.add_parser(sub)
     sub.add_parser("version", help="print the version")
     return parser
 
