@@ -323,6 +323,7 @@ def bench(session: nox.Session) -> None:
         "bench_rank_votes.py",
         "bench_rank_design.py",
         "bench_align.py",
+        "bench_select_panel.py",
         "bench_batch.py",
         "bench_images.py",
         "bench_ray.py",

@@ -46,6 +46,7 @@ ORDER = (
     "rank_votes",
     "rank_design",
     "align",
+    "select_panel",
     "dawid_skene",
     "revote",
     "estimates",

@@ -410,7 +410,8 @@ REACHED_BY_ITS_CHECK = {
     "select_panel": "carry no cost",
 }
 """Methods the child cannot feed cheaply (align calls models; a plan's page needs a
-plan; people's votes carry no cost to choose a panel on): the implementation's first check (its ConfigError) shows the method reached it."""
+plan; people's votes carry no cost to choose a panel on): the implementation's first check
+(its ConfigError) shows the method reached it."""
 """Methods that need an optional dependency: without it, the implementation's
 ConfigError (it says what to install) shows the method reached it."""
 

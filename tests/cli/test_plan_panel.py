@@ -87,10 +87,10 @@ def test_json_prints_the_record(folder: Path, capsys: pytest.CaptureFixture[str]
 def test_without_gold_the_estimate_is_named_as_one(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(capsys, "plan-panel", "pilot.jsonl", *PRICES)
+    code, out, _ = run(capsys, "plan-panel", "pilot.jsonl", *PRICES)
+    flat = " ".join(out.split())
     assert code == 0
-    assert "ESTIMATED by Dawid-Skene" in out.replace("\n", " ")
-    assert "no cascade offered" in err
+    assert "ESTIMATED by Dawid-Skene" in flat and "no cascade offered" in flat
 
 
 def test_unknown_costs_ask_for_a_price_per_critic(

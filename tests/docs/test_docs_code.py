@@ -55,6 +55,8 @@ EXAMPLE_FILES = (
     "items.jsonl",
     "panel.yaml",
     "cascade.yaml",
+    "choose.yaml",
+    "choose.prices.yaml",
     "answers.jsonl",
     "answers.gold.jsonl",
     "rubric.yaml",

@@ -141,12 +141,12 @@ def run(args: argparse.Namespace) -> int:
             top=args.top,
         )
     out = stdout_console()
-    if args.json:
+    if args.json:  # the record holds the notes; said on stderr too, for a reader
         say(out, json.dumps(plans.record(), indent=2, ensure_ascii=False))
-    else:
+        for line in plans.notes:
+            note(err, line)
+    else:  # the table ends with the notes
         out.print(plans.summary())
-    for line in plans.notes:
-        note(err, line)
     if out_path is not None and panel_file is not None:
         written = plans.write(out_path, panel_file=panel_file)
         note(err, f"wrote {written}: {plans.best.describe()}")

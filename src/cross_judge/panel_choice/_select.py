@@ -119,12 +119,16 @@ def select_panel(
     cascades: list[tuple[PanelFigures, Escalation, str]] = []
     if cascade and table.reference != "gold":
         notes.append("no cascade offered: its escalation is calibrated on gold labels; pass gold")
-    elif cascade:
+    options: list[Option] = [(f, None, None) for f in found]
+    if cascade and table.reference == "gold":
+        plain = _ranked(options)
+        # A cascade is never more accurate than its best screened level: one below the
+        # last plan shown would not be shown, so it is not calibrated.
+        floor = plain[top - 1][0].selection_accuracy if len(plain) >= top else -1.0
         cascades, tried = _cascades(
-            table, found, budget_per_item, size, cascade_target, delta, seed
+            table, found, budget_per_item, size, cascade_target, delta, seed, floor
         )
         candidates += tried
-    options: list[Option] = [(f, None, None) for f in found]
     ranked = _ranked([*options, *cascades])[:top]
     plans = _plans(table, ranked)
     best = plans[0]
@@ -263,6 +267,7 @@ def _cascades(
     target: float | None,
     delta: float,
     seed: int,
+    floor: float = -1.0,
 ) -> tuple[list[tuple[PanelFigures, Escalation, str]], int]:
     """The calibrated cascades worth offering, and how many were replayed to find them."""
     plain = [f for f in found if f.tiers[0].voting != "dawid_skene"]
@@ -288,7 +293,8 @@ def _cascades(
             for level in _levels(table, first.tiers[0]):
                 tried += 1
                 figures = measure_panel(table, [first.tiers[0], second.tiers[0]], level)
-                if budget is None or figures.cost_per_item <= budget + 1e-12:
+                affordable = budget is None or figures.cost_per_item <= budget + 1e-12
+                if affordable and figures.selection_accuracy >= floor:
                     screened.append(figures)
     screened.sort(key=lambda f: (-f.selection_accuracy, f.cost_per_item))
     pairs: list[tuple[PanelTier, PanelTier]] = []
@@ -390,16 +396,12 @@ def _calibration_results(
         label = group.truth[0][0]
         a = tier_result(0, first, tuple(group.pattern[j] for j in columns[0]))
         b = tier_result(1, second, tuple(group.pattern[j] for j in columns[1]))
+        # One validated wrapper per group, copied per item (a copy changes only the id).
+        wrapper = EnsembleVerdict(
+            query_id="0", verdicts=[], consensus=b.consensus, voting="majority", tiers=[a, b]
+        )
         for copy in range(group.count):
             item_id = f"{number}.{copy}"
-            results.append(
-                EnsembleVerdict(
-                    query_id=item_id,
-                    verdicts=[],
-                    consensus=b.consensus,
-                    voting="majority",
-                    tiers=[a, b],
-                )
-            )
+            results.append(wrapper.model_copy(update={"query_id": item_id}))
             gold[item_id] = label
     return results, gold

@@ -29,7 +29,10 @@ and scripts run only with the page's own nonce). It shows:
   results store them: ``EnsembleVerdict.item``), each critic's label, confidence and
   reasoning, a cascade's deciding tier and, with gold, the item's gold label beside the
   consensus (:mod:`._items_table`); an item's conversation, trajectory, reference and
-  images, and each turn's or step's result, as :mod:`._structure` shows them.
+  images, and each turn's or step's result, as :mod:`._structure` shows them;
+* which panel (:mod:`._panel_section`): the panels the results could have been, ranked by
+  :func:`~cross_judge.panel_choice.select_panel` against gold or a Dawid-Skene estimate
+  (a results file is read a second time for it, without its text).
 
 Critics the run manifest (or ``BatchResult.simulated_critics``) records as simulated are
 said to be so under the overview and marked wherever a critic is named. Critics that are people
@@ -46,10 +49,12 @@ untrusted. A lone surrogate (valid JSON, not Unicode) is written as its escape
 control (``\\u202e``, :data:`~cross_judge.report._summary.BIDI_CONTROLS`), which would
 reorder what a reader sees: in the page's text and in the charts' data alike.
 
-It calls no model and does not compute statistics of its own: every number comes from a
-:class:`~cross_judge.report._digest.BatchDigest` of the results, which reads a results file
-in one pass and keeps only counts, a few bytes per item and the disputed items it lists
-(at most ``max_items``), so a run of any size makes a page in bounded memory.
+It calls no model and does not compute statistics of its own: every number but the panel
+section's comes from a :class:`~cross_judge.report._digest.BatchDigest` of the results,
+which reads a results file in one pass and keeps only counts, a few bytes per item and the
+disputed items it lists (at most ``max_items``). The panel section holds every verdict's
+label and cost (no text) while it is computed, for up to
+:data:`~cross_judge.report._panel_section.MAX_CRITICS` critics.
 """
 
 from __future__ import annotations
@@ -79,6 +84,7 @@ from ._criteria import criteria_section
 from ._digest import BatchDigest
 from ._html import asset
 from ._items_table import ItemColumns, items_table, wrong_reasons
+from ._panel_section import panel_section
 from ._summary import format_rate, printable, simulated_note
 
 if TYPE_CHECKING:
@@ -179,6 +185,7 @@ def render_report(
     runs, manifest_note = _manifest_runs(manifest, source)
     report = None if labels is None else digest.gold_report()
     page = _Page(digest, runs, manifest_note, report, title, source, max_items)
+    page.panel = panel_section(results, digest, labels)
     if criteria_labels is not None:
         from ..stats import criteria_gold_metrics
 
@@ -323,6 +330,7 @@ class _Page:
         self.criteria_gold: dict[str, GoldReport] = {}  # per criterion, with a rubric's gold
         self.criteria_only_gold = False  # the gold labels criteria only, no item
         self.jury_note: str | None = None  # some gold labels were made with the jury shown
+        self.panel = ""  # the "Which panel" section, computed once by render_report
         self.columns = ItemColumns(
             critics=batch.critics,
             name=self._name,
@@ -346,6 +354,7 @@ class _Page:
             self._pairs() if self.pairs else "",
             self._disputed(),
             wrong_section(self.batch, self.columns, self.max_items) if self.gold else "",
+            self.panel,
             self._footer(),
         ]
         runtimes = "".join(
@@ -390,6 +399,8 @@ class _Page:
         links.append(("disputed", "Disputed items"))
         if self.gold is not None:
             links.append(("wrong", "Wrong against gold"))
+        if self.panel:
+            links.append(("which-panel", "Which panel"))
         return "<nav>" + " ".join(f'<a href="#{a}">{t}</a>' for a, t in links) + "</nav>"
 
     def _chart(self, chart_id: str, spec: dict[str, Any], caption: str) -> str:

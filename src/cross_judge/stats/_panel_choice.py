@@ -1,32 +1,24 @@
 """Choosing a panel from the stored verdicts of a pilot run: which critics, voting how, for
 what cost. Zero calls: every candidate is replayed on the verdicts already stored.
 
-:func:`pilot_table` reads a batch in which several candidate critics judged the same items
-into a compact table: each item is its *pattern* (one answer per critic: a label, or
-:data:`FAILED` for a failed call), items with the same pattern, the same part and the same
-truth counted once. The items are split, by a seed, into a *selection* part (candidates are
-ranked on it) and a *held-out* part (the figures reported for the chosen panel come from it,
-so they are not the ones it was chosen on).
+:func:`pilot_table` reads a batch in which candidate critics judged the same items into
+answer *patterns* (one answer per critic: a label, or :data:`FAILED`), items with the same
+pattern, part and truth counted once. A seed splits the items into a *selection* part (plans
+are ranked on it) and a *held-out* part (the figures reported come from it). The truth is
+gold where given (``reference="gold"``, labelled items only); without gold it is the
+posterior of a Dawid-Skene model of every critic's votes (``reference="dawid_skene"``): an
+estimate from the votes themselves, not a measurement, and said so wherever shown.
 
-The truth is gold where labels are given (``reference="gold"``): only labelled items are
-scored. Without gold it is the Dawid-Skene model fitted to every critic's votes over every
-item (``reference="dawid_skene"``): an item's truth is the model's posterior, and a
-panel's accuracy is the expected share of its decisions the model believes right. That is
-an estimate from the votes themselves, not a measurement; it is said so wherever shown.
-
-:func:`replay` decides each pattern once per panel with the real voting strategies
-(:func:`~cross_judge.voting.get_voting_strategy` on stand-in verdicts), so a plan's figures
-are the ones the panel would give on those verdicts: ``majority``; ``weighted`` with
-log-odds weights learned on the selection items (:func:`learn_weights`; from the model's
+:func:`replay_panel` decides each pattern once per panel with the real voting strategies on
+stand-in verdicts, so a plan's figures are the panel's own on those verdicts: ``majority``;
+``weighted`` with log-odds weights learned on the selection items (from the model's
 accuracies without gold), without confidences; ``dawid_skene``, the batch re-decided by a
-Dawid-Skene model fitted to the panel's own votes (``batch.revote("dawid_skene")``, three
-critics or more). A two-tier cascade is replayed at one escalation threshold on the first
-tier's ``agreement_pct`` (also escalating on a failed call or a fallback, the
-:class:`~cross_judge.cascade.Escalation` defaults).
-
-:func:`search` replays every subset of up to :data:`MAX_EXHAUSTIVE_CRITICS` critics under
-each strategy (255 subsets for 8 critics), or beyond that a greedy forward search that adds,
-at each step, the critic that raises the selection accuracy most, within the budget.
+Dawid-Skene model of the panel's own votes (``batch.revote("dawid_skene")``, 3+ critics). A
+two-tier cascade is replayed at one threshold on the first tier's ``agreement_pct``, also
+escalating on a failed call or a fallback (the :class:`~cross_judge.cascade.Escalation`
+defaults). :func:`search_panels` replays every subset of up to
+:data:`MAX_EXHAUSTIVE_CRITICS` critics under each strategy (255 for 8 critics), beyond that
+a greedy forward search that adds the critic raising the selection accuracy most.
 """
 
 from __future__ import annotations
@@ -46,6 +38,7 @@ from ._dawid_skene import dawid_skene as fit_matrix
 from ._gold import effective_votes as effective_votes_matrix, load_gold, votes_worth
 from ._gold_paired import wilson_interval
 from ._paired import mcnemar_exact
+from ._reliability import log_odds_weight
 
 if TYPE_CHECKING:
     from ..results import BatchResult
@@ -85,6 +78,9 @@ as a weighted vote does)."""
 
 FALLBACK = "UNCLEAR"
 """What a panel decides when no vote does (every call failed): never right."""
+
+WEIGHT_SMOOTHING = 2.0
+"""The pseudo-items a learned weight's accuracy is smoothed with (:func:`learn_weights`')."""
 
 SELECTION, HELD_OUT, UNLABELLED = 0, 1, 2
 
@@ -137,6 +133,9 @@ class PilotTable:
     seed: int
     weights: Mapping[str, float]
     error_correlation: Mapping[tuple[int, int], float | None] = field(repr=False)
+    decided: dict[object, dict[Pattern, _TierDecision]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def index(self, critics: Iterable[str]) -> tuple[int, ...]:
         """The column of each named critic, in the pilot's order."""
@@ -289,7 +288,7 @@ def pilot_table(
     labels = _gold_labels(gold, answered) if gold is not None else None
     if labels is not None:
         return _labelled_table(
-            critics, ids, patterns, labels, answered, costs, left_out, holdout, seed, batch
+            critics, ids, patterns, labels, answered, costs, left_out, holdout, seed
         )
     return _model_table(critics, ids, patterns, answered, costs, left_out, holdout, seed)
 
@@ -388,10 +387,7 @@ def _labelled_table(
     left_out: int,
     holdout: float,
     seed: int,
-    batch: BatchResult,
 ) -> PilotTable:
-    from ._reliability import learn_weights
-
     held_out = _split(labels, ids, holdout, seed, "labelled items")
     counter: Counter[tuple[Pattern, int, tuple[tuple[str, float], ...]]] = Counter()
     for item_id, pattern in zip(ids, patterns, strict=True):
@@ -403,8 +399,7 @@ def _labelled_table(
     groups = tuple(Group(p, part, truth, n) for (p, part, truth), n in counter.items())
     sizes = _part_counts(groups)
     _part_sizes_or_raise(sizes, "labelled items", holdout)
-    selection = {i: labels[i] for i in ids if i in labels and i not in held_out}
-    weights = learn_weights(batch, selection).weights
+    weights = _learned_weights(groups, critics, max(2, len(answered)))
     return PilotTable(
         critics=critics,
         classes=tuple(answered),
@@ -457,7 +452,7 @@ def _model_table(
     k = max(2, len(fit.classes))
     weights: dict[str, float] = {}
     for name, accuracy in zip(critics, fit.accuracy, strict=True):
-        weights[name] = 1.0 if accuracy is None else _log_odds(accuracy, k)
+        weights[name] = 1.0 if accuracy is None else log_odds_weight(accuracy, k)
     return PilotTable(
         critics=critics,
         classes=tuple(answered),
@@ -475,10 +470,26 @@ def _model_table(
     )
 
 
-def _log_odds(accuracy: float, k: int) -> float:
-    """:func:`learn_weights`' weight for a critic right with probability ``accuracy``."""
-    accuracy = min(accuracy, 1.0 - 1e-6)
-    return max(0.0, math.log(accuracy * (k - 1) / (1.0 - accuracy))) if accuracy > 0 else 0.0
+def _learned_weights(
+    groups: Sequence[Group], critics: Sequence[str], classes: int
+) -> dict[str, float]:
+    """:func:`learn_weights`' weights (its default smoothing) from the selection items."""
+    right = [0] * len(critics)
+    judged = [0] * len(critics)
+    for group in groups:
+        if group.part != SELECTION:
+            continue
+        label = group.truth[0][0]
+        for j, answer in enumerate(group.pattern):
+            if answer != FAILED:
+                judged[j] += group.count
+                right[j] += group.count if answer == label else 0
+    return {
+        name: log_odds_weight(
+            (right[j] + WEIGHT_SMOOTHING / classes) / (judged[j] + WEIGHT_SMOOTHING), classes
+        )
+        for j, name in enumerate(critics)
+    }
 
 
 def _part_counts(groups: Iterable[Group]) -> list[int]:
@@ -545,7 +556,18 @@ class _TierDecision:
 def _tier_decisions(
     table: PilotTable, tier: PanelTier, ballots: _Ballots
 ) -> dict[Pattern, _TierDecision]:
-    """Each projected pattern's decision under ``tier``: keyed by the tier's answers."""
+    """Each projected pattern's decision under ``tier``: keyed by the tier's answers, and
+    kept on the table (a cascade's tiers are replayed at many thresholds)."""
+    key = (tier.critics, tier.voting, tuple(sorted((tier.weights or {}).items())))
+    known = table.decided.get(key)
+    if known is None:
+        known = table.decided[key] = _decide_tier(table, tier, ballots)
+    return known
+
+
+def _decide_tier(
+    table: PilotTable, tier: PanelTier, ballots: _Ballots
+) -> dict[Pattern, _TierDecision]:
     columns = table.index(tier.critics)
     projected = {tuple(g.pattern[j] for j in columns) for g in table.groups}
     if tier.voting == "dawid_skene":
@@ -736,7 +758,7 @@ def search_panels(
     else:
         found = _greedy(table, budget_per_item, size, strategies)
     if not found:
-        cheapest = min((table.cost(s) for s in _cheapest_subsets(table, size)), default=math.inf)
+        cheapest = math.fsum(sorted(table.costs)[: size or 1])
         raise ConfigError(
             f"no panel{'' if size is None else f' of {size} critics'} fits a budget of "
             f"${budget_per_item:.6g} per item: the cheapest costs ${cheapest:.6g}; raise "
@@ -745,11 +767,6 @@ def search_panels(
         )
     found.sort(key=lambda f: (-f.selection_accuracy, f.cost_per_item, rank[f.tiers[0].voting]))
     return found, how
-
-
-def _cheapest_subsets(table: PilotTable, size: int | None) -> list[tuple[str, ...]]:
-    by_cost = sorted(table.critics, key=lambda name: table.costs[table.critics.index(name)])
-    return [tuple(by_cost[: size or 1])]
 
 
 def _greedy(

@@ -289,10 +289,19 @@ def learn_weights(
         right = sum(answer == label for answer, label in judged)
         acc = (right + smoothing / k) / (len(judged) + smoothing)
         accuracy[name] = acc
-        if acc >= 1.0:
-            acc = 1.0 - 1e-6  # a flawless record with no smoothing: very large, not infinite
-        weights[name] = max(0.0, math.log(acc * (k - 1) / (1.0 - acc))) if acc > 0 else 0.0
+        weights[name] = log_odds_weight(acc, k)
     return WeightsFit(weights=weights, accuracy=accuracy, n=counts, classes=k)
+
+
+def log_odds_weight(accuracy: float, classes: int) -> float:
+    """The vote weight ``log(acc (K - 1) / (1 - acc))`` of a critic right with probability
+    ``accuracy`` among ``classes`` labels (:func:`learn_weights`): 0 at or below chance, and
+    a flawless record very large (``acc`` taken as ``1 - 1e-6``), not infinite."""
+    if accuracy >= 1.0:
+        accuracy = 1.0 - 1e-6
+    if accuracy <= 0:
+        return 0.0
+    return max(0.0, math.log(accuracy * (classes - 1) / (1.0 - accuracy)))
 
 
 # -- Dawid-Skene ------------------------------------------------------------------------------

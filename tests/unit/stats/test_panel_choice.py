@@ -204,3 +204,12 @@ def test_every_panel_found_fits_the_budget() -> None:
     found, _ = search_panels(pilot_table(batch, gold), budget_per_item=0.0007)
     assert found and all(f.cost_per_item <= 0.0007 + 1e-12 for f in found)
     assert not any("strong" in f.critics for f in found)
+
+
+def test_the_weighted_votes_weights_are_learn_weights_on_the_selection_items() -> None:
+    from cross_judge.stats import learn_weights
+
+    batch, gold = pilot(FOUR, n=200, seed=5, failed={"mid": 0.1})
+    held = held_out_ids(batch, gold, 5)
+    expected = learn_weights(batch, {i: label for i, label in gold.items() if i not in held})
+    assert pilot_table(batch, gold, seed=5).weights == pytest.approx(expected.weights)
