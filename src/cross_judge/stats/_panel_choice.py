@@ -287,10 +287,28 @@ def pilot_table(
     answered = sorted({a for p in patterns for a in p if a != FAILED})
     labels = _gold_labels(gold, answered) if gold is not None else None
     if labels is not None:
-        return _labelled_table(
-            critics, ids, patterns, labels, answered, costs, left_out, holdout, seed
-        )
-    return _model_table(critics, ids, patterns, answered, costs, left_out, holdout, seed)
+        what = "labelled items"
+        groups, weights = _labelled_groups(critics, ids, patterns, labels, answered, holdout, seed)
+    else:
+        what = "items"
+        groups, weights = _model_groups(critics, ids, patterns, answered, holdout, seed)
+    sizes = _part_counts(groups)
+    _part_sizes_or_raise(sizes, what, holdout)
+    return PilotTable(
+        critics=critics,
+        classes=tuple(answered),
+        groups=groups,
+        costs=costs,
+        reference="gold" if labels is not None else "dawid_skene",
+        n_selection=sizes[SELECTION],
+        n_held_out=sizes[HELD_OUT],
+        n_unlabelled=sizes[UNLABELLED],
+        left_out=left_out,
+        holdout=holdout,
+        seed=seed,
+        weights=weights,
+        error_correlation=_error_correlation(groups, len(critics)),
+    )
 
 
 def _checked_prices(prices: Mapping[str, float] | None, critics: Sequence[str]) -> dict[str, float]:
@@ -377,17 +395,16 @@ def _split(
     return set(split_gold(by_id, ids, holdout=holdout, seed=seed).held_out)
 
 
-def _labelled_table(
+def _labelled_groups(
     critics: tuple[str, ...],
     ids: Sequence[str],
     patterns: Sequence[Pattern],
     labels: Mapping[str, str],
     answered: Sequence[str],
-    costs: tuple[float, ...],
-    left_out: int,
     holdout: float,
     seed: int,
-) -> PilotTable:
+) -> tuple[tuple[Group, ...], dict[str, float]]:
+    """The groups against gold (unlabelled items apart) and the weights learned on them."""
     held_out = _split(labels, ids, holdout, seed, "labelled items")
     counter: Counter[tuple[Pattern, int, tuple[tuple[str, float], ...]]] = Counter()
     for item_id, pattern in zip(ids, patterns, strict=True):
@@ -397,36 +414,18 @@ def _labelled_table(
         else:
             counter[pattern, HELD_OUT if item_id in held_out else SELECTION, ((label, 1.0),)] += 1
     groups = tuple(Group(p, part, truth, n) for (p, part, truth), n in counter.items())
-    sizes = _part_counts(groups)
-    _part_sizes_or_raise(sizes, "labelled items", holdout)
-    weights = _learned_weights(groups, critics, max(2, len(answered)))
-    return PilotTable(
-        critics=critics,
-        classes=tuple(answered),
-        groups=groups,
-        costs=costs,
-        reference="gold",
-        n_selection=sizes[SELECTION],
-        n_held_out=sizes[HELD_OUT],
-        n_unlabelled=sizes[UNLABELLED],
-        left_out=left_out,
-        holdout=holdout,
-        seed=seed,
-        weights={name: weights[name] for name in critics},
-        error_correlation=_error_correlation(groups, len(critics)),
-    )
+    return groups, _learned_weights(groups, critics, max(2, len(answered)))
 
 
-def _model_table(
+def _model_groups(
     critics: tuple[str, ...],
     ids: Sequence[str],
     patterns: Sequence[Pattern],
     answered: Sequence[str],
-    costs: tuple[float, ...],
-    left_out: int,
     holdout: float,
     seed: int,
-) -> PilotTable:
+) -> tuple[tuple[Group, ...], dict[str, float]]:
+    """The groups against the Dawid-Skene posterior, and weights from its accuracies."""
     if not answered:
         raise ConfigError("no critic gave a valid answer in these results: nothing to choose on")
     distinct = Counter(patterns)
@@ -447,27 +446,12 @@ def _model_table(
         (p, HELD_OUT if i in held_out else SELECTION) for i, p in zip(ids, patterns, strict=True)
     )
     groups = tuple(Group(p, part, posterior[p], n) for (p, part), n in counter.items())
-    sizes = _part_counts(groups)
-    _part_sizes_or_raise(sizes, "items", holdout)
     k = max(2, len(fit.classes))
-    weights: dict[str, float] = {}
-    for name, accuracy in zip(critics, fit.accuracy, strict=True):
-        weights[name] = 1.0 if accuracy is None else log_odds_weight(accuracy, k)
-    return PilotTable(
-        critics=critics,
-        classes=tuple(answered),
-        groups=groups,
-        costs=costs,
-        reference="dawid_skene",
-        n_selection=sizes[SELECTION],
-        n_held_out=sizes[HELD_OUT],
-        n_unlabelled=0,
-        left_out=left_out,
-        holdout=holdout,
-        seed=seed,
-        weights=weights,
-        error_correlation=_error_correlation(groups, len(critics)),
-    )
+    weights = {
+        name: 1.0 if accuracy is None else log_odds_weight(accuracy, k)
+        for name, accuracy in zip(critics, fit.accuracy, strict=True)
+    }
+    return groups, weights
 
 
 def _learned_weights(
