@@ -96,6 +96,8 @@ OVER_SOFT_CAP: dict[str, str] = {
     "cascade_calibration.py": "the threshold search, its guarantee and its report, one "
     "statistical procedure",
     "stats/_dawid_skene.py": "Dawid-Skene EM with its sparse form, intervals and edge cases",
+    "stats/_panel_choice.py": "the pilot's pattern table with its cost rule, the replay of a "
+    "panel on it and the search over subsets: one procedure over the same groups",
     "ensemble.py": "the Ensemble: judging, early stop, orders and re-voting of one panel",
     "cascade.py": "the Cascade: tiers, escalation rules, all_tiers and replay",
     "batch/votes.py": "votes cast elsewhere: from_votes, add_votes and the votes file",

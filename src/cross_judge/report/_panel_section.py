@@ -127,11 +127,11 @@ def lean_pilot(
     same critic, label and success (no text, cost or confidence); each critic's cost per
     item; the ``critics`` whose cost the verdicts do not give.
 
-    Costs are read as :func:`~cross_judge.stats.pilot_table` reads them: the mean of a
-    critic's verdicts that were not cached, known when every one of them carries
-    ``cost_usd`` and there is one."""
-    spent: dict[str, list[float]] = {name: [] for name in critics}
-    unknown: set[str] = set()
+    Costs are read as :func:`~cross_judge.stats.pilot_table` reads them
+    (:class:`~cross_judge.stats.CostTally`)."""
+    from ..stats import CostTally
+
+    tally = CostTally(critics)
     stand_ins: dict[tuple[str, str, bool], Verdict] = {}
     lean: list[EnsembleVerdict] = []
     for result in results:
@@ -147,12 +147,7 @@ def lean_pilot(
                     error=_FAILED if failed else None,
                 )
             verdicts.append(stand_in)
-            if verdict.cached or verdict.critic_id not in spent:
-                continue
-            if verdict.cost_usd is None:
-                unknown.add(verdict.critic_id)
-            else:
-                spent[verdict.critic_id].append(verdict.cost_usd)
+            tally.add(verdict)
         lean.append(
             EnsembleVerdict(
                 query_id=result.query_id,
@@ -161,11 +156,7 @@ def lean_pilot(
                 voting=result.voting,
             )
         )
-    prices = {
-        name: math.fsum(costs) / len(costs)
-        for name, costs in spent.items()
-        if costs and name not in unknown
-    }
+    prices = tally.known()
     return BatchResult.from_results(lean), prices, [n for n in critics if n not in prices]
 
 

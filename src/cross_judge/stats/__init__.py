@@ -33,6 +33,7 @@ __all__ = [
     "CompareMetric",
     "Comparison",
     "ConfidenceCalibration",
+    "CostTally",
     "CriteriaVotes",
     "CriterionAgreement",
     "CriterionDawidSkene",
@@ -219,6 +220,7 @@ if TYPE_CHECKING:
     from ._panel_choice import (
         PANEL_STRATEGIES,
         Comparison,
+        CostTally,
         PanelFigures,
         PanelTier,
         PilotTable,
@@ -366,6 +368,7 @@ _exports = LazyExports(
             [
                 "PANEL_STRATEGIES",
                 "Comparison",
+                "CostTally",
                 "PanelFigures",
                 "PanelTier",
                 "PilotTable",

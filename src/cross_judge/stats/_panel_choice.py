@@ -49,6 +49,7 @@ __all__ = [
     "MIN_PART_ITEMS",
     "PANEL_STRATEGIES",
     "Comparison",
+    "CostTally",
     "PanelFigures",
     "PanelTier",
     "PilotTable",
@@ -205,6 +206,34 @@ class PanelFigures:
         return len(self.critics)
 
 
+class CostTally:
+    """Each critic's cost per item as a panel is chosen on it: the mean ``cost_usd`` of its
+    verdicts not answered from the cache, known when every one of them carries a cost and
+    there is one (a cached answer's cost is not its price)."""
+
+    def __init__(self, critics: Iterable[str]) -> None:
+        self._spent: dict[str, list[float]] = {name: [] for name in critics}
+        self._unpriced: set[str] = set()
+
+    def add(self, verdict: Verdict) -> None:
+        """Count ``verdict``'s cost (a critic not named at the start is ignored)."""
+        spent = self._spent.get(verdict.critic_id)
+        if spent is None or verdict.cached:
+            return
+        if verdict.cost_usd is None:
+            self._unpriced.add(verdict.critic_id)
+        else:
+            spent.append(verdict.cost_usd)
+
+    def known(self) -> dict[str, float]:
+        """The critics whose cost per item is known, with it."""
+        return {
+            name: math.fsum(spent) / len(spent)
+            for name, spent in self._spent.items()
+            if spent and name not in self._unpriced
+        }
+
+
 @dataclass(frozen=True)
 class Comparison:
     """A plan against another on the same held-out items: the accuracy ``difference``
@@ -262,8 +291,7 @@ def pilot_table(
     prices = _checked_prices(prices, critics)
     ids: list[str] = []
     patterns: list[Pattern] = []
-    spent: list[list[float]] = [[] for _ in critics]
-    unpriced: list[int] = [0] * len(critics)
+    tally = CostTally(critics)
     left_out = 0
     for result in batch.verdicts:
         row: list[str | None] = [None] * len(critics)
@@ -272,18 +300,13 @@ def pilot_table(
             if j is None or row[j] is not None:
                 continue
             row[j] = verdict.kind if verdict.error is None else FAILED
-            if verdict.cached:
-                continue
-            if verdict.cost_usd is None:
-                unpriced[j] += 1
-            else:
-                spent[j].append(verdict.cost_usd)
+            tally.add(verdict)
         if any(answer is None for answer in row):
             left_out += 1
             continue
         ids.append(result.query_id)
         patterns.append(tuple(answer for answer in row if answer is not None))
-    costs = _costs(critics, spent, unpriced, prices)
+    costs = _costs(critics, tally.known(), prices)
     answered = sorted({a for p in patterns for a in p if a != FAILED})
     labels = _gold_labels(gold, answered) if gold is not None else None
     if labels is not None:
@@ -333,18 +356,15 @@ def _checked_prices(prices: Mapping[str, float] | None, critics: Sequence[str]) 
 
 
 def _costs(
-    critics: Sequence[str],
-    spent: Sequence[Sequence[float]],
-    unpriced: Sequence[int],
-    prices: Mapping[str, float],
+    critics: Sequence[str], known: Mapping[str, float], prices: Mapping[str, float]
 ) -> tuple[float, ...]:
     costs: list[float] = []
     unknown: list[str] = []
-    for j, name in enumerate(critics):
+    for name in critics:
         if name in prices:
             costs.append(prices[name])
-        elif spent[j] and not unpriced[j]:
-            costs.append(math.fsum(spent[j]) / len(spent[j]))
+        elif name in known:
+            costs.append(known[name])
         else:
             unknown.append(name)
             costs.append(math.nan)
