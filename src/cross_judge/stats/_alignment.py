@@ -68,9 +68,10 @@ class GoldSplit:
 def split_gold(
     gold: Mapping[str, str], item_ids: Sequence[str], *, holdout: float, seed: int
 ) -> GoldSplit:
-    """The labelled items among ``item_ids`` split: of each gold label's items, in batch
-    order shuffled by ``seed``, ``round(holdout x n)`` are held out (at least one when the
-    label has two or more items), the rest train.
+    """The labelled items among ``item_ids`` split: of each gold label's items, sorted by id
+    and shuffled by ``seed``, ``round(holdout x n)`` are held out (at least one when the
+    label has two or more items), the rest train. The split depends on the ids, never on
+    their order, so a results file written in completion order splits alike on every run.
 
     Raises:
         ConfigError: ``holdout`` not strictly between 0 and 1; fewer than
@@ -85,7 +86,7 @@ def split_gold(
         by_label.setdefault(gold[item_id], []).append(item_id)
     held: set[str] = set()
     for label in sorted(by_label):
-        ids = by_label[label]
+        ids = sorted(by_label[label])
         random.Random(f"{seed}|split|{label}").shuffle(ids)
         n = round(holdout * len(ids))
         if len(ids) >= 2:
@@ -180,7 +181,7 @@ def choose_examples(
     rank_by = priority if prefer == "errors" else {c: dict.fromkeys(train, 0) for c in critics}
 
     def ranked(score: Callable[[str], int], salt: str) -> list[str]:
-        order = list(train)
+        order = sorted(train)  # the order the batch was written in never counts
         random.Random(f"{seed}|examples|{salt}").shuffle(order)
         return sorted(order, key=lambda i: -score(i))  # stable: ties keep the shuffle
 

@@ -306,6 +306,11 @@ def pilot_table(
             continue
         ids.append(result.query_id)
         patterns.append(tuple(answer for answer in row if answer is not None))
+    # By id, so nothing (the split, the groups, the model's fit) reads the file's order,
+    # which is the order the calls finished in.
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    ids = [ids[k] for k in order]
+    patterns = [patterns[k] for k in order]
     costs = _costs(critics, tally.known(), prices)
     answered = sorted({a for p in patterns for a in p if a != FAILED})
     labels = _gold_labels(gold, answered) if gold is not None else None

@@ -4,12 +4,13 @@ held-out items, the panels and panel files they build, and the errors that say t
 from __future__ import annotations
 
 import json
+import random
 import warnings
 from pathlib import Path
 
 import pytest
 
-from cross_judge import Cascade, ConfigError, Critic, Ensemble, select_panel
+from cross_judge import BatchResult, Cascade, ConfigError, Critic, Ensemble, select_panel
 from cross_judge.errors import StatisticsWarning
 from cross_judge.panel_choice import PanelPlans
 from cross_judge.panel_file import load_panel
@@ -104,6 +105,19 @@ def test_with_gold_a_cascade_is_offered_with_its_calibrated_escalation() -> None
     assert plan.cost_per_item <= 0.0016 + 1e-12
     first, second = (sum(FOUR[name][1] for name in tier) for tier in plan.tiers)
     assert first < second
+
+
+@pytest.mark.parametrize("with_gold", [True, False], ids=["gold", "no gold"])
+def test_the_plans_do_not_depend_on_the_order_of_the_results_file(with_gold: bool) -> None:
+    # A results file is written in the order the calls finished, so a rerun's differs.
+    batch, gold = pilot(FOUR, n=600, seed=7)
+    shuffled = list(batch.verdicts)
+    random.Random(3).shuffle(shuffled)
+    truth = gold if with_gold else None
+    options = {"budget_per_item": 0.0016, "top": 50}
+    forward = quiet(batch, truth, **options).record()
+    again = quiet(BatchResult.from_results(shuffled), truth, **options).record()
+    assert again == forward
 
 
 def test_plans_that_decide_every_item_alike_are_shown_once() -> None:

@@ -47,6 +47,18 @@ def test_the_split_keeps_batch_order_and_ignores_labels_of_other_items() -> None
     assert list(split.train) == [i for i in ids if i in split.train]
 
 
+@settings(max_examples=30, deadline=None)
+@given(order=st.permutations([f"i{k}" for k in range(60)]), seed=st.integers(0, 10**6))
+def test_the_split_depends_on_the_ids_not_on_the_order_they_come_in(
+    order: list[str], seed: int
+) -> None:
+    # A results file is written in the order the calls finished: a rerun's order differs.
+    gold = gold_of(60)
+    shuffled = split_gold(gold, order, holdout=0.3, seed=seed)
+    in_order = split_gold(gold, sorted(gold), holdout=0.3, seed=seed)
+    assert set(shuffled.held_out) == set(in_order.held_out)
+
+
 @settings(max_examples=50, deadline=None)
 @given(
     n=st.integers(min_value=40, max_value=120),
@@ -98,6 +110,14 @@ def test_each_critic_first_gets_the_items_it_got_wrong() -> None:
     assert set(chosen["b"].ids) <= {f"i{k}" for k in range(6, 12)}
     assert set(chosen["c"].ids) == {"i12", "i13", "i14"}
     assert chosen["a"].reasons == ("critic wrong",) * 3
+
+
+def test_the_examples_do_not_depend_on_the_order_of_the_training_items() -> None:
+    batch, gold = crowd()
+    train = list(gold)
+    forward = choose_examples(batch, gold, train, ["a", "b", "c"], k=4, seed=5)
+    backward = choose_examples(batch, gold, train[::-1], ["a", "b", "c"], k=4, seed=5)
+    assert forward == backward
 
 
 def test_examples_are_disjoint_across_critics_by_default() -> None:
