@@ -524,7 +524,11 @@ def calibrate_cascade(
     if per == "criterion":
         return _calibrate_criteria(stored, load_criteria_gold(given), score, options)
     labels = load_gold(given)
-    labelled = [(r, labels[r.query_id]) for r in stored if r.query_id in labels]
+    # By id: the seeded split must not read the file's order (the order calls finished in).
+    labelled = sorted(
+        ((r, labels[r.query_id]) for r in stored if r.query_id in labels),
+        key=lambda pair: pair[0].query_id,
+    )
     if not labelled:
         raise ConfigError(
             f"none of the {len(stored)} results has a gold label (of {len(labels)} given); "
@@ -939,7 +943,7 @@ def _calibrate_criteria(
         ConfigError: no labelled result, results without a rubric, gold for criteria
             the rubric does not have, or a criterion with no gold label at all.
     """
-    labelled = [r for r in stored if gold.get(r.query_id)]
+    labelled = sorted((r for r in stored if gold.get(r.query_id)), key=lambda r: r.query_id)
     if not labelled:
         raise ConfigError(
             f"none of the {len(stored)} results has criterion gold labels (of {len(gold)} "

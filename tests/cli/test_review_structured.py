@@ -57,9 +57,10 @@ def test_a_step_prompt_judges_every_step_of_every_run(
     )
     assert code == 0
     results = list(ResultsFile.read(out))
-    assert [r.query_id for r in results] == ["run-0", "run-1", "run-2"]
+    # The file is in the order the items finished, which a busy machine can change.
+    assert sorted(r.query_id for r in results) == ["run-0", "run-1", "run-2"]
     assert all(list(r.criteria or {}) == ["step-1", "step-2", "step-3"] for r in results)
-    assert results[0].item is not None and results[0].item.trajectory is not None
+    assert all(r.item is not None and r.item.trajectory is not None for r in results)
     assert "step-3" in stdout
 
 

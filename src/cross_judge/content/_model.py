@@ -173,6 +173,10 @@ class Image(BaseModel):
             data = Path(path).read_bytes()
         except OSError as exc:
             raise ItemError(f"cannot read image {str(path)!r}: {exc.strerror or exc}") from None
+        except ValueError:  # what the OS cannot take as a path at all
+            raise ItemError(
+                f"cannot read image {str(path)!r}: a file path cannot hold a NUL character"
+            ) from None
         try:
             image = cls.from_bytes(data)
         except ItemError as exc:

@@ -401,7 +401,7 @@ def _calibration_results(
             query_id="0", verdicts=[], consensus=b.consensus, voting="majority", tiers=[a, b]
         )
         for copy in range(group.count):
-            item_id = f"{number}.{copy}"
+            item_id = f"{number:07d}.{copy:07d}"  # sorted as the groups are
             results.append(wrapper.model_copy(update={"query_id": item_id}))
             gold[item_id] = label
     return results, gold

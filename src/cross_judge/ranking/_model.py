@@ -580,6 +580,10 @@ def fit_ranking(
         raise ConfigError(f"level must be a number in (0, 1), got {level!r}")
     if ci not in ("fisher", "bootstrap"):
         raise ConfigError(f"ci must be 'fisher' or 'bootstrap', got {ci!r}")
+    # By id: the fit, its resamples and the critics' order never read the order a results
+    # file was written in (the order the calls finished).
+    judged = list(results)  # kept as given
+    results = sorted(judged, key=lambda r: r.query_id)
     index = {cid: k for k, cid in enumerate(ids)}
     wins, ties, undecided = comparisons_of(results, index)
     n = len(ids)
@@ -692,7 +696,7 @@ def fit_ranking(
         calls_total=recorded,
         comparisons=len(wins) + len(ties),
         undecided=undecided,
-        results=list(results),
+        results=judged,
         converged=converged,
         iterations=iterations,
         prior=used_prior,

@@ -191,7 +191,7 @@ def _pairing(
             )
     paired: list[_Paired] = []
     mismatched: list[str] = []
-    for qid, b_item in base.items():
+    for qid, b_item in sorted(base.items()):  # by id: resampled alike however written
         c_item = cand.get(qid)
         if c_item is None:
             continue

@@ -171,7 +171,7 @@ def _scores(name: str, pairs: Mapping[tuple[float, float], int], options: Option
     if n == 0:
         return _empty(name, "Wilcoxon signed-rank", method)
     differences: list[float] = []
-    for (was, now), count in pairs.items():
+    for (was, now), count in sorted(pairs.items()):  # not in the order the files were read
         differences.extend([now - was] * count)
     up = sum(count for (was, now), count in pairs.items() if now > was)
     down = sum(count for (was, now), count in pairs.items() if now < was)

@@ -530,8 +530,10 @@ def gold_metrics(
         columns.append((CONSENSUS, list(consensus)))
     report_labels = _label_order(gold_list, columns, vocabulary)
     labelled = [i for i, g in enumerate(gold_list) if g is not None]
+    if item_ids is not None:  # resampled in the order of the ids, not of a file's lines
+        labelled.sort(key=lambda i: str(keys[i]))
     positions = {label: position for position, label in enumerate(report_labels)}
-    labelled_gold = [g for g in gold_list if g is not None]
+    labelled_gold = [label for label in (gold_list[i] for i in labelled) if label is not None]
     codes_by_row = [
         _pair_codes(labelled_gold, [answers[i] for i in labelled], positions)
         for _, answers in columns

@@ -632,15 +632,20 @@ def alpha_interval(
     seed: int = 0,
 ) -> tuple[float, float] | None:
     """A percentile bootstrap interval (items resampled) for the batch's nominal
-    Krippendorff's alpha; ``None`` when alpha is undefined on the resamples."""
+    Krippendorff's alpha; ``None`` when alpha is undefined on the resamples. The items are
+    drawn in the order of their ids, so the interval does not depend on the order a
+    results file was written in."""
     from ._agreement import reliability_alpha
     from ._gold import bootstrap_ci
 
     batch = as_batch(results)
     matrix = batch.labels_matrix()
+    ids = [r.query_id for r in batch.verdicts]
+    by_id = sorted(range(len(ids)), key=ids.__getitem__)
 
     def alpha(items: list[int]) -> float | None:
-        return reliability_alpha([[row[i] for i in items] for row in matrix], "nominal")
+        chosen = [by_id[i] for i in items]
+        return reliability_alpha([[row[i] for i in chosen] for row in matrix], "nominal")
 
     return bootstrap_ci(alpha, len(batch.verdicts), ci=ci, n_boot=n_boot, seed=seed)
 

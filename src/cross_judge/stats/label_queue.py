@@ -398,7 +398,10 @@ def label_queue(
     check_floor(strategy, floor)
     skip = set(exclude)
     stored = cast("Iterable[Judged]", getattr(results, "verdicts", results))
-    pool = [Candidate.of(r) for r in stored if r.query_id not in skip]
+    # By id: the draw never reads the order a results file was written in.
+    pool = sorted(
+        (Candidate.of(r) for r in stored if r.query_id not in skip), key=lambda c: c.query_id
+    )
     ids = [r.query_id for r in pool]
     if len(set(ids)) != len(ids):
         repeated = sorted({i for i in ids if ids.count(i) > 1})[:5]

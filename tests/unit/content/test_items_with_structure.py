@@ -141,6 +141,11 @@ def test_an_unreadable_image_file_says_which() -> None:
         Item.from_value({"query": "q", "images": ["nowhere.png"]})
 
 
+def test_an_image_path_with_a_nul_character_is_refused_as_an_item_error() -> None:
+    with pytest.raises(ItemError, match=r"images\[0\]: .* cannot hold a NUL character"):
+        Item.from_value({"query": "q", "images": ["a\x00b.png"]})
+
+
 def test_bytes_that_are_no_image_are_refused_with_the_fix() -> None:
     with pytest.raises(ItemError, match="convert it to one of"):
         Image.from_bytes(b"GIF-not-really")

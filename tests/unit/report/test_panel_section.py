@@ -24,6 +24,7 @@ from cross_judge.report._panel_section import (
     cheaper_alike,
     lean_pilot,
 )
+from cross_judge.stats import split_gold
 from cross_judge.verdict import EnsembleVerdict, ItemText, Verdict
 
 LABELS = ("PASS", "FAIL")
@@ -208,9 +209,27 @@ def test_no_plan_is_named_when_the_best_is_the_cheapest_alike() -> None:
 
 
 def test_a_cheaper_plan_as_good_held_out_is_named_under_the_table() -> None:
-    twins = {"dear": (0.9, 0.002), "cheap": (0.9, 0.0002), "mid": (0.8, 0.0005)}
-    batch, gold = pilot(twins)  # seed 0: the best is all three; "cheap" alone ties held out
-    shown = section(render_report(batch, gold=gold))
+    # "dear" and "cheap" are always right but for one of cheap's answers on an item the
+    # plans are ranked on: dear alone ranks first, and cheap alone is as good held out.
+    twins = {"dear": (1.0, 0.002), "cheap": (1.0, 0.0002), "mid": (0.8, 0.0005)}
+    batch, gold = pilot(twins)
+    ranked_on = split_gold(gold, list(gold), holdout=0.5, seed=0).train[0]
+    flipped = [
+        r
+        if r.query_id != ranked_on
+        else r.model_copy(
+            update={
+                "verdicts": [
+                    v.model_copy(update={"kind": LABELS[v.kind == LABELS[0]]})
+                    if v.critic_id == "cheap"
+                    else v
+                    for v in r.verdicts
+                ]
+            }
+        )
+        for r in batch.verdicts
+    ]
+    shown = section(render_report(BatchResult.from_results(flipped), gold=gold))
     assert re.search(
         r'<p id="which-panel-cheaper">Plan #\d \(cheap, majority\) costs \$0.0002 per item '
         r"against the best's \$[\d.]+, and its held-out accuracy \([\d.]+%\) is within 1 "
