@@ -148,14 +148,40 @@ def binomial_cdf(k: int, n: int, p: float) -> float:
         return base - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q
 
     # Below the mean the lower tail is the small one: sum it directly (no cancellation
-    # when the answer is tiny); above, the complement of the upper tail.
+    # when the answer is tiny); above, the complement of the upper tail. Each tail is
+    # summed from its end nearest the mode outwards, and stops once past the mode the
+    # terms fall _NEGLIGIBLE below the largest: what is left adds less than one part in
+    # 10^20 of the sum, so a tail of n = 5,000 costs a few hundred terms, not thousands.
     if k < n * p:
-        logs = [log_pmf(i) for i in range(k + 1)]
+        logs = _tail_logs(log_pmf, range(k, -1, -1), past_mode=lambda i: True)
         top = max(logs)
         return min(1.0, math.exp(top) * math.fsum(math.exp(x - top) for x in logs))
-    logs = [log_pmf(i) for i in range(k + 1, n + 1)]
+    mode = (n + 1) * p
+    logs = _tail_logs(log_pmf, range(k + 1, n + 1), past_mode=lambda i: i > mode)
     top = max(logs)
     return max(0.0, 1.0 - math.exp(top) * math.fsum(math.exp(x - top) for x in logs))
+
+
+_NEGLIGIBLE = 60.0
+"""How far (in natural log) a binomial term may fall below the tail's largest before the
+sum stops: e^-60 is about 10^-26, so the terms left out, fewer than n of them and each
+smaller than the last, change no digit a float keeps."""
+
+
+def _tail_logs(
+    log_pmf: Callable[[int], float], indexes: range, past_mode: Callable[[int], bool]
+) -> list[float]:
+    """The log terms of a tail, from the index nearest the mode outwards, until one past
+    the mode lies :data:`_NEGLIGIBLE` below the largest (the terms only fall from there)."""
+    logs: list[float] = []
+    top = -math.inf
+    for i in indexes:
+        value = log_pmf(i)
+        logs.append(value)
+        top = max(top, value)
+        if value < top - _NEGLIGIBLE and past_mode(i):
+            break
+    return logs
 
 
 def agreement_lower_bound(

@@ -112,6 +112,36 @@ def test_binomial_cdf_does_not_underflow_for_large_n() -> None:
     assert binomial_cdf(10_000, 100_000, 0.1) == pytest.approx(0.5, abs=0.01)
 
 
+def whole_tail(k: int, n: int, p: float) -> float:
+    """Every term of the tail summed, in log space: the sum before it stopped early."""
+    log_p, log_q = math.log(p), math.log1p(-p)
+
+    def log_pmf(i: int) -> float:
+        return (
+            math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
+            + i * log_p + (n - i) * log_q
+        )  # fmt: skip
+
+    below = k < n * p
+    logs = [log_pmf(i) for i in (range(k + 1) if below else range(k + 1, n + 1))]
+    top = max(logs)
+    tail = math.exp(top) * math.fsum(math.exp(x - top) for x in logs)
+    return min(1.0, tail) if below else max(0.0, 1.0 - tail)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=st.integers(min_value=500, max_value=6000),
+    k_share=st.floats(min_value=0.0, max_value=0.999),
+    p=st.floats(min_value=0.001, max_value=0.999),
+)
+def test_a_long_binomial_tail_stopped_at_negligible_terms_equals_the_whole_sum(
+    n: int, k_share: float, p: float
+) -> None:
+    k = int(k_share * n)
+    assert binomial_cdf(k, n, p) == pytest.approx(whole_tail(k, n, p), rel=1e-12, abs=1e-300)
+
+
 def test_binomial_cdf_rejects_impossible_arguments() -> None:
     with pytest.raises(ValueError, match="0 <= p <= 1"):
         binomial_cdf(1, 10, 1.5)
