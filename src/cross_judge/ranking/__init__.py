@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from .._lazy import LazyExports
 from ._engine import DEFAULT_MAX_CALLS, PairDesign, RankPlan, calls_per_pair, check_pairwise, rank
 from ._model import (
+    TIED_WITHIN,
     VOTE_FIT_LIMIT,
     CIMethod,
     FitMethod,
@@ -36,6 +37,7 @@ __all__ = [
     "DEFAULT_MAX_CALLS",
     "DEFAULT_PRIOR",
     "META_KEY",
+    "TIED_WITHIN",
     "VOTE_FIT_LIMIT",
     "CIMethod",
     "FitMethod",

@@ -158,7 +158,8 @@ class Ranking(BaseModel):
     """Candidates ranked from pairwise jury verdicts by a Bradley-Terry (Davidson) fit.
 
     Attributes:
-        order: candidate ids, best first (equal ratings keep the input order).
+        order: candidate ids, best first (equal ratings keep the input order; ratings
+            within :data:`TIED_WITHIN` of each other are made equal).
         ratings: id -> rating, ``1000 + 400 / ln 10 x log-strength``, mean 1000.
         ci: id -> (low, high) interval of the rating at ``level``, same scale.
         ci_method: ``"fisher"`` or ``"bootstrap"``.
@@ -493,11 +494,35 @@ def _critic_comparisons(
     return out
 
 
+TIED_WITHIN = 1e-6
+"""Ratings closer than this (rating points) are one rating: candidates the data cannot tell
+apart (the same record against the same opponents) come out of the iterative fit a few
+float steps apart, which would order them by rounding noise."""
+
+
 def _ratings(log_strengths: Sequence[float]) -> list[float]:
-    """Ratings on the documented scale, mean exactly 1000."""
+    """Ratings on the documented scale, mean 1000; a run of ratings each within
+    :data:`TIED_WITHIN` of the next is replaced by its mean, so that tied candidates tie
+    exactly (and keep the input order in ``Ranking.order``)."""
     raw = [elo(x) for x in log_strengths]
     shift = 1000.0 - sum(raw) / len(raw) if raw else 0.0
-    return [r + shift for r in raw]
+    ratings = [r + shift for r in raw]
+    ascending = sorted(range(len(ratings)), key=ratings.__getitem__)
+    start = 0
+    while start < len(ascending):
+        end = start + 1
+        while (
+            end < len(ascending)
+            and ratings[ascending[end]] - ratings[ascending[end - 1]] < TIED_WITHIN
+        ):
+            end += 1
+        if end - start > 1:
+            group = ascending[start:end]
+            mean = math.fsum(ratings[k] for k in group) / len(group)
+            for k in group:
+                ratings[k] = mean
+        start = end
+    return ratings
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
