@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -507,22 +507,26 @@ def _ratings(log_strengths: Sequence[float]) -> list[float]:
     raw = [elo(x) for x in log_strengths]
     shift = 1000.0 - sum(raw) / len(raw) if raw else 0.0
     ratings = [r + shift for r in raw]
-    ascending = sorted(range(len(ratings)), key=ratings.__getitem__)
-    start = 0
-    while start < len(ascending):
-        end = start + 1
-        while (
-            end < len(ascending)
-            and ratings[ascending[end]] - ratings[ascending[end - 1]] < TIED_WITHIN
-        ):
-            end += 1
-        if end - start > 1:
-            group = ascending[start:end]
-            mean = math.fsum(ratings[k] for k in group) / len(group)
-            for k in group:
+    for run in _sorted_runs(ratings, lambda low, high: high - low < TIED_WITHIN):
+        if len(run) > 1:
+            mean = math.fsum(ratings[k] for k in run) / len(run)
+            for k in run:
                 ratings[k] = mean
-        start = end
     return ratings
+
+
+def _sorted_runs(
+    values: Sequence[float], joined: Callable[[float, float], bool]
+) -> list[list[int]]:
+    """The indexes of ``values`` in ascending order of value, cut into runs: each index
+    joins the run before it when ``joined(previous value, its value)``."""
+    runs: list[list[int]] = []
+    for i in sorted(range(len(values)), key=values.__getitem__):
+        if runs and joined(values[runs[-1][-1]], values[i]):
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
@@ -543,16 +547,12 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
 
 
 def _average_ranks(values: Sequence[float]) -> list[float]:
-    order = sorted(range(len(values)), key=lambda i: values[i])
     ranks = [0.0] * len(values)
     start = 0
-    while start < len(order):
-        end = start
-        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
-            end += 1
-        for k in range(start, end + 1):
-            ranks[order[k]] = (start + end) / 2 + 1
-        start = end + 1
+    for run in _sorted_runs(values, lambda low, high: low == high):
+        for k in run:
+            ranks[k] = start + (len(run) - 1) / 2 + 1
+        start += len(run)
     return ranks
 
 
