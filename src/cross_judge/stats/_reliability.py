@@ -639,13 +639,12 @@ def alpha_interval(
     from ._gold import bootstrap_ci
 
     batch = as_batch(results)
-    matrix = batch.labels_matrix()
     ids = [r.query_id for r in batch.verdicts]
     by_id = sorted(range(len(ids)), key=ids.__getitem__)
+    matrix = [[row[i] for i in by_id] for row in batch.labels_matrix()]
 
     def alpha(items: list[int]) -> float | None:
-        chosen = [by_id[i] for i in items]
-        return reliability_alpha([[row[i] for i in chosen] for row in matrix], "nominal")
+        return reliability_alpha([[row[i] for i in items] for row in matrix], "nominal")
 
     return bootstrap_ci(alpha, len(batch.verdicts), ci=ci, n_boot=n_boot, seed=seed)
 
