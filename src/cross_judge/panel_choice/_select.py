@@ -273,7 +273,7 @@ def _cascades(
     plain = [f for f in found if f.tiers[0].voting != "dawid_skene"]
     if not plain:
         return [], 0
-    limit = budget if budget is not None else max(f.cost_per_item for f in plain[:1])
+    limit = budget if budget is not None else plain[0].cost_per_item  # the best plain plan's
     firsts = [
         f
         for f in plain
