@@ -61,6 +61,10 @@ __all__ = [
     "search_panels",
 ]
 
+_Z_95 = 1.959964
+"""The normal quantile of a two-sided 95% interval (the estimated accuracy's, a paired
+difference's)."""
+
 FAILED = "\x00failed"
 """The pattern entry of a failed call (``ERROR`` or ``PARSE_FAIL``)."""
 
@@ -693,7 +697,7 @@ def _interval(
         for g, p in zip(table.groups, outcomes, strict=True)
         if g.part == HELD_OUT
     )
-    half = 1.959964 * math.sqrt(spread / max(n - 1, 1) / n)
+    half = _Z_95 * math.sqrt(spread / max(n - 1, 1) / n)
     return max(0.0, mean - half), min(1.0, mean + half)
 
 
@@ -712,7 +716,7 @@ def compare_panels(table: PilotTable, plan: PanelFigures, other: PanelFigures) -
     n = sum(count for count, _ in differences)
     mean = math.fsum(count * d for count, d in differences) / n
     variance = math.fsum(count * (d - mean) ** 2 for count, d in differences) / max(n - 1, 1)
-    half = 1.959964 * math.sqrt(variance / n)
+    half = _Z_95 * math.sqrt(variance / n)
     interval = (mean - half, mean + half)
     if table.reference != "gold":
         return Comparison(mean, interval, None, None, None)
